@@ -1,0 +1,86 @@
+"""Headless capture of torch.compile: every stage of every compile, as plain data.
+
+Imports torch and the standard library only, so it runs in scripts, CI and on GPU
+machines without Jupyter.
+
+Example:
+    >>> import torch, compiler
+    >>> exp = compiler.explore(lambda x: torch.relu(x) * 2, torch.randn(16), backend="aot_eager")
+    >>> exp.compiles[0].graphs["dynamo_output_graph"].nodes[1].target
+    'torch.relu'
+"""
+
+from .capture import Recording, recording
+from .errors import (
+    CompileError,
+    ExploreError,
+    InputError,
+    OptionError,
+    SchemaVersionError,
+    TargetError,
+    TraceFormatError,
+)
+from .explore import explore
+from .model import (
+    SCHEMA_VERSION,
+    Bytecode,
+    Compile,
+    CompileId,
+    CompileMetrics,
+    Environment,
+    Exploration,
+    FusedNode,
+    Graph,
+    GraphBreak,
+    Guard,
+    Guards,
+    Kernel,
+    Node,
+    Options,
+    OutputCode,
+    Phase,
+    Provenance,
+    RecompileReason,
+    Schedule,
+    SourceLoc,
+    StageError,
+    TensorMeta,
+)
+from .trace import load_trace
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Bytecode",
+    "Compile",
+    "CompileError",
+    "CompileId",
+    "CompileMetrics",
+    "Environment",
+    "ExploreError",
+    "Exploration",
+    "FusedNode",
+    "Graph",
+    "GraphBreak",
+    "Guard",
+    "Guards",
+    "InputError",
+    "Kernel",
+    "Node",
+    "OptionError",
+    "Options",
+    "OutputCode",
+    "Phase",
+    "Provenance",
+    "RecompileReason",
+    "Recording",
+    "Schedule",
+    "SchemaVersionError",
+    "SourceLoc",
+    "StageError",
+    "TargetError",
+    "TensorMeta",
+    "TraceFormatError",
+    "explore",
+    "load_trace",
+    "recording",
+]

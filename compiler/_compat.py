@@ -1,0 +1,148 @@
+"""Every use of torch's private internals, in one place.
+
+Each function fetches one thing and says which torch version it was checked on.
+A torch upgrade should touch this file only; ``tests/test_compat.py`` calls every
+function here on the installed torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from types import CodeType
+from typing import Any
+
+import torch
+
+# Artifact loggers of torch._inductor.debug that print the scheduler's nodes before
+# and after fusion (checked on torch 2.11 and 2.13: `getArtifactLogger` names them
+# "<module>.__<artifact>").
+FUSION_IR_ARTIFACTS = ("ir_pre_fusion", "ir_post_fusion")
+
+
+def trace_logger() -> logging.Logger:
+    """The structured-trace logger that TORCH_TRACE writes from (``torch.__trace``).
+
+    Records carry ``metadata`` (a dict naming the event) and ``payload`` (text).
+    Checked on torch 2.11 and 2.13 (``torch._logging._internal.trace_log``).
+    """
+    from torch._logging._internal import trace_log
+
+    return trace_log
+
+
+def fusion_ir_logger(artifact: str) -> logging.Logger:
+    """The artifact logger for ``ir_pre_fusion`` or ``ir_post_fusion`` (torch 2.11, 2.13)."""
+    import torch._inductor.debug  # noqa: F401  (registers the artifact loggers)
+
+    return logging.getLogger(f"torch._inductor.debug.__{artifact}")
+
+
+def current_compile_id() -> tuple[int | None, int | None, int, int | None] | None:
+    """(frame_id, frame_compile_id, attempt, compiled_autograd_id) of the compile now
+    running, or None outside a compile (``torch._guards.CompileContext``, 2.11/2.13)."""
+    from torch._guards import CompileContext
+
+    trace_id = CompileContext.current_trace_id()
+    if trace_id is None:
+        return None
+    cid = trace_id.compile_id
+    return (cid.frame_id, cid.frame_compile_id, trace_id.attempt, cid.compiled_autograd_id)
+
+
+def register_bytecode_hook(hook: Callable[[CodeType, CodeType], None]) -> Any:
+    """Call ``hook(original, transformed)`` for every frame Dynamo converts; returns a
+    handle with ``.remove()`` (``torch._dynamo.convert_frame.register_bytecode_hook``,
+    2.11/2.13). The hook must return None so the transformed code is kept."""
+    from torch._dynamo.convert_frame import register_bytecode_hook as register
+
+    return register(hook)
+
+
+@contextlib.contextmanager
+def patched_configs(inductor: dict[str, Any], functorch: dict[str, Any]) -> Iterator[None]:
+    """Set inductor and functorch config values, restoring them on exit, also on error.
+
+    Uses each config module's own ``patch`` (torch 2.11/2.13 ``ConfigModule.patch``).
+    """
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    with inductor_config.patch(inductor), functorch_config.patch(functorch):
+        yield
+
+
+def inductor_option_names() -> frozenset[str]:
+    """Names accepted in ``torch.compile(options=...)`` (``torch._inductor.list_options``)."""
+    import torch._inductor
+
+    return frozenset(torch._inductor.list_options())
+
+
+def inductor_mode_names() -> frozenset[str]:
+    """Values accepted as ``torch.compile(mode=...)`` (``torch._inductor.list_mode_options``)."""
+    import torch._inductor
+
+    return frozenset(torch._inductor.list_mode_options())
+
+
+def dynamo_frame_counter() -> int:
+    """How many frames Dynamo has numbered so far (``convert_frame.FRAME_COUNTER``)."""
+    from torch._dynamo import convert_frame
+
+    return int(convert_frame.FRAME_COUNTER)
+
+
+def is_compiled(obj: object) -> bool:
+    """Whether ``obj`` is already the result of ``torch.compile`` (module or function)."""
+    from torch._dynamo.eval_frame import OptimizedModule
+
+    return isinstance(obj, OptimizedModule) or hasattr(obj, "_torchdynamo_orig_callable")
+
+
+def is_graph_break_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is Dynamo refusing to trace something (``torch._dynamo.exc.Unsupported``)."""
+    from torch._dynamo.exc import Unsupported
+
+    return isinstance(exc, Unsupported)
+
+
+def is_backend_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is a backend compiler failing (``torch._dynamo.exc.BackendCompilerFailed``)."""
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    return isinstance(exc, BackendCompilerFailed)
+
+
+def is_dynamo_error(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by torch.compile's machinery rather than user code."""
+    from torch._dynamo.exc import TorchDynamoException
+
+    return isinstance(exc, TorchDynamoException)
+
+
+def dynamo_config_snapshot() -> dict[str, Any]:
+    """Dynamo's config as a dict, to check capture leaves it unchanged."""
+    import torch._dynamo.config as dynamo_config
+
+    return dict(dynamo_config.get_config_copy())
+
+
+def inductor_config_snapshot() -> dict[str, Any]:
+    """Inductor's config as a dict, to check capture leaves it unchanged."""
+    import torch._inductor.config as inductor_config
+
+    return dict(inductor_config.get_config_copy())
+
+
+def functorch_config_snapshot() -> dict[str, Any]:
+    """AOTAutograd's (functorch) config as a dict, to check capture leaves it unchanged."""
+    import torch._functorch.config as functorch_config
+
+    return dict(functorch_config.get_config_copy())
+
+
+def torch_version() -> str:
+    """``torch.__version__`` as a string."""
+    return str(torch.__version__)

@@ -1,0 +1,211 @@
+"""Live capture: run code under torch.compile and record every stage it goes through.
+
+``recording()`` is the primitive: inside it, every compile is recorded through
+torch's structured trace, the bytecode hook and Inductor's fusion logs. ``explore``
+wraps it for the common case of one function or module and its inputs. Whatever
+capture changes in torch (log handlers and levels, config flags) is restored on
+exit, also when the code inside raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dis
+import inspect
+import logging
+import platform
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from types import CodeType
+from typing import Any
+
+from . import _compat
+from .build import BYTECODE_EVENT, FUSION_IR_EVENT, build_compiles
+from .events import Event, event_from_dict
+from .model import CompileId, Environment, Exploration, Options, StageError
+
+
+class _TraceHandler(logging.Handler):
+    """Receives torch's structured trace records as Events."""
+
+    def __init__(self, sink: list[Event]) -> None:
+        super().__init__(logging.DEBUG)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        metadata = getattr(record, "metadata", None)
+        if isinstance(metadata, dict):
+            event = event_from_dict(metadata, getattr(record, "payload", None))
+            if event is not None:
+                self.sink.append(event)
+        elif isinstance(metadata, tuple) and record.msg == "":
+            pass
+
+
+class _FusionIRHandler(logging.Handler):
+    """Receives Inductor's ``ir_pre_fusion``/``ir_post_fusion`` logs, tagged with the
+    compile they belong to."""
+
+    def __init__(self, stage: str, sink: list[Event]) -> None:
+        super().__init__(logging.DEBUG)
+        self.stage = stage
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception as exc:  # a formatting failure must not break the user's compile
+            text = f"<could not format the {self.stage} log: {exc}>"
+        self.sink.append(_event(FUSION_IR_EVENT, {"stage": self.stage}, text))
+
+
+def _event(key: str, metadata: dict[str, Any], payload: str | None) -> Event:
+    current = _compat.current_compile_id()
+    cid = None
+    if current is not None:
+        frame, fcid, attempt, ca = current
+        cid = CompileId(frame_id=frame, frame_compile_id=fcid, attempt=attempt, compiled_autograd_id=ca)
+    return Event(key=key, metadata=metadata, payload=payload, compile_id=cid)
+
+
+@dataclass
+class Recording:
+    """What ``recording()`` collected. Call ``exploration()`` once the block is done."""
+
+    decompile: bool = True
+    keep_caches: bool = False
+    events: list[Event] = field(default_factory=list)
+    errors: list[StageError] = field(default_factory=list)
+    device: str = ""
+    target: str = ""
+    options: Options | None = None
+
+    def bytecode_hook(self, original: CodeType, transformed: CodeType) -> None:
+        """Dynamo's bytecode hook: keep both codes as ``dis`` text (and decompiled source)."""
+        meta: dict[str, Any] = {
+            "code_name": original.co_name,
+            "original": dis.Bytecode(original).dis(),
+            "transformed": dis.Bytecode(transformed).dis(),
+        }
+        try:
+            meta["source"] = inspect.getsource(original)
+        except (OSError, TypeError):
+            meta["source"] = None
+        if self.decompile:
+            meta.update(_decompile(transformed))
+        self.events.append(_event(BYTECODE_EVENT, meta, None))
+
+    def exploration(self, *, source: str = "live") -> Exploration:
+        """Assemble the Exploration from everything recorded so far."""
+        result = build_compiles(self.events, source=source)
+        notes = []
+        if self.keep_caches:
+            notes.append(
+                "Caches were kept on (keep_caches=True): on an FX graph or AOTAutograd cache "
+                "hit torch skips the pre-grad and joint graphs, so those stages may be missing."
+            )
+        return Exploration(
+            source=source,
+            target=self.target,
+            options=self.options,
+            environment=environment(self.device or result.facts.get("device", "cpu")),
+            compiles=tuple(result.compiles),
+            errors=tuple(self.errors),
+            notes=tuple(notes),
+        )
+
+
+def _decompile(code: CodeType) -> dict[str, Any]:
+    try:
+        import depyf
+    except ImportError:
+        return {"decompile_error": "decompiler not installed: pip install depyf"}
+    try:
+        return {"decompiled": depyf.decompile(code)}
+    except Exception as exc:  # depyf fails on some 3.11+ bytecode; never fatal
+        return {"decompile_error": f"depyf could not decompile {code.co_name}: {type(exc).__name__}: {exc}"}
+
+
+def environment(device: str = "cpu") -> Environment:
+    """Versions and device of this process."""
+    import torch
+
+    triton = ""
+    with contextlib.suppress(Exception):
+        from importlib.metadata import version
+
+        triton = version("triton")
+    if device.startswith("cuda") and torch.cuda.is_available():
+        device = f"{device} ({torch.cuda.get_device_name(0)})"
+    return Environment(
+        torch=_compat.torch_version(),
+        triton=triton,
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+        device=device,
+    )
+
+
+@contextlib.contextmanager
+def recording(*, keep_caches: bool = False, decompile: bool = True) -> Iterator[Recording]:
+    """Record every torch.compile compile that happens inside the block.
+
+    Args:
+        keep_caches: leave the FX graph and AOTAutograd caches on. Off by default,
+            because a cache hit skips the stages that would be recorded.
+        decompile: decompile Dynamo's transformed bytecode with depyf (best effort).
+
+    Example:
+        >>> import torch, compiler
+        >>> f = torch.compile(torch.cos, backend="eager")
+        >>> with compiler.recording() as rec:
+        ...     _ = f(torch.randn(3))
+        >>> len(rec.exploration().compiles)
+        1
+    """
+    rec = Recording(decompile=decompile, keep_caches=keep_caches)
+    trace_log = _compat.trace_logger()
+    trace_handler = _TraceHandler(rec.events)
+    fusion_loggers = [(s, _compat.fusion_ir_logger(s)) for s in _compat.FUSION_IR_ARTIFACTS]
+    saved_levels = [(trace_log, trace_log.level, trace_log.propagate)] + [
+        (lg, lg.level, lg.propagate) for _, lg in fusion_loggers
+    ]
+    fusion_handlers = [(lg, _FusionIRHandler(s, rec.events)) for s, lg in fusion_loggers]
+    inductor = {"trace.provenance_tracking_level": 1}
+    functorch: dict[str, Any] = {}
+    if not keep_caches:
+        inductor["fx_graph_cache"] = False
+        functorch["enable_autograd_cache"] = False
+    hook = None
+    try:
+        with _compat.patched_configs(inductor, functorch):
+            trace_log.addHandler(trace_handler)
+            trace_log.setLevel(logging.DEBUG)
+            for lg, handler in fusion_handlers:
+                if not lg.isEnabledFor(logging.INFO):
+                    # Not asked for by the user: keep it out of their stderr.
+                    lg.propagate = False
+                lg.setLevel(logging.DEBUG)
+                lg.addHandler(handler)
+            hook = _compat.register_bytecode_hook(rec.bytecode_hook)
+            yield rec
+    finally:
+        if hook is not None:
+            hook.remove()
+        trace_log.removeHandler(trace_handler)
+        for lg, handler in fusion_handlers:
+            lg.removeHandler(handler)
+        for lg, level, propagate in saved_levels:
+            lg.setLevel(level)
+            lg.propagate = propagate
+
+
+def describe_target(target: Callable[..., Any]) -> str:
+    """A short name for the target: ``module.qualname`` or the class of a module."""
+    import torch
+
+    if isinstance(target, torch.nn.Module):
+        return type(target).__name__
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+    return str(name) if name else type(target).__name__

@@ -1,0 +1,44 @@
+"""The one exception family that capture and loading raise."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .model import Exploration
+
+
+class ExploreError(Exception):
+    """Base of every error ``compiler`` raises on purpose.
+
+    ``exploration`` holds whatever was captured before the failure (or None), so a
+    compile that fails halfway still shows the stages it reached.
+    """
+
+    def __init__(self, message: str, *, exploration: Exploration | None = None) -> None:
+        super().__init__(message)
+        self.exploration = exploration
+
+
+class TargetError(ExploreError):
+    """The target is not something ``explore`` can run (not callable, say)."""
+
+
+class OptionError(ExploreError):
+    """An unknown backend, mode or option, or options that contradict each other."""
+
+
+class InputError(ExploreError):
+    """The target fails with these inputs even without torch.compile."""
+
+
+class CompileError(ExploreError):
+    """torch.compile failed on the target (``fullgraph=True`` with a graph break, ...)."""
+
+
+class TraceFormatError(ExploreError):
+    """A trace file or directory is missing, unreadable or malformed."""
+
+
+class SchemaVersionError(ExploreError):
+    """A serialized Exploration is newer than this version of the package can read."""

@@ -1,0 +1,146 @@
+"""Structured trace events: one shape for live log records and ``TORCH_TRACE`` lines.
+
+torch's structured trace writes one JSON object per event, whose single
+non-context key names the event (``dynamo_output_graph``, ``artifact``, ...), plus
+an optional text payload. Live capture receives the same objects as log records.
+Both become ``Event``s here, and ``build`` turns Events into an Exploration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import CompileId
+
+# Keys torch adds around every event (torch/_logging/_internal.py trace_structured).
+CONTEXT_KEYS = frozenset(
+    {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "severity",
+     "timestamp", "pathname", "thread", "subgraph_name", "has_payload", "stack"}
+)  # fmt: skip
+
+# "V1122 19:50:00.123456 4242 torch/_dynamo/convert_frame.py:1234] {...}"
+_GLOG = re.compile(r"^[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [^\]]*\] (?P<json>\{.*)$")
+
+
+@dataclass
+class Event:
+    """One structured trace event."""
+
+    key: str
+    metadata: Any
+    payload: str | None = None
+    compile_id: CompileId | None = None
+    rank: int | None = None
+    line: int = 0
+    context: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The artifact name for ``artifact`` events, else the event key."""
+        if self.key == "artifact" and isinstance(self.metadata, dict):
+            return str(self.metadata.get("name", "artifact"))
+        return self.key
+
+
+def event_from_dict(record: dict[str, Any], payload: str | None, line: int = 0) -> Event | None:
+    """Build an Event from a trace object (the JSON of one line, or ``record.metadata``)."""
+    keys = [k for k in record if k not in CONTEXT_KEYS]
+    if not keys:
+        return None
+    key = keys[0]
+    compile_id = None
+    if record.get("frame_id") is not None or record.get("compiled_autograd_id") is not None:
+        compile_id = CompileId(
+            frame_id=record.get("frame_id"),
+            frame_compile_id=record.get("frame_compile_id"),
+            attempt=int(record.get("attempt") or 0),
+            compiled_autograd_id=record.get("compiled_autograd_id"),
+        )
+    context = {k: v for k, v in record.items() if k in CONTEXT_KEYS}
+    return Event(
+        key=key,
+        metadata=record[key],
+        payload=payload,
+        compile_id=compile_id,
+        rank=record.get("rank"),
+        line=line,
+        context=context,
+    )
+
+
+@dataclass
+class ParseStats:
+    """What the trace reader saw: lines read, events kept, and the bad ones."""
+
+    lines: int = 0
+    events: int = 0
+    bad: list[tuple[int, str]] = field(default_factory=list)
+
+
+def parse_trace_lines(lines: Iterable[str], stats: ParseStats) -> Iterator[Event]:
+    """Events from the lines of a ``TORCH_TRACE`` log; bad lines are counted, not fatal.
+
+    A line is a glog prefix and a JSON object; the payload follows on lines that
+    start with a tab. When the object names a payload hash, the payload is checked
+    against it.
+    """
+    pending: tuple[dict[str, Any], int] | None = None
+    payload_lines: list[str] = []
+
+    def flush() -> Event | None:
+        nonlocal pending, payload_lines
+        if pending is None:
+            return None
+        record, number = pending
+        payload = "\n".join(payload_lines) if payload_lines else None
+        pending, payload_lines = None, []
+        expected = record.get("has_payload")
+        if expected:
+            if payload is None:
+                payload = ""
+            digest = hashlib.md5(payload.encode("utf-8"), usedforsecurity=False).hexdigest()
+            if digest != expected:
+                stats.bad.append((number, "payload does not match its md5 (truncated file?)"))
+                return None
+        event = event_from_dict(record, payload, number)
+        if event is None:
+            stats.bad.append((number, "object names no event"))
+        return event
+
+    for number, raw in enumerate(lines, start=1):
+        stats.lines += 1
+        line = raw.rstrip("\n").rstrip("\r")
+        if line.startswith("\t"):
+            if pending is None:
+                stats.bad.append((number, "payload line with no event before it"))
+            else:
+                payload_lines.append(line[1:])
+            continue
+        event = flush()
+        if event is not None:
+            stats.events += 1
+            yield event
+        if not line.strip():
+            continue
+        m = _GLOG.match(line)
+        if not m:
+            stats.bad.append((number, "not a structured trace line"))
+            continue
+        try:
+            record = json.loads(m["json"])
+        except json.JSONDecodeError as exc:
+            stats.bad.append((number, f"bad JSON: {exc.msg}"))
+            continue
+        if not isinstance(record, dict):
+            stats.bad.append((number, "JSON is not an object"))
+            continue
+        pending = (record, number)
+    event = flush()
+    if event is not None:
+        stats.events += 1
+        yield event

@@ -1,0 +1,465 @@
+"""The Exploration: plain, frozen, JSON-friendly data describing one capture.
+
+Everything the explorer renders is here, and nothing here is a torch object: graph
+and kernel text is kept exactly as torch emitted it, next to the structure parsed
+from it. The same classes come out of a live capture and out of a ``TORCH_TRACE``
+log, so a view never needs to know which one it is looking at.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# (major, minor): a new field with a default bumps minor; removing, renaming or
+# retyping a field, or adding one without a default, bumps major.
+SCHEMA_VERSION = (1, 0)
+
+_FROZEN = {"frozen": True, "kw_only": True, "slots": True}
+
+_COMPILE_ID_RE = re.compile(
+    r"^(?:!(?P<ca>\d+)(?:/(?P<frame_ca>\d+)/(?P<fcid_ca>\d+))?|(?P<frame>\d+)/(?P<fcid>\d+))"
+    r"(?:_(?P<attempt>\d+))?$"
+)
+
+
+@dataclass(**_FROZEN)
+class CompileId:
+    """Torch's compile id: frame, compile of that frame, restart attempt.
+
+    Its string form is torch's own (``0/1``, ``!0/0/1`` under compiled autograd,
+    ``0/1_2`` for attempt 2), so ids can be matched against torch logs and tlparse.
+
+    Example:
+        >>> str(CompileId.from_string("0/1_2"))
+        '0/1_2'
+    """
+
+    frame_id: int | None
+    frame_compile_id: int | None
+    attempt: int = 0
+    compiled_autograd_id: int | None = None
+
+    def __str__(self) -> str:
+        if self.compiled_autograd_id is not None:
+            base = f"!{self.compiled_autograd_id}"
+            if self.frame_id is not None:
+                base += f"/{self.frame_id}/{self.frame_compile_id}"
+        else:
+            base = f"{self.frame_id}/{self.frame_compile_id}"
+        return base if self.attempt == 0 else f"{base}_{self.attempt}"
+
+    @classmethod
+    def from_string(cls, text: str) -> CompileId:
+        """Parse torch's string form; raises ``ValueError`` on anything else."""
+        m = _COMPILE_ID_RE.match(text.strip())
+        if m is None:
+            raise ValueError(f"not a torch compile id: {text!r} (expected e.g. '0/1' or '!0/0/1')")
+        g = m.groupdict()
+        attempt = int(g["attempt"] or 0)
+        if g["ca"] is not None:
+            frame = g["frame_ca"]
+            fcid = g["fcid_ca"]
+            return cls(
+                frame_id=int(frame) if frame is not None else None,
+                frame_compile_id=int(fcid) if fcid is not None else None,
+                attempt=attempt,
+                compiled_autograd_id=int(g["ca"]),
+            )
+        return cls(frame_id=int(g["frame"]), frame_compile_id=int(g["fcid"]), attempt=attempt)
+
+    def without_attempt(self) -> CompileId:
+        """The same id at attempt 0: the key under which restarts are grouped."""
+        return CompileId(
+            frame_id=self.frame_id,
+            frame_compile_id=self.frame_compile_id,
+            compiled_autograd_id=self.compiled_autograd_id,
+        )
+
+
+@dataclass(**_FROZEN)
+class SourceLoc:
+    """A place in user code: file, line, function and the line's text."""
+
+    filename: str
+    line: int
+    function: str = ""
+    code: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}"
+
+
+@dataclass(**_FROZEN)
+class StageError:
+    """A stage that could not be captured or parsed, and why. Never fatal."""
+
+    stage: str
+    message: str
+
+
+@dataclass(**_FROZEN)
+class TensorMeta:
+    """Shape, dtype, stride and device as torch prints them (``f32[4, s0][s0, 1]cpu``)."""
+
+    dtype: str
+    shape: tuple[str, ...]
+    stride: tuple[str, ...]
+    device: str
+
+
+@dataclass(**_FROZEN)
+class Node:
+    """One FX node, parsed from the graph text torch printed.
+
+    ``op`` uses torch.fx's op names. ``args`` and ``kwargs`` hold each argument's
+    source text; ``inputs`` names the nodes it reads and ``users`` the nodes that
+    read it. ``line`` is the 1-based line of the node in ``Graph.text``.
+    """
+
+    name: str
+    op: str
+    target: str
+    args: tuple[str, ...] = ()
+    kwargs: dict[str, str] = field(default_factory=dict)
+    inputs: tuple[str, ...] = ()
+    users: tuple[str, ...] = ()
+    meta: tuple[TensorMeta, ...] = ()
+    annotation: str = ""
+    source: SourceLoc | None = None
+    module: str = ""
+    line: int = 0
+
+
+@dataclass(**_FROZEN)
+class Graph:
+    """A graph at one stage (``dynamo_output_graph``, ``aot_forward_graph``, ...).
+
+    ``text`` is exactly what torch emitted; ``nodes`` is parsed from it.
+    """
+
+    stage: str
+    text: str
+    nodes: tuple[Node, ...] = ()
+    parse_error: str | None = None
+
+    def node(self, name: str, module: str = "") -> Node | None:
+        """The node called ``name`` (in nested module ``module``), or None."""
+        for n in self.nodes:
+            if n.name == name and n.module == module:
+                return n
+        return None
+
+
+@dataclass(**_FROZEN)
+class Bytecode:
+    """A frame's bytecode before and after Dynamo, as ``dis`` prints it.
+
+    ``decompiled`` is best-effort source for the transformed code; when the
+    decompiler fails, ``decompile_error`` says why.
+    """
+
+    code_name: str
+    original: str | None = None
+    transformed: str | None = None
+    source: str | None = None
+    decompiled: str | None = None
+    decompile_error: str | None = None
+
+
+@dataclass(**_FROZEN)
+class Guard:
+    """One guard from the guard tree: its type, expression and tree position."""
+
+    kind: str
+    expr: str
+    depth: int
+    line: int
+    origin: str = ""
+
+
+@dataclass(**_FROZEN)
+class Guards:
+    """The guard tree text Dynamo printed, plus its guards as a list."""
+
+    tree: str
+    guards: tuple[Guard, ...] = ()
+    symbolic: tuple[str, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class GraphBreak:
+    """Why Dynamo stopped tracing, where in user code, and what torch suggests."""
+
+    reason: str
+    summary: str
+    location: SourceLoc | None = None
+    hints: tuple[str, ...] = ()
+    user_stack: tuple[SourceLoc, ...] = ()
+    documentation: str = ""
+    text: str = ""
+
+
+@dataclass(**_FROZEN)
+class RecompileReason:
+    """A failed guard that caused a recompile, e.g. ``tensor 'x' size mismatch``."""
+
+    previous: str
+    reason: str
+    text: str
+
+
+@dataclass(**_FROZEN)
+class Kernel:
+    """One kernel of Inductor's output code.
+
+    ``language`` is ``cpp``, ``triton`` or ``extern`` (a library call such as
+    ``extern_kernels.mm``). ``source`` is byte-for-byte what Inductor compiled;
+    ``first_line``/``last_line`` place the definition in ``OutputCode.text``.
+    ``post_grad_nodes`` and ``user_stack`` come from Inductor's provenance maps.
+    """
+
+    name: str
+    language: str
+    source: str
+    first_line: int = 0
+    last_line: int = 0
+    call_lines: tuple[int, ...] = ()
+    post_grad_nodes: tuple[str, ...] = ()
+    user_stack: tuple[SourceLoc, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class FusedNode:
+    """A scheduler node after fusion: which ops went together, from ``ir_post_fusion``."""
+
+    name: str
+    kind: str
+    members: tuple[str, ...]
+    buffers: tuple[str, ...] = ()
+    extern_kernel: str = ""
+    text: str = ""
+
+
+@dataclass(**_FROZEN)
+class Schedule:
+    """Inductor's schedule before and after fusion (texts as torch logged them)."""
+
+    pre_fusion: str | None = None
+    post_fusion: str | None = None
+    fused: tuple[FusedNode, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class Provenance:
+    """Inductor's provenance maps, as emitted with provenance tracking on.
+
+    ``pre_to_post`` maps pre-grad (Dynamo) node names to post-grad node names,
+    ``kernel_to_post`` kernel names to the post-grad nodes fused into them.
+    """
+
+    pre_to_post: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    post_to_pre: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    kernel_to_post: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    post_to_kernel: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(**_FROZEN)
+class OutputCode:
+    """One Inductor compile of one graph (forward, backward or inference).
+
+    ``graphs`` holds its post-grad graphs (``before_post_grad_graph``,
+    ``inductor_post_grad_graph``), ``text`` the generated module exactly as written,
+    ``kernels`` the kernels split out of it, ``schedule`` the scheduler's view and
+    ``provenance`` the maps that link all of these back to the Dynamo graph.
+    """
+
+    graph: str
+    aot_id: str
+    text: str
+    path: str = ""
+    graphs: dict[str, Graph] = field(default_factory=dict)
+    kernels: tuple[Kernel, ...] = ()
+    schedule: Schedule | None = None
+    provenance: Provenance = field(default_factory=Provenance)
+    errors: tuple[StageError, ...] = ()
+
+    def kernel(self, name: str) -> Kernel | None:
+        """The kernel called ``name``, or None."""
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        return None
+
+
+@dataclass(**_FROZEN)
+class Phase:
+    """A timed compiler phase (``dynamo``, ``backend_compile``, ``inductor_compile``...)."""
+
+    name: str
+    seconds: float
+    depth: int = 0
+
+
+@dataclass(**_FROZEN)
+class CompileMetrics:
+    """Timing and cache figures from torch's ``compilation_metrics``."""
+
+    entire_frame_seconds: float | None = None
+    backend_seconds: float | None = None
+    inductor_seconds: float | None = None
+    code_gen_seconds: float | None = None
+    backward_seconds: float | None = None
+    phases: tuple[Phase, ...] = ()
+    cache_events: tuple[str, ...] = ()
+    fx_cache_hits: int = 0
+    fx_cache_misses: int = 0
+    aot_cache_hits: int = 0
+    aot_cache_misses: int = 0
+    guard_count: int | None = None
+    graph_op_count: int | None = None
+    fail_type: str | None = None
+    fail_reason: str | None = None
+
+
+@dataclass(**_FROZEN)
+class Compile:
+    """Everything one compile (one compile id) went through, stage by stage.
+
+    ``graphs`` is keyed by the trace key of each graph stage, verbatim:
+    ``dynamo_output_graph``, ``before_pre_grad_graph``, ``aot_joint_graph``,
+    ``aot_forward_graph``, ``aot_backward_graph``, ``aot_inference_graph``,
+    ``inductor_post_grad_graph`` and the rest; ``output_code`` holds one entry per
+    graph Inductor generated code for.
+    """
+
+    compile_id: CompileId
+    rank: int | None = None
+    code_name: str = ""
+    filename: str = ""
+    first_line: int = 0
+    is_resume: bool = False
+    status: str = "ok"
+    attempts: int = 1
+    restart_reasons: tuple[str, ...] = ()
+    stack: tuple[SourceLoc, ...] = ()
+    bytecode: Bytecode | None = None
+    graphs: dict[str, Graph] = field(default_factory=dict)
+    guards: Guards | None = None
+    graph_breaks: tuple[GraphBreak, ...] = ()
+    recompile_reasons: tuple[RecompileReason, ...] = ()
+    output_code: tuple[OutputCode, ...] = ()
+    metrics: CompileMetrics = field(default_factory=CompileMetrics)
+    artifacts: dict[str, str] = field(default_factory=dict)
+    errors: tuple[StageError, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``0/1 f`` style label for selectors."""
+        return f"{self.compile_id} {self.code_name}".strip()
+
+    def kernels(self) -> tuple[Kernel, ...]:
+        """All kernels of all output code of this compile, in order."""
+        return tuple(k for oc in self.output_code for k in oc.kernels)
+
+
+@dataclass(**_FROZEN)
+class Environment:
+    """Where the capture ran."""
+
+    torch: str = ""
+    triton: str = ""
+    python: str = ""
+    platform: str = ""
+    device: str = ""
+
+
+@dataclass(**_FROZEN)
+class Options:
+    """How ``explore`` compiled the target (``None``: torch's default was used)."""
+
+    backend: str | None = "inductor"
+    mode: str | None = None
+    dynamic: bool | None = None
+    fullgraph: bool = False
+    options: dict[str, str] = field(default_factory=dict)
+    keep_caches: bool = False
+    wrapped: bool = True
+
+
+@dataclass(**_FROZEN)
+class Exploration:
+    """One capture: every compile a program triggered, each stage as data.
+
+    Build one with ``compiler.explore`` or ``compiler.load_trace``; round-trip it
+    with ``to_json``/``from_json``.
+
+    Example:
+        >>> import torch, compiler
+        >>> exp = compiler.explore(torch.sin, torch.randn(4), backend="eager")
+        >>> [str(c.compile_id) for c in exp.compiles]
+        ['0/0']
+    """
+
+    source: str
+    target: str = ""
+    options: Options | None = None
+    environment: Environment = field(default_factory=Environment)
+    compiles: tuple[Compile, ...] = ()
+    errors: tuple[StageError, ...] = ()
+    notes: tuple[str, ...] = ()
+    unknown_keys: tuple[str, ...] = ()
+
+    def compile(self, compile_id: str | CompileId, rank: int | None = None) -> Compile:
+        """The compile with this id (``"0/1"``) on ``rank``; ``KeyError`` if absent."""
+        cid = CompileId.from_string(compile_id) if isinstance(compile_id, str) else compile_id
+        for c in self.compiles:
+            if c.compile_id == cid and (rank is None or c.rank == rank):
+                return c
+        known = ", ".join(str(c.compile_id) for c in self.compiles) or "none"
+        raise KeyError(f"no compile {cid} in this exploration (compiles: {known})")
+
+    @property
+    def ranks(self) -> tuple[int | None, ...]:
+        """The distinct ranks, in order of first appearance (``(None,)`` for one process)."""
+        seen: dict[int | None, None] = {}
+        for c in self.compiles:
+            seen.setdefault(c.rank, None)
+        return tuple(seen)
+
+    @property
+    def graph_breaks(self) -> tuple[GraphBreak, ...]:
+        """Every graph break of every compile."""
+        return tuple(gb for c in self.compiles for gb in c.graph_breaks)
+
+    @property
+    def recompiles(self) -> tuple[Compile, ...]:
+        """Compiles that happened because a guard failed."""
+        return tuple(c for c in self.compiles if c.recompile_reasons)
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        """Serialize losslessly, schema version first."""
+        from .serialize import to_json
+
+        return to_json(self, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str) -> Exploration:
+        """Read what ``to_json`` wrote (any older schema version, upgraded)."""
+        from .serialize import from_json
+
+        return from_json(text)
+
+    def __repr__(self) -> str:
+        n = len(self.compiles)
+        breaks = len(self.graph_breaks)
+        return (
+            f"<Exploration {self.source} {self.target!r}: {n} compile{'s' * (n != 1)}, "
+            f"{breaks} graph break{'s' * (breaks != 1)}>"
+        )
+
+
+def as_jsonable(value: Any) -> str:
+    """Render an option value for ``Options.options`` (kept JSON-safe as text)."""
+    return value if isinstance(value, str) else repr(value)

@@ -1,0 +1,126 @@
+"""Split Inductor's output code into kernels, and read its fused schedule."""
+
+from __future__ import annotations
+
+import re
+
+from .model import FusedNode, Kernel, Schedule
+
+# `cpp_fused_add_0 = async_compile.cpp_pybinding([...], r'''` or
+# `triton_poi_fused_0 = async_compile.triton('triton_poi_fused_0', '''`
+_KERNEL_DEF = re.compile(r"^(?P<name>\w+) = async_compile\.(?P<method>\w+)\(")
+_LANGUAGE = {"cpp": "cpp", "cpp_pybinding": "cpp", "triton": "triton", "cuda": "cuda", "halide": "halide"}
+_AOT_ID = re.compile(r"^# AOT ID: \['(?P<id>[^']*)'\]", re.MULTILINE)
+_HANDLE = re.compile(r":\d+$")
+_HEADER = re.compile(r"^(?P<name>\w+): (?P<kind>\w+)\((?P<args>.*)\)\s*$")
+
+
+def kernel_name(provenance_key: str) -> str:
+    """``cpp_fused_add_0:3`` (provenance key with debug handle) -> ``cpp_fused_add_0``."""
+    return _HANDLE.sub("", provenance_key)
+
+
+def aot_id(code: str) -> str:
+    """The ``# AOT ID: ['0_forward']`` Inductor writes at the top, or ''."""
+    m = _AOT_ID.search(code)
+    return m["id"] if m else ""
+
+
+def graph_kind(aot: str) -> str:
+    """``forward``, ``backward`` or ``inference`` from an AOT id such as ``0_forward``."""
+    for kind in ("forward", "backward", "inference"):
+        if aot.endswith(kind):
+            return kind
+    return aot or "unknown"
+
+
+def split_kernels(code: str) -> list[Kernel]:
+    """Every kernel defined in the output code, with its exact source and lines.
+
+    The source is the text between the triple quotes of the ``async_compile`` call,
+    unchanged, so it is byte-for-byte what Inductor handed to the C++ or Triton
+    compiler.
+    """
+    lines = code.split("\n")
+    kernels: list[Kernel] = []
+    i = 0
+    while i < len(lines):
+        m = _KERNEL_DEF.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        start = i
+        opener = lines[i]
+        quote_at = opener.find("'''")
+        if quote_at < 0:
+            i += 1
+            continue
+        body_start = i + 1
+        j = body_start
+        while j < len(lines) and not lines[j].startswith("'''"):
+            j += 1
+        source = "\n".join(lines[body_start:j])
+        kernels.append(
+            Kernel(
+                name=m["name"],
+                language=_LANGUAGE.get(m["method"], m["method"]),
+                source=source,
+                first_line=start + 1,
+                last_line=min(j + 1, len(lines)),
+                call_lines=_call_lines(lines, m["name"], start, j),
+            )
+        )
+        i = j + 1
+    return kernels
+
+
+def extern_kernel(code: str, name: str) -> Kernel:
+    """A library call (``extern_kernels.mm``) as a kernel: its source is the call lines."""
+    lines = code.split("\n")
+    calls = _call_lines(lines, name, -1, -1)
+    source = "\n".join(lines[n - 1].strip() for n in calls)
+    return Kernel(name=name, language="extern", source=source, call_lines=calls)
+
+
+def _call_lines(lines: list[str], name: str, skip_from: int, skip_to: int) -> tuple[int, ...]:
+    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?:\.run)?\(")
+    return tuple(
+        n + 1
+        for n, ln in enumerate(lines)
+        if not (skip_from <= n <= skip_to) and pattern.search(ln) and not _KERNEL_DEF.match(ln)
+    )
+
+
+def parse_schedule(pre_fusion: str | None, post_fusion: str | None) -> Schedule:
+    """Read the scheduler nodes after fusion from the ``ir_post_fusion`` log text."""
+    fused: list[FusedNode] = []
+    if post_fusion:
+        for block in _strip_banner(post_fusion).split("\n\n\n"):
+            block = block.strip("\n")
+            if not block:
+                continue
+            head = _HEADER.match(block.split("\n", 1)[0])
+            if not head:
+                continue
+            name = head["name"]
+            members = tuple(
+                re.findall(rf"^{re.escape(name)}\.snodes\[\d+\] =\n(\w+):", block, re.MULTILINE)
+            ) or (name,)
+            buffers = tuple(dict.fromkeys(re.findall(r"^\s*(buf\d+)\.layout = ", block, re.MULTILINE)))
+            extern = re.search(r"\.node\.kernel = (\S+)", block)
+            fused.append(
+                FusedNode(
+                    name=name,
+                    kind=head["kind"],
+                    members=members,
+                    buffers=buffers,
+                    extern_kernel=extern.group(1) if extern else "",
+                    text=block,
+                )
+            )
+    return Schedule(pre_fusion=pre_fusion, post_fusion=post_fusion, fused=tuple(fused))
+
+
+def _strip_banner(text: str) -> str:
+    first, _, rest = text.partition("\n")
+    return rest if first.strip() in ("BEFORE FUSION", "AFTER FUSION") else text
