@@ -182,6 +182,9 @@ def recording(*, keep_caches: bool = False, decompile: bool = True) -> Iterator[
         with _compat.patched_configs(inductor, functorch):
             trace_log.addHandler(trace_handler)
             trace_log.setLevel(logging.DEBUG)
+            # Trace records are large and DEBUG: never let them reach the user's root
+            # handlers (torch keeps this off too; a test runner may have turned it on).
+            trace_log.propagate = False
             for lg, handler in fusion_handlers:
                 if not lg.isEnabledFor(logging.INFO):
                     # Not asked for by the user: keep it out of their stderr.

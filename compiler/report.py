@@ -1,0 +1,426 @@
+"""A Markdown report of an Exploration, for terminals, CI logs and code review.
+
+``summarize`` turns an Exploration into text and touches nothing else;
+``write_report`` is the one function here that writes files. Strings that torch
+wrote for people (graph break summaries, hints, recompile reasons) are kept as
+they are; names, paths, ids and code go in backticks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from .errors import ExploreError
+from .model import (
+    Compile,
+    CompileMetrics,
+    Exploration,
+    GraphBreak,
+    Kernel,
+    Options,
+    OutputCode,
+    Phase,
+    SourceLoc,
+    StageError,
+)
+
+__all__ = ["summarize", "write_report"]
+
+_SOURCES = {"live": "live capture", "trace": "`TORCH_TRACE` log"}
+_STATUS = {
+    "ok": "ok",
+    "graph_break": "graph break",
+    "no_graph": "no graph (Dynamo traced nothing to compile)",
+    "failed": "failed",
+}
+_BACKTICKS = re.compile(r"`+")
+
+
+def summarize(exp: Exploration) -> str:
+    """The Exploration as a Markdown report: header, one section per compile, errors.
+
+    Args:
+        exp: what ``compiler.explore``, ``compiler.recording`` or
+            ``compiler.load_trace`` returned.
+
+    Returns:
+        Markdown text ending in a newline.
+
+    Example:
+        >>> import torch, compiler
+        >>> from compiler.report import summarize
+        >>> exp = compiler.explore(torch.sin, torch.randn(4), backend="eager")
+        >>> summarize(exp).splitlines()[0]
+        '# torch.compile report: `sin`'
+    """
+    out: list[str] = []
+    _header(exp, out)
+    _overview(exp, out)
+    for c in exp.compiles:
+        _compile(c, multi_rank=len(exp.ranks) > 1, out=out)
+    _closing(exp, out)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def write_report(exp: Exploration, out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write ``exploration.json`` and ``report.md`` into ``out_dir`` (created if needed).
+
+    Args:
+        exp: the Exploration to write.
+        out_dir: the folder; existing files of the same names are replaced.
+
+    Returns:
+        The paths written: ``[out_dir/exploration.json, out_dir/report.md]``.
+
+    Raises:
+        ExploreError: the folder cannot be created or written to.
+
+    Example:
+        >>> paths = write_report(exp, "report")  # doctest: +SKIP
+        >>> [p.name for p in paths]  # doctest: +SKIP
+        ['exploration.json', 'report.md']
+    """
+    folder = Path(out_dir)
+    json_path = folder / "exploration.json"
+    md_path = folder / "report.md"
+    # Render before touching the disk, so a rendering failure leaves no half-written folder.
+    json_text = exp.to_json(indent=1)
+    md_text = summarize(exp)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json_text, encoding="utf-8")
+        md_path.write_text(md_text, encoding="utf-8")
+    except OSError as exc:
+        msg = f"cannot write the report into {folder}: {exc}. Choose a folder you can write to."
+        raise ExploreError(msg, exploration=exp) from exc
+    return [json_path, md_path]
+
+
+# -- sections ---------------------------------------------------------------------------
+
+
+def _header(exp: Exploration, out: list[str]) -> None:
+    title = _code(exp.target) if exp.target else "(unnamed target)"
+    env = exp.environment
+    parts = [f"torch {_code(env.torch)}" if env.torch else "torch version unknown"]
+    if env.triton:
+        parts.append(f"triton {_code(env.triton)}")
+    if env.python:
+        parts.append(f"Python {_code(env.python)}")
+    if env.platform:
+        parts.append(_code(env.platform))
+    parts.append(f"device {_code(env.device)}" if env.device else "device unknown")
+    out += [
+        f"# torch.compile report: {title}",
+        "",
+        f"- **Source:** {_SOURCES.get(exp.source, _code(exp.source))}",
+        f"- **Target:** {_code(exp.target) if exp.target else '(not recorded)'}",
+        f"- **Options:** {_options(exp.options, exp.source)}",
+        f"- **Environment:** {', '.join(parts)}",
+        "",
+    ]
+
+
+def _options(opts: Options | None, source: str) -> str:
+    if opts is None:
+        if source == "live":
+            return "those of the program's own `torch.compile` calls (not recorded)"
+        return "not recorded in this source"
+    default = "torch's default"
+    parts = [
+        f"backend {_code(opts.backend) if opts.backend else default}",
+        f"mode {_code(opts.mode) if opts.mode else default}",
+        f"dynamic {_code(repr(opts.dynamic)) if opts.dynamic is not None else default}",
+        f"fullgraph {_code(repr(opts.fullgraph))}",
+    ]
+    if opts.options:
+        parts.append("options " + ", ".join(_code(f"{k}={v}") for k, v in opts.options.items()))
+    parts.append("caches kept" if opts.keep_caches else "FX graph and AOTAutograd caches off")
+    parts.append("compiled by `explore`" if opts.wrapped else "target run as given")
+    return "; ".join(parts)
+
+
+def _overview(exp: Exploration, out: list[str]) -> None:
+    out += ["## Overview", ""]
+    if not exp.compiles:
+        out += ["No torch.compile compiles were recorded.", ""]
+        return
+    frames = {(c.rank, c.compile_id.frame_id, c.compile_id.compiled_autograd_id) for c in exp.compiles}
+    kernels = sum(len(c.kernels()) for c in exp.compiles)
+    out += [
+        f"{_count(len(exp.compiles), 'compile')} of {_count(len(frames), 'frame')}, "
+        f"{_count(len(exp.recompiles), 'recompile')}, "
+        f"{_count(len(exp.graph_breaks), 'graph break')}, {_count(kernels, 'kernel')}.",
+        "",
+    ]
+    multi_rank = len(exp.ranks) > 1
+    head = ["compile", "frame", "location", "status", "graph breaks", "recompile of", "kernels",
+            "compile time"]  # fmt: skip
+    if multi_rank:
+        head.insert(0, "rank")
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for c in exp.compiles:
+        row = [
+            _code(str(c.compile_id)),
+            _code(c.code_name) if c.code_name else "—",
+            _code(_where(c)) if c.filename else "—",
+            _STATUS.get(c.status, c.status).split(" (")[0],
+            str(len(c.graph_breaks)) if c.graph_breaks else "",
+            ", ".join(_code(r.previous) for r in c.recompile_reasons if r.previous),
+            str(len(c.kernels())) if c.kernels() else "",
+            _seconds(c.metrics.entire_frame_seconds),
+        ]
+        if multi_rank:
+            row.insert(0, "—" if c.rank is None else str(c.rank))
+        out.append("| " + " | ".join(_cell(x) for x in row) + " |")
+    out.append("")
+
+
+def _compile(c: Compile, *, multi_rank: bool, out: list[str]) -> None:
+    rank = f" (rank {c.rank})" if multi_rank and c.rank is not None else ""
+    name = f": {_code(c.code_name)}" if c.code_name else ""
+    out += [f"## Compile {_code(str(c.compile_id))}{name}{rank}", ""]
+    where = _code(_where(c)) if c.filename else "unknown"
+    if c.is_resume:
+        where += " (a resume function Dynamo made after a graph break)"
+    out.append(f"- **Location:** {where}")
+    out.append(f"- **Status:** {_STATUS.get(c.status, c.status)}")
+    if c.metrics.fail_type:
+        out.append(f"- **Failure:** {_code(c.metrics.fail_type)}")
+        if c.metrics.fail_reason:
+            out += _block(c.metrics.fail_reason, indent="  ")
+    summaries = {gb.summary for gb in c.graph_breaks}
+    if c.attempts > 1 or c.restart_reasons:
+        out.append(f"- **Attempts:** {c.attempts}" + ("; restarted because:" if c.restart_reasons else ""))
+        for reason in c.restart_reasons:
+            first = _first_line(reason)
+            see = " (the graph break below)" if first in summaries else ""
+            out.append(f"  - {first}{see}")
+    if c.recompile_reasons:
+        out.append("- **Recompiled because** guards failed:")
+        for r in c.recompile_reasons:
+            prefix = f"guard of {_code(r.previous)} failed: " if r.previous else ""
+            out.append(f"  - {prefix}{r.reason or r.text}")
+    out.append(f"- **Guards:** {_guards(c)}")
+    if c.bytecode is not None:
+        out.append(f"- **Bytecode:** {_bytecode(c)}")
+    out.append("")
+    if c.graph_breaks:
+        out += ["### Graph breaks", ""]
+        for number, gb in enumerate(c.graph_breaks, start=1):
+            out += _graph_break(number, gb)
+        out.append("")
+    if c.graphs:
+        out += ["### Graphs", "", "| stage | nodes |", "|---|---|"]
+        for stage, graph in c.graphs.items():
+            nodes = str(len(graph.nodes))
+            if graph.parse_error:
+                nodes += f" (could not parse: {graph.parse_error})"
+            out.append(f"| {_cell(_code(stage))} | {_cell(nodes)} |")
+        out.append("")
+    for index, oc in enumerate(c.output_code, start=1):
+        _output_code(oc, index, len(c.output_code), out)
+    _metrics(c.metrics, out)
+    if c.errors:
+        out += ["### Stage errors", ""]
+        out += [_stage_error(e) for e in c.errors]
+        out.append("")
+
+
+def _graph_break(number: int, gb: GraphBreak) -> list[str]:
+    where = ""
+    if gb.location is not None:
+        where = f" at {_code(str(gb.location))}"
+        if gb.location.function:
+            where += f" in {_code(gb.location.function)}"
+    lines = [f"{number}. **{gb.summary or _first_line(gb.reason) or 'graph break'}**{where}"]
+    if gb.location is not None and gb.location.code:
+        lines.append(f"   - Code: {_code(gb.location.code.strip())}")
+    lines += [f"   - Hint: {hint}" for hint in gb.hints]
+    if gb.documentation:
+        lines.append(f"   - More: <{gb.documentation}>")
+    return lines
+
+
+def _guards(c: Compile) -> str:
+    parts = []
+    if c.guards is not None:
+        parts.append(_count(len(c.guards.guards), "guard") + " in the guard tree")
+        if c.guards.symbolic:
+            shown = ", ".join(_code(s) for s in c.guards.symbolic[:5])
+            more = f" and {len(c.guards.symbolic) - 5} more" if len(c.guards.symbolic) > 5 else ""
+            parts.append(f"symbolic: {shown}{more}")
+    if c.metrics.guard_count is not None:
+        parts.append(f"torch's `guard_count`: {c.metrics.guard_count}")
+    return "; ".join(parts) if parts else "none recorded"
+
+
+def _bytecode(c: Compile) -> str:
+    bc = c.bytecode
+    assert bc is not None
+    have = [w for w, text in (("original", bc.original), ("transformed", bc.transformed)) if text]
+    text = " and ".join(have) + " recorded" if have else "not recorded"
+    if bc.decompiled:
+        text += "; decompiled"
+    elif bc.decompile_error:
+        text += f"; not decompiled ({_first_line(bc.decompile_error)})"
+    return text
+
+
+def _output_code(oc: OutputCode, index: int, total: int, out: list[str]) -> None:
+    aot = f" ({_code(oc.aot_id)})" if oc.aot_id else ""
+    out += [f"### Output code {index} of {total}: {oc.graph}{aot}", ""]
+    if oc.path:
+        out.append(f"- **File:** {_code(oc.path)}" + (f", {_count(len(oc.text.splitlines()), 'line')}" if oc.text else ""))
+    if oc.graphs:
+        shown = ", ".join(f"{_code(k)} ({_count(len(g.nodes), 'node')})" for k, g in oc.graphs.items())
+        out.append(f"- **Graphs:** {shown}")
+    out.append(f"- **Kernels:** {len(oc.kernels) or 'none'}")
+    for k in oc.kernels:
+        out += _kernel(k)
+    if oc.schedule is not None and oc.schedule.fused:
+        out.append(f"- **Scheduler nodes after fusion:** {len(oc.schedule.fused)}")
+        for f in oc.schedule.fused:
+            members = ""
+            if f.members != (f.name,):
+                members = " fuses " + ", ".join(_code(m) for m in f.members)
+            extern = f" calls {_code(f.extern_kernel)}" if f.extern_kernel else ""
+            writes = f"; writes {', '.join(_code(b) for b in f.buffers)}" if f.buffers else ""
+            out.append(f"  - {_code(f.name)} ({f.kind}){members}{extern}{writes}")
+    for e in oc.errors:
+        out.append(_stage_error(e))
+    out.append("")
+
+
+def _kernel(k: Kernel) -> list[str]:
+    size = _count(len(k.source.splitlines()), "line")
+    fused = ""
+    if k.post_grad_nodes:
+        fused = ": fuses post-grad nodes " + ", ".join(_code(n) for n in k.post_grad_nodes)
+    lines = [f"  - {_code(k.name)} ({k.language}, {size}){fused}"]
+    lines += [f"    - from {_loc(loc)}" for loc in k.user_stack]
+    return lines
+
+
+def _metrics(m: CompileMetrics, out: list[str]) -> None:
+    figures = [
+        (label, value)
+        for label, value in (
+            ("entire frame", m.entire_frame_seconds),
+            ("backend", m.backend_seconds),
+            ("Inductor", m.inductor_seconds),
+            ("code generation", m.code_gen_seconds),
+            ("backward (Inductor)", m.backward_seconds),
+        )
+        if value is not None
+    ]
+    phases = _top_phases(m.phases)
+    caches = m.fx_cache_hits + m.fx_cache_misses + m.aot_cache_hits + m.aot_cache_misses
+    if not (figures or phases or caches or m.graph_op_count is not None):
+        return
+    out += ["### Compile time", ""]
+    if figures:
+        out.append("- " + ", ".join(f"{label} {_seconds(v)}" for label, v in figures))
+    for top, children in phases:
+        inner = ", ".join(f"{_code(p.name)} {_seconds(p.seconds)}" for p in children)
+        out.append(f"- {_code(top.name)} {_seconds(top.seconds)}" + (f": {inner}" if inner else ""))
+    if caches:
+        out.append(
+            f"- FX graph cache: {m.fx_cache_hits} hits, {m.fx_cache_misses} misses; "
+            f"AOTAutograd cache: {m.aot_cache_hits} hits, {m.aot_cache_misses} misses"
+        )
+    if m.graph_op_count is not None:
+        out.append(f"- Ops in the Dynamo graph (`graph_op_count`): {m.graph_op_count}")
+    out.append("")
+
+
+def _top_phases(phases: tuple[Phase, ...]) -> list[tuple[Phase, list[Phase]]]:
+    """Depth-0 phases, each with the depth-1 phases that ended inside it.
+
+    Phases are recorded when they end, so a phase's children come before it.
+    """
+    result: list[tuple[Phase, list[Phase]]] = []
+    children: list[Phase] = []
+    for p in phases:
+        if p.depth == 1:
+            children.append(p)
+        elif p.depth == 0:
+            result.append((p, children))
+            children = []
+    return result
+
+
+def _closing(exp: Exploration, out: list[str]) -> None:
+    if exp.errors:
+        out += ["## Stage errors", ""]
+        out += [_stage_error(e) for e in exp.errors]
+        out.append("")
+    notes = list(exp.notes)
+    if exp.unknown_keys:
+        keys = ", ".join(_code(k) for k in exp.unknown_keys)
+        notes.append(f"The JSON this was read from had keys this version does not know: {keys}.")
+    if notes:
+        out += ["## Notes", ""]
+        out += [f"- {note}" for note in notes]
+        out.append("")
+
+
+# -- formatting helpers ----------------------------------------------------------------
+
+
+def _code(text: str) -> str:
+    """``text`` as one inline code span, whatever backticks it holds."""
+    text = " ".join(str(text).splitlines())
+    if not text:
+        return "—"
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text[0] == "`" or text[-1] == "`" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _block(text: str, *, indent: str = "") -> list[str]:
+    """``text`` unchanged in a fenced block (the fence outgrows any inside it)."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [indent + fence + "text", *(indent + ln for ln in text.rstrip("\n").split("\n")), indent + fence]
+
+
+def _cell(text: str) -> str:
+    """Make ``text`` safe inside a Markdown table cell."""
+    return " ".join(text.splitlines()).replace("|", "\\|")
+
+
+def _where(c: Compile) -> str:
+    return f"{c.filename}:{c.first_line}" if c.first_line else c.filename
+
+
+def _loc(loc: SourceLoc) -> str:
+    text = _code(str(loc))
+    if loc.function:
+        text += f" in {_code(loc.function)}"
+    if loc.code:
+        text += f": {_code(loc.code.strip())}"
+    return text
+
+
+def _stage_error(e: StageError) -> str:
+    return f"- **{e.stage}:** {e.message}"
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return ""
+    if value < 0.1:
+        return f"{value * 1000:.1f} ms"
+    return f"{value:.2f} s"

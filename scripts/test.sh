@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Set up .venv (with the test extra) and run the test suite. Arguments go to pytest.
+#   scripts/test.sh                  the default suite (pytest config in pyproject.toml)
+#   scripts/test.sh -m "not slow"    skip the Inductor-on-CPU tests
+#   scripts/test.sh -m gpu           the GPU tests, on a machine with CUDA
+# With CI=true it also passes -p no:cacheprovider --durations=15.
+# pytest's exit code 5 (no tests collected) is reported as a failure.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+bash scripts/setup.sh test
+
+PY=.venv/bin/python
+"$PY" -c 'import sys, torch; print(f"test.sh: torch {torch.__version__} (CUDA available: {torch.cuda.is_available()}), python {sys.version.split()[0]}")'
+
+args=()
+if [[ ${CI:-} == true ]]; then
+    args+=(-p no:cacheprovider --durations=15)
+fi
+
+rc=0
+"$PY" -m pytest ${args[@]+"${args[@]}"} "$@" || rc=$?
+if ((rc == 5)); then
+    echo "test.sh: pytest collected no tests: that is a failure, not a pass" >&2
+    exit 1
+fi
+exit "$rc"

@@ -1,0 +1,45 @@
+import logging
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    import torch
+
+    torch.compiler.reset()
+    yield
+    torch.compiler.reset()
+
+
+def torch_state():
+    """Everything capture may touch, as comparable values."""
+    from torch._dynamo.convert_frame import _bytecode_hooks
+
+    from compiler import _compat
+
+    trace_log = _compat.trace_logger()
+    loggers = [trace_log] + [_compat.fusion_ir_logger(a) for a in _compat.FUSION_IR_ARTIFACTS]
+    return {
+        "loggers": [(lg.name, lg.level, lg.propagate, list(lg.handlers)) for lg in loggers],
+        "inductor": _compat.inductor_config_snapshot(),
+        "functorch": _compat.functorch_config_snapshot(),
+        "dynamo": _compat.dynamo_config_snapshot(),
+        "bytecode_hooks": list(_bytecode_hooks),
+        "root_handlers": list(logging.getLogger().handlers),
+        "torch_handlers": list(logging.getLogger("torch").handlers),
+    }
+
+
+@pytest.fixture
+def subprocess_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
+    return env

@@ -1,0 +1,85 @@
+"""The seed programs the tests compile: small versions of what our users' documents show.
+
+They live in a module of their own so a subprocess run under TORCH_TRACE and an
+in-process ``explore`` compile the very same code (same file, same lines).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def pointwise(x):
+    y = torch.sin(x) + 1
+    return (y * 2).relu()
+
+
+def data_dependent(x):
+    if x.sum() > 0:  # the branch depends on tensor data: a graph break
+        return x.cos()
+    return x.sin()
+
+
+def with_print(x):
+    y = x * 2
+    print("halfway there")
+    return y + 1
+
+
+class Printer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        print("inside forward")
+        return torch.tanh(h)
+
+
+def shape_loop(make_compiled):
+    """Calls a compiled function at three shapes: the second call recompiles."""
+    fn = make_compiled(pointwise)
+    for n in (4, 8, 16):
+        fn(torch.randn(n, 3))
+
+
+class FeaturePyramid(nn.Module):
+    """A tiny conv feature pyramid: two stages and a top-down merge."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.lat1 = nn.Conv2d(8, 8, 1)
+        self.lat2 = nn.Conv2d(16, 8, 1)
+
+    def forward(self, x):
+        f1 = torch.relu(self.c1(x))
+        f2 = torch.relu(self.c2(f1))
+        p2 = self.lat2(f2)
+        up = nn.functional.interpolate(p2, scale_factor=2.0, mode="nearest")
+        return self.lat1(f1) + up, p2
+
+
+def mlp_training_step(backend: str = "aot_eager"):
+    """Returns a training step whose model is compiled: forward, backward, AdamW."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4))
+    compiled = torch.compile(model, backend=backend)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x, target = torch.randn(8, 16), torch.randn(8, 4)
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(compiled(x), target)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def dynamic_fn(x, y):
+    return (x @ y).softmax(dim=-1)

@@ -1,0 +1,76 @@
+"""Every function of compiler._compat, called on the installed torch."""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+
+from compiler import _compat
+
+
+def test_trace_logger_is_torchs_structured_trace_logger():
+    assert _compat.trace_logger().name == "torch.__trace"
+
+
+def test_fusion_ir_loggers_exist_for_both_artifacts():
+    for artifact in _compat.FUSION_IR_ARTIFACTS:
+        logger = _compat.fusion_ir_logger(artifact)
+        assert isinstance(logger, logging.Logger)
+        assert getattr(logger, "artifact_name", None) == artifact
+
+
+def test_current_compile_id_is_none_outside_a_compile_and_set_inside():
+    assert _compat.current_compile_id() is None
+    seen = []
+
+    def hook(original, transformed):
+        seen.append(_compat.current_compile_id())
+
+    handle = _compat.register_bytecode_hook(hook)
+    try:
+        torch.compile(lambda x: x + 1, backend="eager")(torch.randn(2))
+    finally:
+        handle.remove()
+    assert seen and seen[0][:3] == (0, 0, 0)
+
+
+def test_patched_configs_restore_values():
+    import torch._functorch.config as fc
+    import torch._inductor.config as ic
+
+    before = (ic.fx_graph_cache, fc.enable_autograd_cache)
+    with _compat.patched_configs({"fx_graph_cache": not before[0]}, {"enable_autograd_cache": not before[1]}):
+        assert (ic.fx_graph_cache, fc.enable_autograd_cache) == (not before[0], not before[1])
+    assert (ic.fx_graph_cache, fc.enable_autograd_cache) == before
+
+
+def test_option_and_mode_names():
+    assert "trace.provenance_tracking_level" in _compat.inductor_option_names()
+    assert {"default", "max-autotune"} <= _compat.inductor_mode_names()
+
+
+def test_frame_counter_counts_compiled_frames():
+    start = _compat.dynamo_frame_counter()
+    torch.compile(lambda x: x * 3, backend="eager")(torch.randn(2))
+    assert _compat.dynamo_frame_counter() == start + 1
+
+
+def test_is_compiled_and_error_predicates():
+    f = torch.compile(lambda x: x, backend="eager")
+    m = torch.compile(torch.nn.Linear(2, 2), backend="eager")
+    assert _compat.is_compiled(f) and _compat.is_compiled(m)
+    assert not _compat.is_compiled(lambda x: x)
+    from torch._dynamo.exc import BackendCompilerFailed, Unsupported
+
+    assert _compat.is_graph_break_error(Unsupported("x"))
+    assert _compat.is_dynamo_error(Unsupported("x"))
+    assert not _compat.is_backend_failure(ValueError())
+    assert issubclass(BackendCompilerFailed, Exception)
+
+
+def test_config_snapshots_and_version():
+    assert "fx_graph_cache" in _compat.inductor_config_snapshot()
+    assert "enable_autograd_cache" in _compat.functorch_config_snapshot()
+    assert "cache_size_limit" in _compat.dynamo_config_snapshot() or _compat.dynamo_config_snapshot()
+    assert _compat.torch_version() == torch.__version__
