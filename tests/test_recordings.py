@@ -1,0 +1,21 @@
+"""GPU recordings open on a CPU-only machine exactly like a live capture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import compiler
+
+RECORDINGS = Path(__file__).parent / "data" / "recordings"
+
+
+def test_cuda_recording_loads_on_cpu_with_its_triton_kernel_linked():
+    exp = compiler.Exploration.from_json((RECORDINGS / "cuda_pointwise.json").read_text())
+    assert exp.unknown_keys == ()
+    assert exp.environment.device.startswith("cuda") and exp.environment.triton
+    (out,) = exp.compiles[0].output_code
+    (kernel,) = [k for k in out.kernels if k.language == "triton"]
+    assert "@triton.jit" in kernel.source and kernel.source in out.text
+    assert set(kernel.post_grad_nodes) == {"sin", "add", "mul", "relu"}
+    assert out.schedule is not None and out.schedule.fused[0].members == ("op0",)
+    assert compiler.Exploration.from_json(exp.to_json()) == exp
