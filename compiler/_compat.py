@@ -51,13 +51,13 @@ def current_compile_id() -> tuple[int | None, int | None, int, int | None] | Non
     return (cid.frame_id, cid.frame_compile_id, trace_id.attempt, cid.compiled_autograd_id)
 
 
-def register_bytecode_hook(hook: Callable[[CodeType, CodeType], None]) -> Any:
+def register_bytecode_hook(hook: Callable[[CodeType, CodeType], CodeType | None]) -> Any:
     """Call ``hook(original, transformed)`` for every frame Dynamo converts; returns a
     handle with ``.remove()`` (``torch._dynamo.convert_frame.register_bytecode_hook``,
     2.11/2.13). The hook must return None so the transformed code is kept."""
     from torch._dynamo.convert_frame import register_bytecode_hook as register
 
-    return register(hook)
+    return register(hook)  # type: ignore[arg-type]  # BytecodeHook is a Protocol of this shape
 
 
 @contextlib.contextmanager
@@ -109,7 +109,7 @@ def is_graph_break_error(exc: BaseException) -> bool:
 
 
 def is_backend_failure(exc: BaseException) -> bool:
-    """Whether ``exc`` is a backend compiler failing (``torch._dynamo.exc.BackendCompilerFailed``)."""
+    """Whether ``exc`` is a backend compiler failing (``BackendCompilerFailed``)."""
     from torch._dynamo.exc import BackendCompilerFailed
 
     return isinstance(exc, BackendCompilerFailed)

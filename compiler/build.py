@@ -29,7 +29,14 @@ from .model import (
     SourceLoc,
     StageError,
 )
-from .output_code import aot_id, extern_kernel, graph_kind, kernel_name, parse_schedule, split_kernels
+from .output_code import (
+    aot_id,
+    extern_kernel,
+    graph_kind,
+    kernel_name,
+    parse_schedule,
+    split_kernels,
+)
 
 # Graph stages emitted once per compile, keyed by their trace key.
 COMPILE_GRAPHS = frozenset(
@@ -155,7 +162,9 @@ def _json(payload: str) -> Any:
         return None
 
 
-def _frames(stack: Any, rank: int | None, strings: dict[tuple[int | None, int], str]) -> tuple[SourceLoc, ...]:
+def _frames(
+    stack: Any, rank: int | None, strings: dict[tuple[int | None, int], str]
+) -> tuple[SourceLoc, ...]:
     frames = []
     for f in stack or ():
         if not isinstance(f, dict):
@@ -164,13 +173,20 @@ def _frames(stack: Any, rank: int | None, strings: dict[tuple[int | None, int], 
         if isinstance(filename, int):
             filename = strings.get((rank, filename), f"<file {filename}>")
         frames.append(
-            SourceLoc(filename=str(filename), line=int(f.get("line") or 0),
-                      function=str(f.get("name", "")), code=str(f.get("loc", "")))  # fmt: skip
+            SourceLoc(
+                filename=str(filename),
+                line=int(f.get("line") or 0),
+                function=str(f.get("name", "")),
+                code=str(f.get("loc", "")),
+            )
         )
     return tuple(frames)
 
 
-def _apply(state: _CompileState, event: Event, strings: dict, facts: dict[str, Any]) -> None:
+_Strings = dict[tuple[int | None, int], str]
+
+
+def _apply(state: _CompileState, event: Event, strings: _Strings, facts: dict[str, Any]) -> None:
     name = event.name
     payload = event.payload
     meta = event.metadata
@@ -288,7 +304,9 @@ def _finish(state: _CompileState, source: str) -> Compile:
         fail_type=fail_type,
         fail_reason=m.get("fail_reason"),
     )
-    guards = parse_guards(state.guards_text, tuple(state.symbolic_guards)) if state.guards_text else None
+    guards = (
+        parse_guards(state.guards_text, tuple(state.symbolic_guards)) if state.guards_text else None
+    )
     return Compile(
         compile_id=state.compile_id,
         rank=state.rank,
@@ -338,7 +356,9 @@ def _output_code(text: str, path: str, pending: _Pending, mappings: Any, stacks:
         ))  # fmt: skip
     schedule = None
     if pending.fusion:
-        schedule = parse_schedule(pending.fusion.get("ir_pre_fusion"), pending.fusion.get("ir_post_fusion"))
+        schedule = parse_schedule(
+            pending.fusion.get("ir_pre_fusion"), pending.fusion.get("ir_post_fusion")
+        )
     elif source == "trace" and text:
         errors.append(StageError(stage="schedule", message=_MISSING_IN_TRACE["schedule"]))
     aot = aot_id(text)
@@ -359,7 +379,9 @@ def _provenance(mappings: Any) -> Provenance:
     if not isinstance(mappings, dict):
         return Provenance()
 
-    def table(key: str, strip_keys: bool = False, strip_values: bool = False) -> dict[str, tuple[str, ...]]:
+    def table(
+        key: str, strip_keys: bool = False, strip_values: bool = False
+    ) -> dict[str, tuple[str, ...]]:
         raw = mappings.get(key) or {}
         out: dict[str, tuple[str, ...]] = {}
         for k, vs in raw.items():

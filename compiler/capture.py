@@ -65,7 +65,9 @@ def _event(key: str, metadata: dict[str, Any], payload: str | None) -> Event:
     cid = None
     if current is not None:
         frame, fcid, attempt, ca = current
-        cid = CompileId(frame_id=frame, frame_compile_id=fcid, attempt=attempt, compiled_autograd_id=ca)
+        cid = CompileId(
+            frame_id=frame, frame_compile_id=fcid, attempt=attempt, compiled_autograd_id=ca
+        )
     return Event(key=key, metadata=metadata, payload=payload, compile_id=cid)
 
 
@@ -118,13 +120,14 @@ class Recording:
 
 def _decompile(code: CodeType) -> dict[str, Any]:
     try:
-        import depyf
+        import depyf  # type: ignore[import-untyped]
     except ImportError:
         return {"decompile_error": "decompiler not installed: pip install depyf"}
     try:
         return {"decompiled": depyf.decompile(code)}
     except Exception as exc:  # depyf fails on some 3.11+ bytecode; never fatal
-        return {"decompile_error": f"depyf could not decompile {code.co_name}: {type(exc).__name__}: {exc}"}
+        why = f"{type(exc).__name__}: {exc}"
+        return {"decompile_error": f"depyf could not decompile {code.co_name}: {why}"}
 
 
 def environment(device: str = "cpu") -> Environment:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import re
 
-from .model import Guard, GraphBreak, Guards, RecompileReason, SourceLoc
+from .model import GraphBreak, Guard, Guards, RecompileReason, SourceLoc
 
 # "| | +- TENSOR_MATCH: check_tensor(L['x'], ...)  # x.sin()  # t.py:3 in f"
-_GUARD_LINE = re.compile(r"^(?P<indent>(?:\|\s)*)\+- (?P<kind>[A-Za-z_][\w.]*)(?::\s?(?P<rest>.*))?$")
+_GUARD_LINE = re.compile(
+    r"^(?P<indent>(?:\|\s)*)\+- (?P<kind>[A-Za-z_][\w.]*)(?::\s?(?P<rest>.*))?$"
+)
 _BREAK_AT = re.compile(r"Graph break (?:in user code )?at (?P<file>.+):(?P<line>\d+)")
 _TB_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+), in (?P<fn>.+)$')
 _URL = re.compile(r"please visit: (?P<url>\S+)")
@@ -28,8 +30,9 @@ def parse_guards(tree: str, symbolic: tuple[str, ...] = ()) -> Guards:
         rest = m["rest"] or ""
         expr, origin = _split_comment(rest)
         guards.append(
-            Guard(kind=m["kind"], expr=expr, depth=m["indent"].count("|"), line=number,
-                  origin=origin)  # fmt: skip
+            Guard(
+                kind=m["kind"], expr=expr, depth=m["indent"].count("|"), line=number, origin=origin
+            )
         )
     return Guards(tree=tree, guards=tuple(guards), symbolic=symbolic)
 
@@ -67,7 +70,9 @@ def parse_graph_break(text: str) -> GraphBreak:
     elif user_stack:
         location = user_stack[-1]
     body = _reason_block(lines)
-    hints = tuple(ln.strip()[len("Hint:") :].strip() for ln in body if ln.strip().startswith("Hint:"))
+    hints = tuple(
+        ln.strip()[len("Hint:") :].strip() for ln in body if ln.strip().startswith("Hint:")
+    )
     summary = next(
         (ln.strip() for ln in body[1:] if ln.strip() and not ln.startswith(" ")),
         body[0].strip() if body else "",
@@ -117,7 +122,11 @@ def _user_stack(lines: list[str]) -> tuple[SourceLoc, ...]:
             break
         m = _TB_FRAME.match(ln)
         if m:
-            code = lines[i + 1].strip() if i + 1 < len(lines) and not _TB_FRAME.match(lines[i + 1]) else ""
+            code = (
+                lines[i + 1].strip()
+                if i + 1 < len(lines) and not _TB_FRAME.match(lines[i + 1])
+                else ""
+            )
             frames.append(
                 SourceLoc(filename=m["file"], line=int(m["line"]), function=m["fn"], code=code)
             )
@@ -154,5 +163,7 @@ def parse_stack_trace(text: str) -> tuple[SourceLoc, ...]:
         if m:
             nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
             code = "" if _TB_FRAME.match(nxt) or set(nxt) <= {"^", "~", " "} else nxt
-            frames.append(SourceLoc(filename=m["file"], line=int(m["line"]), function=m["fn"], code=code))
+            frames.append(
+                SourceLoc(filename=m["file"], line=int(m["line"]), function=m["fn"], code=code)
+            )
     return tuple(frames)

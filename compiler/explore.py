@@ -99,11 +99,15 @@ def explore(
             rec_failure = exc
     exploration = rec.exploration()
     if rec_failure is not None:
-        raise _classify(rec_failure, target, example_inputs, kwargs, opts, exploration) from rec_failure
+        raise _classify(
+            rec_failure, target, example_inputs, kwargs, opts, exploration
+        ) from rec_failure
     return exploration
 
 
-def _check_options(backend: Any, mode: str | None, options: dict[str, Any] | None, wrap: bool) -> None:
+def _check_options(
+    backend: Any, mode: str | None, options: dict[str, Any] | None, wrap: bool
+) -> None:
     import torch
 
     if not wrap:
@@ -134,8 +138,9 @@ def _check_options(backend: Any, mode: str | None, options: dict[str, Any] | Non
         names = _compat.inductor_option_names()
         unknown = sorted(k for k in options if k not in names)
         if unknown:
+            plural = "s" * (len(unknown) > 1)
             msg = (
-                f"unknown Inductor option{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}; "
+                f"unknown Inductor option{plural} {', '.join(map(repr, unknown))}; "
                 "see torch._inductor.list_options() for the names torch.compile accepts."
             )
             raise OptionError(msg)
@@ -183,9 +188,11 @@ def _classify(
             with torch.no_grad():
                 target(*args, **kwargs)
         except Exception as eager_exc:
+            eager_text = str(eager_exc).strip()
+            eager_first = eager_text.splitlines()[0] if eager_text else ""
             msg = (
                 f"{describe_target(target)} fails on these inputs even without torch.compile: "
-                f"{type(eager_exc).__name__}: {str(eager_exc).strip().splitlines()[0] if str(eager_exc).strip() else ''}. "
+                f"{type(eager_exc).__name__}: {eager_first}. "
                 "Fix the inputs or the code so that it runs eagerly first."
             )
             return InputError(msg, exploration=_with_error(exploration, "inputs", msg))

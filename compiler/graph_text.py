@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Any
 
 from .model import Graph, Node, SourceLoc, TensorMeta
 
-_FILE_COMMENT = re.compile(r"#\s*File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>.+?), code: (?P<code>.*)$")
+_FILE_COMMENT = re.compile(
+    r"#\s*File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>.+?), code: (?P<code>.*)$"
+)
 _NO_STACK = "No stacktrace found for following nodes"
 # f32[4, s0][s0, 1]cpu  (dtype, sizes, strides, device)
-_TENSOR = re.compile(r"(?P<dtype>[a-z]+\d*)\[(?P<shape>[^\]]*)\]\[(?P<stride>[^\]]*)\](?P<device>[a-z]+(?::\d+)?)")
+_TENSOR = re.compile(
+    r"(?P<dtype>[a-z]+\d*)\[(?P<shape>[^\]]*)\]\[(?P<stride>[^\]]*)\](?P<device>[a-z]+(?::\d+)?)"
+)
 # "class <lambda>(torch.nn.Module):" is how AOT graphs are printed; make it parseable
 # without shifting any line.
 _ODD_CLASS = re.compile(r"^(\s*class )<(\w+)>", re.MULTILINE)
@@ -54,7 +59,8 @@ def parse_graph(stage: str, text: str) -> Graph:
     """Parse torch's readable graph text into a ``Graph``; never raises.
 
     Example:
-        >>> g = parse_graph("dynamo_output_graph", gm.print_readable(print_output=False))  # doctest: +SKIP
+        >>> text = gm.print_readable(print_output=False)  # doctest: +SKIP
+        >>> g = parse_graph("dynamo_output_graph", text)  # doctest: +SKIP
         >>> [n.op for n in g.nodes]  # doctest: +SKIP
         ['placeholder', 'call_function', 'output']
     """
@@ -117,7 +123,7 @@ class _Function:
         self.fn = fn
         self.module = module
         self.order: list[str] = []
-        self.fields: dict[str, dict] = {}
+        self.fields: dict[str, dict[str, Any]] = {}
         self.unused_params: set[str] = set()
 
     def _add(self, name: str, **fields: object) -> None:
@@ -153,7 +159,8 @@ class _Function:
                     users=tuple(users[name]),
                     meta=tensor_meta(annotation),
                     annotation=annotation,
-                    source=None if f["op"] in ("output", "placeholder")
+                    source=None
+                    if f["op"] in ("output", "placeholder")
                     else self.parser.sources.get(int(f.get("line", 0))),
                     module=self.module,
                     line=int(f.get("line", 0)),
@@ -228,7 +235,7 @@ class _Function:
             return {"op": "call_function", "target": ast.unparse(func), "args": args,
                     "kwargs": kwargs}  # fmt: skip
         if isinstance(value, ast.Attribute) and _root_name(value) == "self":
-            return {"op": "get_attr", "target": _dotted(value)[len("self."):]}
+            return {"op": "get_attr", "target": _dotted(value)[len("self.") :]}
         if isinstance(value, ast.BinOp):
             return _operator(_BINOPS.get(type(value.op), "binop"), value.left, value.right)
         if isinstance(value, ast.UnaryOp):

@@ -9,7 +9,13 @@ from .model import FusedNode, Kernel, Schedule
 # `cpp_fused_add_0 = async_compile.cpp_pybinding([...], r'''` or
 # `triton_poi_fused_0 = async_compile.triton('triton_poi_fused_0', '''`
 _KERNEL_DEF = re.compile(r"^(?P<name>\w+) = async_compile\.(?P<method>\w+)\(")
-_LANGUAGE = {"cpp": "cpp", "cpp_pybinding": "cpp", "triton": "triton", "cuda": "cuda", "halide": "halide"}
+_LANGUAGE = {
+    "cpp": "cpp",
+    "cpp_pybinding": "cpp",
+    "triton": "triton",
+    "cuda": "cuda",
+    "halide": "halide",
+}
 _AOT_ID = re.compile(r"^# AOT ID: \['(?P<id>[^']*)'\]", re.MULTILINE)
 _HANDLE = re.compile(r":\d+$")
 _HEADER = re.compile(r"^(?P<name>\w+): (?P<kind>\w+)\((?P<args>.*)\)\s*$")
@@ -106,7 +112,9 @@ def parse_schedule(pre_fusion: str | None, post_fusion: str | None) -> Schedule:
             members = tuple(
                 re.findall(rf"^{re.escape(name)}\.snodes\[\d+\] =\n(\w+):", block, re.MULTILINE)
             ) or (name,)
-            buffers = tuple(dict.fromkeys(re.findall(r"^\s*(buf\d+)\.layout = ", block, re.MULTILINE)))
+            buffers = tuple(
+                dict.fromkeys(re.findall(r"^\s*(buf\d+)\.layout = ", block, re.MULTILINE))
+            )
             extern = re.search(r"\.node\.kernel = (\S+)", block)
             fused.append(
                 FusedNode(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .errors import ExploreError
 from .model import (
+    Bytecode,
     Compile,
     CompileMetrics,
     Exploration,
@@ -36,6 +37,7 @@ _STATUS = {
     "failed": "failed",
 }
 _BACKTICKS = re.compile(r"`+")
+_PACKAGE_DIR = Path(__file__).resolve().parent.as_posix() + "/"
 
 
 def summarize(exp: Exploration) -> str:
@@ -147,7 +149,9 @@ def _overview(exp: Exploration, out: list[str]) -> None:
     if not exp.compiles:
         out += ["No torch.compile compiles were recorded.", ""]
         return
-    frames = {(c.rank, c.compile_id.frame_id, c.compile_id.compiled_autograd_id) for c in exp.compiles}
+    frames = {
+        (c.rank, c.compile_id.frame_id, c.compile_id.compiled_autograd_id) for c in exp.compiles
+    }
     kernels = sum(len(c.kernels()) for c in exp.compiles)
     out += [
         f"{_count(len(exp.compiles), 'compile')} of {_count(len(frames), 'frame')}, "
@@ -186,6 +190,9 @@ def _compile(c: Compile, *, multi_rank: bool, out: list[str]) -> None:
     if c.is_resume:
         where += " (a resume function Dynamo made after a graph break)"
     out.append(f"- **Location:** {where}")
+    caller = _caller(c)
+    if caller is not None:
+        out.append(f"- **Reached from:** {_loc(caller)}")
     out.append(f"- **Status:** {_STATUS.get(c.status, c.status)}")
     if c.metrics.fail_type:
         out.append(f"- **Failure:** {_code(c.metrics.fail_type)}")
@@ -193,7 +200,9 @@ def _compile(c: Compile, *, multi_rank: bool, out: list[str]) -> None:
             out += _block(c.metrics.fail_reason, indent="  ")
     summaries = {gb.summary for gb in c.graph_breaks}
     if c.attempts > 1 or c.restart_reasons:
-        out.append(f"- **Attempts:** {c.attempts}" + ("; restarted because:" if c.restart_reasons else ""))
+        out.append(
+            f"- **Attempts:** {c.attempts}" + ("; restarted because:" if c.restart_reasons else "")
+        )
         for reason in c.restart_reasons:
             first = _first_line(reason)
             see = " (the graph break below)" if first in summaries else ""
@@ -205,7 +214,7 @@ def _compile(c: Compile, *, multi_rank: bool, out: list[str]) -> None:
             out.append(f"  - {prefix}{r.reason or r.text}")
     out.append(f"- **Guards:** {_guards(c)}")
     if c.bytecode is not None:
-        out.append(f"- **Bytecode:** {_bytecode(c)}")
+        out.append(f"- **Bytecode:** {_bytecode(c.bytecode)}")
     out.append("")
     if c.graph_breaks:
         out += ["### Graph breaks", ""]
@@ -257,9 +266,7 @@ def _guards(c: Compile) -> str:
     return "; ".join(parts) if parts else "none recorded"
 
 
-def _bytecode(c: Compile) -> str:
-    bc = c.bytecode
-    assert bc is not None
+def _bytecode(bc: Bytecode) -> str:
     have = [w for w, text in (("original", bc.original), ("transformed", bc.transformed)) if text]
     text = " and ".join(have) + " recorded" if have else "not recorded"
     if bc.decompiled:
@@ -273,13 +280,23 @@ def _output_code(oc: OutputCode, index: int, total: int, out: list[str]) -> None
     aot = f" ({_code(oc.aot_id)})" if oc.aot_id else ""
     out += [f"### Output code {index} of {total}: {oc.graph}{aot}", ""]
     if oc.path:
-        out.append(f"- **File:** {_code(oc.path)}" + (f", {_count(len(oc.text.splitlines()), 'line')}" if oc.text else ""))
+        out.append(
+            f"- **File:** {_code(oc.path)}"
+            + (f", {_count(len(oc.text.splitlines()), 'line')}" if oc.text else "")
+        )
     if oc.graphs:
-        shown = ", ".join(f"{_code(k)} ({_count(len(g.nodes), 'node')})" for k, g in oc.graphs.items())
+        shown = ", ".join(
+            f"{_code(k)} ({_count(len(g.nodes), 'node')})" for k, g in oc.graphs.items()
+        )
         out.append(f"- **Graphs:** {shown}")
     out.append(f"- **Kernels:** {len(oc.kernels) or 'none'}")
     for k in oc.kernels:
         out += _kernel(k)
+    linked = any(k.post_grad_nodes for k in oc.kernels)
+    if oc.kernels and not linked and not any(e.stage == "provenance" for e in oc.errors):
+        out.append(
+            "  - (Inductor's provenance maps link none of these kernels to post-grad nodes.)"
+        )
     if oc.schedule is not None and oc.schedule.fused:
         out.append(f"- **Scheduler nodes after fusion:** {len(oc.schedule.fused)}")
         for f in oc.schedule.fused:
@@ -295,11 +312,12 @@ def _output_code(oc: OutputCode, index: int, total: int, out: list[str]) -> None
 
 
 def _kernel(k: Kernel) -> list[str]:
-    size = _count(len(k.source.splitlines()), "line")
-    fused = ""
+    size = _count(len(k.source.splitlines()), "call line" if k.language == "extern" else "line")
+    nodes = ""
     if k.post_grad_nodes:
-        fused = ": fuses post-grad nodes " + ", ".join(_code(n) for n in k.post_grad_nodes)
-    lines = [f"  - {_code(k.name)} ({k.language}, {size}){fused}"]
+        verb = "runs" if k.language == "extern" else "fuses"
+        nodes = f"; {verb} post-grad nodes " + ", ".join(_code(n) for n in k.post_grad_nodes)
+    lines = [f"  - {_code(k.name)} ({k.language}, {size}){nodes}"]
     lines += [f"    - from {_loc(loc)}" for loc in k.user_stack]
     return lines
 
@@ -328,8 +346,9 @@ def _metrics(m: CompileMetrics, out: list[str]) -> None:
         out.append(f"- {_code(top.name)} {_seconds(top.seconds)}" + (f": {inner}" if inner else ""))
     if caches:
         out.append(
-            f"- FX graph cache: {m.fx_cache_hits} hits, {m.fx_cache_misses} misses; "
-            f"AOTAutograd cache: {m.aot_cache_hits} hits, {m.aot_cache_misses} misses"
+            f"- FX graph cache: {_count(m.fx_cache_hits, 'hit')}, "
+            f"{_count(m.fx_cache_misses, 'miss')}; AOTAutograd cache: "
+            f"{_count(m.aot_cache_hits, 'hit')}, {_count(m.aot_cache_misses, 'miss')}"
         )
     if m.graph_op_count is not None:
         out.append(f"- Ops in the Dynamo graph (`graph_op_count`): {m.graph_op_count}")
@@ -385,12 +404,33 @@ def _block(text: str, *, indent: str = "") -> list[str]:
     """``text`` unchanged in a fenced block (the fence outgrows any inside it)."""
     longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return [indent + fence + "text", *(indent + ln for ln in text.rstrip("\n").split("\n")), indent + fence]
+    return [
+        indent + fence + "text",
+        *(indent + ln for ln in text.rstrip("\n").split("\n")),
+        indent + fence,
+    ]
 
 
 def _cell(text: str) -> str:
     """Make ``text`` safe inside a Markdown table cell."""
     return " ".join(text.splitlines()).replace("|", "\\|")
+
+
+def _caller(c: Compile) -> SourceLoc | None:
+    """The innermost frame of user code in torch's stack above the compiled frame.
+
+    Skips installed packages (torch), frozen modules (runpy) and this package (the
+    ``python -m compiler`` runner). Torch leaves some frames out of this stack, so
+    it is not always the direct caller.
+    """
+    for loc in reversed(c.stack[:-1]):
+        name = loc.filename.replace("\\", "/")
+        if name.startswith("<") or "/site-packages/" in name or "/dist-packages/" in name:
+            continue
+        if name.startswith(_PACKAGE_DIR):
+            continue
+        return loc
+    return None
 
 
 def _where(c: Compile) -> str:
@@ -415,7 +455,8 @@ def _first_line(text: str) -> str:
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' * (n != 1)}"
+    plural = noun + ("es" if noun.endswith(("s", "ss")) else "s")
+    return f"{n} {noun if n == 1 else plural}"
 
 
 def _seconds(value: float | None) -> str:

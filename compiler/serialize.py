@@ -43,7 +43,9 @@ def from_json(text: str) -> Exploration:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        msg = f"not an Exploration JSON document: {exc}. Pass text written by Exploration.to_json()."
+        msg = (
+            f"not an Exploration JSON document: {exc}. Pass text written by Exploration.to_json()."
+        )
         raise TraceFormatError(msg) from exc
     if not isinstance(doc, dict) or "schema_version" not in doc or "exploration" not in doc:
         msg = (
@@ -65,6 +67,8 @@ def from_json(text: str) -> Exploration:
         major += 1
     unknown: list[str] = []
     exp = _build(Exploration, data, "exploration", unknown)
+    if not isinstance(exp, Exploration):
+        raise TraceFormatError("the 'exploration' entry does not describe an Exploration")
     if unknown:
         exp = dataclasses.replace(exp, unknown_keys=tuple(exp.unknown_keys) + tuple(unknown))
     return exp
@@ -92,7 +96,7 @@ def _build(tp: Any, value: Any, path: str, unknown: list[str]) -> Any:
     if origin is dict:
         _key, item = typing.get_args(tp)
         return {k: _build(item, v, f"{path}.{k}", unknown) for k, v in value.items()}
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise TraceFormatError(f"{path}: expected an object, found {type(value).__name__}")
         hints = _hints(tp)

@@ -70,13 +70,21 @@ def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Explora
 
 def _trace_files(root: Path) -> list[Path]:
     if not root.exists():
-        msg = f"no trace at {root}: the path does not exist. Pass the TORCH_TRACE directory or a .log file."
+        msg = (
+            f"no trace at {root}: the path does not exist. "
+            "Pass the TORCH_TRACE directory or a .log file."
+        )
         raise TraceFormatError(msg)
     if root.is_file():
         return [root]
-    files = sorted(p for p in root.rglob("*") if p.is_file() and (p.name.endswith((".log", ".log.gz"))))
+    files = sorted(
+        p for p in root.rglob("*") if p.is_file() and (p.name.endswith((".log", ".log.gz")))
+    )
     if not files:
-        msg = f"no trace logs (*.log, *.log.gz) in {root}. Is it the directory TORCH_TRACE pointed at?"
+        msg = (
+            f"no trace logs (*.log, *.log.gz) in {root}. "
+            "Is it the directory TORCH_TRACE pointed at?"
+        )
         raise TraceFormatError(msg)
     return files
 
@@ -100,7 +108,11 @@ def _read_lines(file: Path) -> Iterator[str]:
 def _environment(facts: dict[str, object]) -> Environment:
     here = environment()
     version = facts.get("torch_version")
-    torch_v = str(facts.get("pytorch_version") or (version.get("pytorch_version") if isinstance(version, dict) else "") or "")
+    torch_v = str(
+        facts.get("pytorch_version")
+        or (version.get("pytorch_version") if isinstance(version, dict) else "")
+        or ""
+    )
     python = str(facts.get("python_version") or "").split(" ")[0]
     return Environment(
         torch=torch_v,

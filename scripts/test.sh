@@ -18,6 +18,12 @@ if [[ ${CI:-} == true ]]; then
     args+=(-p no:cacheprovider --durations=15)
 fi
 
+# Lint first: it is fast and its failures are the cheapest to read.
+echo "test.sh: ruff check (compiler, tests, benchmarks, examples)"
+"$PY" -m ruff check compiler tests benchmarks examples
+echo "test.sh: mypy --strict compiler/"
+"$PY" -m mypy
+
 rc=0
 "$PY" -m pytest ${args[@]+"${args[@]}"} "$@" || rc=$?
 if ((rc == 5)); then

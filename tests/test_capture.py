@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import inspect
 
+import programs
 import pytest
 import torch
 
 import compiler
-import programs
 
 
 def _line_of(fn, text: str) -> int:

@@ -40,7 +40,9 @@ def test_patched_configs_restore_values():
     import torch._inductor.config as ic
 
     before = (ic.fx_graph_cache, fc.enable_autograd_cache)
-    with _compat.patched_configs({"fx_graph_cache": not before[0]}, {"enable_autograd_cache": not before[1]}):
+    with _compat.patched_configs(
+        {"fx_graph_cache": not before[0]}, {"enable_autograd_cache": not before[1]}
+    ):
         assert (ic.fx_graph_cache, fc.enable_autograd_cache) == (not before[0], not before[1])
     assert (ic.fx_graph_cache, fc.enable_autograd_cache) == before
 
@@ -72,5 +74,7 @@ def test_is_compiled_and_error_predicates():
 def test_config_snapshots_and_version():
     assert "fx_graph_cache" in _compat.inductor_config_snapshot()
     assert "enable_autograd_cache" in _compat.functorch_config_snapshot()
-    assert "cache_size_limit" in _compat.dynamo_config_snapshot() or _compat.dynamo_config_snapshot()
+    assert (
+        "cache_size_limit" in _compat.dynamo_config_snapshot() or _compat.dynamo_config_snapshot()
+    )
     assert _compat.torch_version() == torch.__version__

@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+import programs
 import pytest
 import torch
 
 import compiler
-import programs
 
 
 def test_non_callable_target_raises_target_error():
-    with pytest.raises(compiler.TargetError, match=r"needs a function or an nn.Module to run, but got a Tensor"):
+    with pytest.raises(
+        compiler.TargetError, match=r"needs a function or an nn.Module to run, but got a Tensor"
+    ):
         compiler.explore(torch.randn(3))
 
 
 def test_unknown_backend_lists_the_known_ones():
-    with pytest.raises(compiler.OptionError, match=r"unknown backend 'inductr'\. Known backends: .*inductor"):
+    with pytest.raises(
+        compiler.OptionError, match=r"unknown backend 'inductr'\. Known backends: .*inductor"
+    ):
         compiler.explore(programs.pointwise, torch.randn(3), backend="inductr")
 
 
 def test_unknown_mode_lists_the_known_ones():
-    with pytest.raises(compiler.OptionError, match=r"unknown mode 'fast'\. Known modes: .*max-autotune"):
+    with pytest.raises(
+        compiler.OptionError, match=r"unknown mode 'fast'\. Known modes: .*max-autotune"
+    ):
         compiler.explore(programs.pointwise, torch.randn(3), mode="fast")
 
 
@@ -31,7 +37,9 @@ def test_unknown_inductor_option_is_named():
 
 def test_options_for_an_already_compiled_target_are_refused():
     compiled = torch.compile(programs.pointwise, backend="eager")
-    with pytest.raises(compiler.OptionError, match=r"mode only applies when explore\(\) compiles the target"):
+    with pytest.raises(
+        compiler.OptionError, match=r"mode only applies when explore\(\) compiles the target"
+    ):
         compiler.explore(compiled, torch.randn(3), mode="max-autotune")
 
 
@@ -39,12 +47,17 @@ def test_inputs_that_fail_eagerly_raise_input_error():
     def matmul(a, b):
         return a @ b
 
-    with pytest.raises(compiler.InputError, match=r"matmul fails on these inputs even without torch.compile: RuntimeError"):
+    with pytest.raises(
+        compiler.InputError,
+        match=r"matmul fails on these inputs even without torch.compile: RuntimeError",
+    ):
         compiler.explore(matmul, torch.randn(2, 3), torch.randn(4, 5), backend="eager")
 
 
 def test_fullgraph_with_a_graph_break_names_the_line_and_keeps_the_capture():
-    with pytest.raises(compiler.CompileError, match=r"fullgraph=True, but Dynamo hit a graph break") as info:
+    with pytest.raises(
+        compiler.CompileError, match=r"fullgraph=True, but Dynamo hit a graph break"
+    ) as info:
         compiler.explore(programs.with_print, torch.randn(3), backend="eager", fullgraph=True)
     exp = info.value.exploration
     assert exp is not None
@@ -57,7 +70,10 @@ def test_user_exception_inside_a_compiled_training_step_is_reported():
     def step():
         raise ValueError("boom in user code")
 
-    with pytest.raises(compiler.CompileError, match=r"step raised ValueError under torch.compile: boom in user code"):
+    with pytest.raises(
+        compiler.CompileError,
+        match=r"step raised ValueError under torch.compile: boom in user code",
+    ):
         compiler.explore(step, wrap=False)
 
 
@@ -75,17 +91,23 @@ def test_directory_without_logs_is_a_trace_format_error(tmp_path):
 def test_a_file_that_is_not_a_trace_is_a_trace_format_error(tmp_path):
     bogus = tmp_path / "x.log"
     bogus.write_text("just some text\nnot a trace\n")
-    with pytest.raises(compiler.TraceFormatError, match=r"holds no torch.compile structured trace events"):
+    with pytest.raises(
+        compiler.TraceFormatError, match=r"holds no torch.compile structured trace events"
+    ):
         compiler.load_trace(bogus)
 
 
 def test_json_from_a_newer_major_schema_is_refused():
     exp = compiler.explore(programs.pointwise, torch.randn(3), backend="eager")
     text = exp.to_json().replace('"schema_version": [1,', '"schema_version": [99,', 1)
-    with pytest.raises(compiler.SchemaVersionError, match=r"written with schema 99\.\d+, newer than the 1\.\d+"):
+    with pytest.raises(
+        compiler.SchemaVersionError, match=r"written with schema 99\.\d+, newer than the 1\.\d+"
+    ):
         compiler.Exploration.from_json(text)
 
 
 def test_json_that_is_not_an_exploration_is_refused():
-    with pytest.raises(compiler.TraceFormatError, match=r"expected the keys 'schema_version' and 'exploration'"):
+    with pytest.raises(
+        compiler.TraceFormatError, match=r"expected the keys 'schema_version' and 'exploration'"
+    ):
         compiler.Exploration.from_json('{"hello": 1}')

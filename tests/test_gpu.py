@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 
+import programs
 import pytest
 import torch
 
 import compiler
-import programs
 
 pytestmark = pytest.mark.gpu
 
@@ -33,7 +33,9 @@ def test_cuda_pointwise_records_triton_kernels_verbatim_with_provenance():
 
 def test_cuda_training_step_records_forward_and_backward_triton():
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.LayerNorm(128)).cuda()
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.LayerNorm(128)
+    ).cuda()
     compiled = torch.compile(model)
     x = torch.randn(32, 64, device="cuda")
 

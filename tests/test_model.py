@@ -7,12 +7,12 @@ import json
 import typing
 from pathlib import Path
 
+import programs
 import pytest
 import torch
 from torch._guards import CompileId as TorchCompileId
 
 import compiler
-import programs
 from compiler import model
 
 SCHEMA_FILE = Path(__file__).parent / "data" / "schema.json"
@@ -89,6 +89,6 @@ def test_schema_listing_matches_the_committed_one():
             "The Exploration schema changed. Bump compiler.model.SCHEMA_VERSION (minor for a "
             "new field with a default, major otherwise; add an _upgrade step in serialize.py "
             "for a major bump), then regenerate tests/data/schema.json with:\n"
-            "  python -c 'import sys; sys.path[:0]=[\"tests\",\".\"]; import json, test_model; "
+            '  python -c \'import sys; sys.path[:0]=["tests","."]; import json, test_model; '
             "print(json.dumps(test_model.schema_listing(), indent=1))' > tests/data/schema.json"
         )

@@ -6,12 +6,12 @@ import subprocess
 import sys
 import textwrap
 
+import programs
 import pytest
 import torch
 from conftest import torch_state
 
 import compiler
-import programs
 
 
 def test_explore_restores_loggers_configs_and_hooks():
@@ -58,7 +58,9 @@ _USER_SCRIPT = textwrap.dedent(
 
 
 def test_capture_works_with_user_torch_logs_and_torch_trace(tmp_path, subprocess_env):
-    env = dict(subprocess_env, TORCH_LOGS="graph_breaks,recompiles", TORCH_TRACE=str(tmp_path / "trace"))
+    env = dict(
+        subprocess_env, TORCH_LOGS="graph_breaks,recompiles", TORCH_TRACE=str(tmp_path / "trace")
+    )
     proc = subprocess.run([sys.executable, "-c", _USER_SCRIPT], env=env, capture_output=True,
                           text=True, timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -10,11 +10,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import programs
 import pytest
 import torch
 
 import compiler
-import programs
 
 TRACES = Path(__file__).parent / "data" / "traces"
 
@@ -47,8 +47,10 @@ def _normalised(text: str) -> str:
 
 
 def _assert_same_stages(traced: compiler.Exploration, live: compiler.Exploration) -> None:
-    assert [str(c.compile_id) for c in traced.compiles] == [str(c.compile_id) for c in live.compiles]
-    for t, lv in zip(traced.compiles, live.compiles):
+    assert [str(c.compile_id) for c in traced.compiles] == [
+        str(c.compile_id) for c in live.compiles
+    ]
+    for t, lv in zip(traced.compiles, live.compiles, strict=True):
         assert t.code_name == lv.code_name
         assert sorted(t.graphs) == sorted(lv.graphs), t.compile_id
         for stage in t.graphs:
@@ -58,7 +60,7 @@ def _assert_same_stages(traced: compiler.Exploration, live: compiler.Exploration
         assert [gb.location for gb in t.graph_breaks] == [gb.location for gb in lv.graph_breaks]
         assert [g.kind for g in t.guards.guards] == [g.kind for g in lv.guards.guards]
         assert len(t.output_code) == len(lv.output_code)
-        for to, lo in zip(t.output_code, lv.output_code):
+        for to, lo in zip(t.output_code, lv.output_code, strict=True):
             assert sorted(to.graphs) == sorted(lo.graphs)
             assert [(k.name, k.language, k.source) for k in to.kernels] == [
                 (k.name, k.language, k.source) for k in lo.kernels
@@ -145,7 +147,9 @@ def test_loading_a_trace_never_executes_its_code(tmp_path):
     evil = f"__import__('pathlib').Path({str(marker)!r}).write_text('x')"
     # a graph payload that would run code if anything exec'd it; its md5 is stale, so
     # load non-strictly: the point is that parsing it must not run it
-    text = text.replace("class GraphModule(torch.nn.Module):", f"class GraphModule(torch.nn.Module):\n\t{evil}", 1)
+    text = text.replace(
+        "class GraphModule(torch.nn.Module):", f"class GraphModule(torch.nn.Module):\n\t{evil}", 1
+    )
     (tmp_path / "t.log").write_text(text)
     compiler.load_trace(tmp_path / "t.log")
     assert not marker.exists()
