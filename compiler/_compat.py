@@ -143,6 +143,18 @@ def functorch_config_snapshot() -> dict[str, Any]:
     return dict(functorch_config.get_config_copy())
 
 
+def interned_strings() -> dict[int, str]:
+    """torch's process-wide table of interned file names, index -> name.
+
+    Trace events name files by index, and torch logs each ``str`` entry only the
+    first time it interns it (``torch._logging.structured.INTERN_TABLE``, 2.11/2.13),
+    so a capture that starts after an earlier compile must seed its table from here.
+    """
+    from torch._logging.structured import INTERN_TABLE
+
+    return {index: name for name, index in INTERN_TABLE.items()}
+
+
 def torch_version() -> str:
     """``torch.__version__`` as a string."""
     return str(torch.__version__)

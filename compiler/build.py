@@ -69,8 +69,7 @@ _MISSING_IN_TRACE = {
     ),
     "schedule": (
         "The fused schedule (Inductor's ir_post_fusion log) is not written to TORCH_TRACE "
-        "logs; capture with compiler.explore() to see it. Which nodes each kernel fused is "
-        "still shown, from Inductor's provenance maps."
+        "logs; capture with compiler.explore() to see it."
     ),
 }
 
@@ -239,7 +238,12 @@ def _apply(state: _CompileState, event: Event, strings: _Strings, facts: dict[st
     elif name in CACHE_EVENTS:
         state.cache_events.append(name)
     elif event.key == "artifact" and payload is not None and name not in _CONSUMED:
-        state.artifacts[name] = payload
+        # forward and backward both log some artifacts (fx_graph_runnable): keep each
+        key, n = name, 1
+        while key in state.artifacts:
+            n += 1
+            key = f"{name}#{n}"
+        state.artifacts[key] = payload
 
 
 def _phase(state: _CompileState, ev: Any) -> None:
@@ -330,30 +334,47 @@ def _finish(state: _CompileState, source: str) -> Compile:
     )
 
 
-def _output_code(text: str, path: str, pending: _Pending, mappings: Any, stacks: Any,
-                 source: str) -> OutputCode:  # fmt: skip
+def _output_code(
+    text: str, path: str, pending: _Pending, mappings: Any, stacks: Any, source: str
+) -> OutputCode:
     errors: list[StageError] = []
     provenance = _provenance(mappings)
-    if mappings is None and text:
-        errors.append(StageError(
-            stage="provenance",
-            message="Inductor emitted no provenance maps for this graph, so kernels are not "
-                    "linked to graph nodes (provenance tracking was off when it compiled).",
-        ))  # fmt: skip
     kernels = split_kernels(text) if text else []
+    if text and mappings is None:
+        errors.append(
+            StageError(
+                stage="provenance",
+                message="Inductor emitted no provenance maps for this graph, so kernels are not "
+                "linked to graph nodes (provenance tracking was off when it compiled).",
+            )
+        )
+    elif text and kernels and not provenance.kernel_to_post:
+        errors.append(
+            StageError(
+                stage="provenance",
+                message="Inductor's provenance map for this graph is empty (torch 2.13 emits it "
+                "so for backward graphs): its kernels are not linked to post-grad nodes, and "
+                "their user source lines come from the kernel stack traces where torch gave them.",
+            )
+        )
     known = {k.name for k in kernels}
-    for key in provenance.kernel_to_post:
-        name = kernel_name(key)
+    # Library calls appear in the node map, and in the stack-trace map even when the
+    # node map is empty.
+    library_calls = [*provenance.kernel_to_post, *(stacks if isinstance(stacks, dict) else ())]
+    for key in library_calls:
+        name = kernel_name(str(key))
         if name not in known and name.startswith("extern_kernels."):
             kernels.append(extern_kernel(text, name))
             known.add(name)
     kernels = [_link_kernel(k, provenance, stacks) for k in kernels]
     if not text:
-        errors.append(StageError(
-            stage="inductor_output_code",
-            message="Inductor produced no output code for this graph: the compile failed or "
-                    "stopped before code generation.",
-        ))  # fmt: skip
+        errors.append(
+            StageError(
+                stage="inductor_output_code",
+                message="Inductor produced no output code for this graph: the compile failed or "
+                "stopped before code generation.",
+            )
+        )
     schedule = None
     if pending.fusion:
         schedule = parse_schedule(

@@ -39,8 +39,6 @@ class _TraceHandler(logging.Handler):
             event = event_from_dict(metadata, getattr(record, "payload", None))
             if event is not None:
                 self.sink.append(event)
-        elif isinstance(metadata, tuple) and record.msg == "":
-            pass
 
 
 class _FusionIRHandler(logging.Handler):
@@ -100,7 +98,11 @@ class Recording:
 
     def exploration(self, *, source: str = "live") -> Exploration:
         """Assemble the Exploration from everything recorded so far."""
-        result = build_compiles(self.events, source=source)
+        interned = [
+            Event(key="str", metadata=(name, index))
+            for index, name in _compat.interned_strings().items()
+        ]
+        result = build_compiles([*interned, *self.events], source=source)
         notes = []
         if self.keep_caches:
             notes.append(

@@ -217,7 +217,9 @@ class Kernel:
     ``language`` is ``cpp``, ``triton`` or ``extern`` (a library call such as
     ``extern_kernels.mm``). ``source`` is byte-for-byte what Inductor compiled;
     ``first_line``/``last_line`` place the definition in ``OutputCode.text``.
-    ``post_grad_nodes`` and ``user_stack`` come from Inductor's provenance maps.
+    ``post_grad_nodes`` and ``user_stack`` come from Inductor's provenance maps;
+    ``source_nodes`` from the ``# Topologically Sorted Source Nodes: [...]`` comment
+    Inductor writes beside the kernel or its call (present even when the maps are empty).
     """
 
     name: str
@@ -228,6 +230,7 @@ class Kernel:
     call_lines: tuple[int, ...] = ()
     post_grad_nodes: tuple[str, ...] = ()
     user_stack: tuple[SourceLoc, ...] = ()
+    source_nodes: tuple[str, ...] = ()
 
 
 @dataclass(**_FROZEN)

@@ -18,6 +18,7 @@ _LANGUAGE = {
 }
 _AOT_ID = re.compile(r"^# AOT ID: \['(?P<id>[^']*)'\]", re.MULTILINE)
 _HANDLE = re.compile(r":\d+$")
+_SOURCE_NODES = re.compile(r"#\s*Topologically Sorted Source Nodes: \[(?P<nodes>[^\]]*)\]")
 _HEADER = re.compile(r"^(?P<name>\w+): (?P<kind>\w+)\((?P<args>.*)\)\s*$")
 
 
@@ -66,6 +67,7 @@ def split_kernels(code: str) -> list[Kernel]:
         while j < len(lines) and not lines[j].startswith("'''"):
             j += 1
         source = "\n".join(lines[body_start:j])
+        calls = _call_lines(lines, m["name"], start, j)
         kernels.append(
             Kernel(
                 name=m["name"],
@@ -73,7 +75,8 @@ def split_kernels(code: str) -> list[Kernel]:
                 source=source,
                 first_line=start + 1,
                 last_line=min(j + 1, len(lines)),
-                call_lines=_call_lines(lines, m["name"], start, j),
+                call_lines=calls,
+                source_nodes=_source_nodes(lines, (start + 1, *calls)),
             )
         )
         i = j + 1
@@ -85,7 +88,31 @@ def extern_kernel(code: str, name: str) -> Kernel:
     lines = code.split("\n")
     calls = _call_lines(lines, name, -1, -1)
     source = "\n".join(lines[n - 1].strip() for n in calls)
-    return Kernel(name=name, language="extern", source=source, call_lines=calls)
+    return Kernel(
+        name=name,
+        language="extern",
+        source=source,
+        call_lines=calls,
+        source_nodes=_source_nodes(lines, calls),
+    )
+
+
+def _source_nodes(lines: list[str], anchors: tuple[int, ...]) -> tuple[str, ...]:
+    """Node names from the ``Topologically Sorted Source Nodes`` comments just above the
+    1-based ``anchors`` (a kernel definition or a call)."""
+    found: dict[str, None] = {}
+    for anchor in anchors:
+        for n in range(anchor - 2, max(anchor - 5, -1), -1):
+            text = lines[n].strip()
+            if not text.startswith("#"):
+                break
+            m = _SOURCE_NODES.search(text)
+            if m:
+                for node in m["nodes"].split(","):
+                    if node.strip():
+                        found.setdefault(node.strip(), None)
+                break
+    return tuple(found)
 
 
 def _call_lines(lines: list[str], name: str, skip_from: int, skip_to: int) -> tuple[int, ...]:

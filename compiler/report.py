@@ -54,8 +54,8 @@ def summarize(exp: Exploration) -> str:
         >>> import torch, compiler
         >>> from compiler.report import summarize
         >>> exp = compiler.explore(torch.sin, torch.randn(4), backend="eager")
-        >>> summarize(exp).splitlines()[0]
-        '# torch.compile report: `sin`'
+        >>> summarize(exp).startswith("# torch.compile report:")
+        True
     """
     out: list[str] = []
     _header(exp, out)

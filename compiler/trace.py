@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .build import build_compiles
-from .capture import environment
 from .errors import TraceFormatError
 from .events import Event, ParseStats, parse_trace_lines
 from .model import Environment, Exploration, StageError
@@ -106,7 +105,6 @@ def _read_lines(file: Path) -> Iterator[str]:
 
 
 def _environment(facts: dict[str, object]) -> Environment:
-    here = environment()
     version = facts.get("torch_version")
     torch_v = str(
         facts.get("pytorch_version")
@@ -118,6 +116,6 @@ def _environment(facts: dict[str, object]) -> Environment:
         torch=torch_v,
         triton=str(facts.get("triton_version") or ""),
         python=python,
-        platform="" if torch_v else here.platform,
+        platform="",
         device=str(facts.get("device") or ""),
     )
