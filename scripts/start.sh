@@ -50,10 +50,6 @@ fi
 if ((!headless)); then
     echo "start.sh: $NOTEBOOK does not exist yet; running the headless report instead"
 fi
-if [[ ! -f compiler/__main__.py ]]; then
-    echo "start.sh: compiler/__main__.py is missing, so 'python -m compiler report' cannot run yet" >&2
-    exit 1
-fi
 echo "start.sh: capturing $EXAMPLE into $out/"
 .venv/bin/python -m compiler report "$EXAMPLE" -o "$out/"
 echo "start.sh: report written to $(cd "$out" && pwd)/"
