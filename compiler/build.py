@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .dynamo_text import parse_graph_break, parse_guards, parse_recompile_reasons, parse_stack_trace
@@ -268,6 +268,9 @@ def _finish(state: _CompileState, source: str) -> Compile:
                                     raw.get("stacks"), source))  # fmt: skip
     if state.pending.graphs or state.pending.fusion:
         outputs.append(_output_code("", "", state.pending, None, None, source))
+    info = _json(state.artifacts.get("triton_kernel_info", ""))
+    if isinstance(info, dict):
+        outputs = [_with_kernel_info(o, info) for o in outputs]
     graphs = {k: parse_graph(k, v) for k, v in state.graphs.items()}
     bytecode = None
     if state.bytecode:
@@ -396,6 +399,21 @@ def _output_code(
     )
 
 
+def _with_kernel_info(out: OutputCode, info: dict[str, Any]) -> OutputCode:
+    """Attach torch's ``triton_kernel_info`` (autotune state, configs, compile time)."""
+    kernels = tuple(
+        replace(k, info={key: _text(val) for key, val in info[k.name].items()})
+        if isinstance(info.get(k.name), dict)
+        else k
+        for k in out.kernels
+    )
+    return replace(out, kernels=kernels)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def _provenance(mappings: Any) -> Provenance:
     if not isinstance(mappings, dict):
         return Provenance()
@@ -420,8 +438,6 @@ def _provenance(mappings: Any) -> Provenance:
 
 
 def _link_kernel(kernel: Kernel, provenance: Provenance, stacks: Any) -> Kernel:
-    from dataclasses import replace
-
     stack: list[SourceLoc] = []
     if isinstance(stacks, dict):
         for key, traces in stacks.items():

@@ -10,20 +10,35 @@ exit, also when the code inside raises.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import dis
 import inspect
+import json
 import logging
+import os
 import platform
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import CodeType
 from typing import Any
 
 from . import _compat
 from .build import BYTECODE_EVENT, FUSION_IR_EVENT, build_compiles
 from .events import Event, event_from_dict
-from .model import CompileId, Environment, Exploration, Options, StageError
+from .model import (
+    Compile,
+    CompileId,
+    Environment,
+    Exploration,
+    Options,
+    StageError,
+    TritonVariant,
+)
+from .triton_stages import collect_variants
 
 
 class _TraceHandler(logging.Handler):
@@ -80,6 +95,7 @@ class Recording:
     device: str = ""
     target: str = ""
     options: Options | None = None
+    triton_variants: dict[str, tuple[TritonVariant, ...]] = field(default_factory=dict)
 
     def bytecode_hook(self, original: CodeType, transformed: CodeType) -> None:
         """Dynamo's bytecode hook: keep both codes as ``dis`` text (and decompiled source)."""
@@ -103,6 +119,8 @@ class Recording:
             for index, name in _compat.interned_strings().items()
         ]
         result = build_compiles([*interned, *self.events], source=source)
+        if self.triton_variants:
+            result.compiles = [_with_variants(c, self.triton_variants) for c in result.compiles]
         notes = []
         if self.keep_caches:
             notes.append(
@@ -118,6 +136,38 @@ class Recording:
             errors=tuple(self.errors),
             notes=tuple(notes),
         )
+
+
+def _with_variants(compile_: Compile, variants: dict[str, tuple[TritonVariant, ...]]) -> Compile:
+    outputs = tuple(
+        dataclasses.replace(
+            out,
+            kernels=tuple(
+                dataclasses.replace(k, variants=_with_cached_choice(k.info, variants[k.name]))
+                if k.language == "triton" and k.name in variants
+                else k
+                for k in out.kernels
+            ),
+        )
+        for out in compile_.output_code
+    )
+    return dataclasses.replace(compile_, output_code=outputs)
+
+
+def _with_cached_choice(
+    info: dict[str, str], variants: tuple[TritonVariant, ...]
+) -> tuple[TritonVariant, ...]:
+    """On an autotune cache hit Inductor compiles only the cached best config, and
+    torch's ``triton_kernel_info`` names it: add its block sizes to that variant."""
+    try:
+        pairs = json.loads(info.get("best_config", "[]"))
+        best = {str(k): str(v) for k, v in pairs}
+    except (ValueError, TypeError):
+        return variants
+    if len(variants) != 1 or not best:
+        return variants
+    (only,) = variants
+    return (dataclasses.replace(only, chosen=True, config={**best, **only.config}),)
 
 
 def _decompile(code: CodeType) -> dict[str, Any]:
@@ -153,13 +203,19 @@ def environment(device: str = "cpu") -> Environment:
 
 
 @contextlib.contextmanager
-def recording(*, keep_caches: bool = False, decompile: bool = True) -> Iterator[Recording]:
+def recording(
+    *, keep_caches: bool = False, decompile: bool = True, triton_stages: bool | None = None
+) -> Iterator[Recording]:
     """Record every torch.compile compile that happens inside the block.
 
     Args:
         keep_caches: leave the FX graph and AOTAutograd caches on. Off by default,
             because a cache hit skips the stages that would be recorded.
         decompile: decompile Dynamo's transformed bytecode with depyf (best effort).
+        triton_stages: keep every Triton kernel's TTIR, TTGIR, LLVM IR, PTX and SASS.
+            By default on when CUDA is available. It points ``TRITON_CACHE_DIR`` at a
+            fresh folder and compiles kernels in-process while the block runs, so
+            Triton cannot reuse kernels it compiled before.
 
     Example:
         >>> import torch, compiler
@@ -182,6 +238,17 @@ def recording(*, keep_caches: bool = False, decompile: bool = True) -> Iterator[
     if not keep_caches:
         inductor["fx_graph_cache"] = False
         functorch["enable_autograd_cache"] = False
+    if triton_stages is None:
+        import torch
+
+        triton_stages = torch.cuda.is_available()
+    triton_dir = None
+    saved_triton_env = os.environ.get("TRITON_CACHE_DIR")
+    if triton_stages:
+        triton_dir = tempfile.mkdtemp(prefix="explorer_triton_")
+        os.environ["TRITON_CACHE_DIR"] = triton_dir
+        # Worker processes may have started with another cache folder: compile here.
+        inductor["compile_threads"] = 1
     hook = None
     try:
         with _compat.patched_configs(inductor, functorch):
@@ -199,6 +266,15 @@ def recording(*, keep_caches: bool = False, decompile: bool = True) -> Iterator[
             hook = _compat.register_bytecode_hook(rec.bytecode_hook)
             yield rec
     finally:
+        if triton_dir is not None:
+            if saved_triton_env is None:
+                os.environ.pop("TRITON_CACHE_DIR", None)
+            else:
+                os.environ["TRITON_CACHE_DIR"] = saved_triton_env
+            try:
+                rec.triton_variants = collect_variants(Path(triton_dir))
+            finally:
+                shutil.rmtree(triton_dir, ignore_errors=True)
         if hook is not None:
             hook.remove()
         trace_log.removeHandler(trace_handler)

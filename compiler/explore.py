@@ -24,6 +24,7 @@ def explore(
     wrap: bool | None = None,
     reset: bool = True,
     decompile: bool = True,
+    triton_stages: bool | None = None,
     **kwargs: Any,
 ) -> Exploration:
     """Run ``target`` under torch.compile and return every stage it went through.
@@ -42,6 +43,8 @@ def explore(
             compile is recorded, numbered from ``0/0``, rather than served from
             code compiled earlier in the process.
         decompile: decompile Dynamo's transformed bytecode (best effort).
+        triton_stages: keep each Triton kernel's TTIR/TTGIR/LLVM IR/PTX/SASS (default:
+            when CUDA is available).
         **kwargs: keyword arguments for ``target``.
 
     Returns:
@@ -89,7 +92,9 @@ def explore(
         run = torch.compile(target, backend=backend, mode=mode, dynamic=dynamic,
                             fullgraph=fullgraph, options=options)  # fmt: skip
     rec_failure: BaseException | None = None
-    with recording(keep_caches=keep_caches, decompile=decompile) as rec:
+    with recording(
+        keep_caches=keep_caches, decompile=decompile, triton_stages=triton_stages
+    ) as rec:
         rec.target = describe_target(target)
         rec.options = opts
         rec.device = _input_device(example_inputs, kwargs)

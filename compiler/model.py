@@ -14,7 +14,7 @@ from typing import Any
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
-SCHEMA_VERSION = (1, 0)
+SCHEMA_VERSION = (1, 1)
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
@@ -211,6 +211,36 @@ class RecompileReason:
 
 
 @dataclass(**_FROZEN)
+class LoweredStage:
+    """One stage Triton lowered a kernel to (``ttir``, ``ttgir``, ``llir``, ``ptx``,
+    ``sass``): its text, or why it is missing."""
+
+    stage: str
+    text: str = ""
+    error: str = ""
+
+
+@dataclass(**_FROZEN)
+class TritonVariant:
+    """One compiled variant of a Triton kernel (autotuning compiles one per config).
+
+    ``config`` holds the launch config (``num_warps``, ``num_stages`` and, for the
+    chosen variant, the block sizes Inductor recorded); ``target`` is e.g.
+    ``cuda sm90 warp32``; ``cache_key`` is its folder in Triton's cache. Together
+    with the kernel source this is what it takes to lower the kernel again elsewhere.
+    """
+
+    hash: str
+    cache_key: str = ""
+    config: dict[str, str] = field(default_factory=dict)
+    chosen: bool = False
+    target: str = ""
+    triton_version: str = ""
+    shared_memory: int = 0
+    stages: tuple[LoweredStage, ...] = ()
+
+
+@dataclass(**_FROZEN)
 class Kernel:
     """One kernel of Inductor's output code.
 
@@ -220,6 +250,9 @@ class Kernel:
     ``post_grad_nodes`` and ``user_stack`` come from Inductor's provenance maps;
     ``source_nodes`` from the ``# Topologically Sorted Source Nodes: [...]`` comment
     Inductor writes beside the kernel or its call (present even when the maps are empty).
+    Triton kernels also carry ``info`` (torch's ``triton_kernel_info``: autotune cache
+    state, number of configs, compile time) and, captured on a GPU, ``variants`` with
+    every stage Triton lowered them to.
     """
 
     name: str
@@ -231,6 +264,8 @@ class Kernel:
     post_grad_nodes: tuple[str, ...] = ()
     user_stack: tuple[SourceLoc, ...] = ()
     source_nodes: tuple[str, ...] = ()
+    info: dict[str, str] = field(default_factory=dict)
+    variants: tuple[TritonVariant, ...] = ()
 
 
 @dataclass(**_FROZEN)

@@ -15,6 +15,7 @@ pytestmark = pytest.mark.gpu
 
 def test_cuda_pointwise_records_triton_kernels_verbatim_with_provenance():
     x = torch.randn(256, 256, device="cuda")
+    triton_cache_before = os.environ.get("TRITON_CACHE_DIR")
     exp = compiler.explore(programs.pointwise, x)
     assert exp.environment.device.startswith("cuda")
     (out,) = exp.compiles[0].output_code
@@ -25,6 +26,20 @@ def test_cuda_pointwise_records_triton_kernels_verbatim_with_provenance():
     assert k.call_lines and k.post_grad_nodes
     assert k.user_stack and k.user_stack[0].filename.endswith("programs.py")
     assert out.schedule is not None and out.schedule.fused
+    # every stage Triton lowered it to, for each autotuned variant, and which one won
+    if k.info["autotune_cache_state"] == "hit":
+        # Inductor's autotune cache already knew the winner: only it was compiled
+        assert len(k.variants) == 1 and "XBLOCK" in k.info["best_config"]
+    else:
+        assert len(k.variants) == int(k.info["num_configs"]) > 1
+    (chosen,) = [v for v in k.variants if v.chosen]
+    stages = {s.stage: s for s in chosen.stages}
+    assert set(stages) == {"ttir", "ttgir", "llir", "ptx", "sass"}
+    assert "tt.func" in stages["ttir"].text and ".entry" in stages["ptx"].text
+    assert k.name in stages["sass"].text, stages["sass"].error
+    assert chosen.target.startswith("cuda sm") and chosen.config["num_warps"]
+    assert "XBLOCK" in chosen.config, chosen.config
+    assert os.environ.get("TRITON_CACHE_DIR") == triton_cache_before
     saved = os.environ.get("EXPLORER_SAVE_DIR")
     if saved:
         with open(os.path.join(saved, "cuda_pointwise.json"), "w") as fh:

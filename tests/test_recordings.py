@@ -18,4 +18,9 @@ def test_cuda_recording_loads_on_cpu_with_its_triton_kernel_linked():
     assert "@triton.jit" in kernel.source and kernel.source in out.text
     assert set(kernel.post_grad_nodes) == {"sin", "add", "mul", "relu"}
     assert out.schedule is not None and out.schedule.fused[0].members == ("op0",)
+    # Triton's lower stages came along: every autotuned variant, the winner marked
+    (chosen,) = [v for v in kernel.variants if v.chosen]
+    stages = {s.stage: s.text for s in chosen.stages}
+    assert "tt.func" in stages["ttir"] and ".entry" in stages["ptx"] and kernel.name in stages["sass"]
+    assert chosen.config["XBLOCK"] and chosen.target == "cuda sm90 warp32"
     assert compiler.Exploration.from_json(exp.to_json()) == exp
