@@ -186,6 +186,15 @@ def _classify(
             "AOTAutograd or in the backend."
         )
         return CompileError(msg, exploration=_with_error(exploration, "backend", msg))
+    if not _compat.is_dynamo_error(exc):
+        # torch.compile ran the user's code and it raised: report it as theirs, without
+        # running it again (a second run would repeat its prints and side effects).
+        msg = (
+            f"{describe_target(target)} raised {type(exc).__name__}: {first_line}. The error "
+            "comes from your code as torch.compile ran it; fix it and run again (the stages "
+            "recorded before it are on .exploration)."
+        )
+        return InputError(msg, exploration=_with_error(exploration, "run", msg))
     if opts.wrapped:
         try:
             import torch

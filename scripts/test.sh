@@ -20,8 +20,8 @@ if [[ ${CI:-} == true ]]; then
 fi
 
 # Lint first: it is fast and its failures are the cheapest to read.
-echo "test.sh: ruff check (compiler, tests, benchmarks, examples)"
-"$PY" -m ruff check compiler tests benchmarks examples
+echo "test.sh: ruff check (compiler, explorer, tests, benchmarks, examples)"
+"$PY" -m ruff check compiler explorer tests benchmarks examples
 echo "test.sh: mypy --strict compiler/"
 "$PY" -m mypy
 

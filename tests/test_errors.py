@@ -66,13 +66,25 @@ def test_fullgraph_with_a_graph_break_names_the_line_and_keeps_the_capture():
     assert any(e.stage == "dynamo" for e in exp.errors)
 
 
+def test_user_exception_inside_a_compiled_function_is_reported_once():
+    calls = []
+
+    def noisy(x):
+        calls.append(1)
+        raise KeyError("missing key in user code")
+
+    with pytest.raises(compiler.InputError, match=r"noisy raised KeyError: 'missing key"):
+        compiler.explore(noisy, torch.randn(2), backend="eager")
+    assert len(calls) == 1, "the failing target must not be run a second time"
+
+
 def test_user_exception_inside_a_compiled_training_step_is_reported():
     def step():
         raise ValueError("boom in user code")
 
     with pytest.raises(
-        compiler.CompileError,
-        match=r"step raised ValueError under torch.compile: boom in user code",
+        compiler.InputError,
+        match=r"step raised ValueError: boom in user code\. The error comes from your code",
     ):
         compiler.explore(step, wrap=False)
 

@@ -1,0 +1,214 @@
+"""Inductor's panes: post-grad graphs, fused schedule, output code with kernels; compile time."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from compiler import Compile, OutputCode
+
+from ._panes import STAGE_LABELS, Links, graph_pane, pane, text_data
+from ._tokens import token_lines
+
+_POST_GRAD = ("before_post_grad_graph", "inductor_post_grad_graph")
+
+
+def output_code_keys(outputs: tuple[OutputCode, ...]) -> list[str]:
+    keys: list[str] = []
+    for oc in outputs:
+        base = oc.graph or "output"
+        key, n = base, 1
+        while key in keys:
+            n += 1
+            key = f"{base}#{n}"
+        keys.append(key)
+    return keys
+
+
+def kernel_of_post(oc: OutputCode, key: str) -> dict[str, list[str]]:
+    """Post-grad node name -> ids of the kernels it went into."""
+    out: dict[str, list[str]] = {}
+    known = {k.name for k in oc.kernels}
+    for post, names in oc.provenance.post_to_kernel.items():
+        for name in names:
+            if name in known:
+                out.setdefault(post, []).append(f"{key}/{name}")
+    for k in oc.kernels:
+        for post in (*k.post_grad_nodes, *k.source_nodes):
+            ids = out.setdefault(post, [])
+            if f"{key}/{k.name}" not in ids:
+                ids.append(f"{key}/{k.name}")
+    return out
+
+
+def output_panes(
+    key: str,
+    oc: OutputCode,
+    links: Links,
+    renderer: str,
+    dot_jobs: list[Any],
+    kernel_of_post: dict[str, list[str]],
+) -> list[dict[str, Any]]:
+    panes = []
+    for gid in (*_POST_GRAD, *sorted(set(oc.graphs) - set(_POST_GRAD))):
+        if gid in oc.graphs:
+            panes.append(
+                graph_pane(
+                    f"{key}/{gid}",
+                    gid,
+                    oc.graphs[gid],
+                    links,
+                    renderer,
+                    dot_jobs,
+                    kernel_of_post,
+                    suffix=key,
+                )
+            )
+    if oc.schedule is not None:
+        s = oc.schedule
+        blocks = [
+            {
+                "title": STAGE_LABELS[t],
+                "note": "" if text is not None else "not logged",
+                "text": text_data(text or "", "text"),
+            }
+            for t, text in (("ir_post_fusion", s.post_fusion), ("ir_pre_fusion", s.pre_fusion))
+        ]
+        fused = [
+            {
+                "name": f.name,
+                "kind": f.kind,
+                "members": list(f.members),
+                "buffers": list(f.buffers),
+                "extern_kernel": f.extern_kernel,
+            }
+            for f in s.fused
+        ]
+        panes.append(
+            pane(
+                f"{key}/ir_post_fusion",
+                "ir_post_fusion",
+                "schedule",
+                key,
+                blocks=blocks,
+                fused=fused,
+                errors=_oc_errors(oc, "schedule"),
+            )
+        )
+    if oc.text:
+        panes.append(_output_code_pane(key, oc, links))
+    elif oc.errors:
+        panes.append(
+            pane(
+                f"{key}/inductor_output_code",
+                "inductor_output_code",
+                "code",
+                key,
+                blocks=[],
+                errors=[asdict(e) for e in oc.errors],
+            )
+        )
+    return panes
+
+
+def _oc_errors(oc: OutputCode, *stages: str) -> list[dict[str, str]]:
+    return [asdict(e) for e in oc.errors if not stages or e.stage in stages]
+
+
+def _output_code_pane(key: str, oc: OutputCode, links: Links) -> dict[str, Any]:
+    post_graph = oc.graphs.get("inductor_post_grad_graph") or oc.graphs.get(
+        "before_post_grad_graph"
+    )
+    post_src = {}
+    if post_graph is not None:
+        post_src = {
+            n.name: n.source for n in post_graph.nodes if n.source is not None and not n.module
+        }
+    lines = oc.text.split("\n")
+    line_kernel: list[str | None] = [None] * len(lines)
+    tokens = token_lines(oc.text, "python")
+    kernels = []
+    for k in oc.kernels:
+        kid = f"{key}/{k.name}"
+        srcs = [links.add(loc) for loc in k.user_stack]
+        for name in (*k.post_grad_nodes, *k.source_nodes):
+            srcs.append(links.add(post_src.get(name)))
+        if k.first_line and k.last_line:
+            for ln in range(k.first_line, min(k.last_line, len(lines)) + 1):
+                line_kernel[ln - 1] = kid
+            body = range(k.first_line, k.last_line - 1)  # 0-based lines of the kernel source
+            if k.language in ("cpp", "triton") and len(body):
+                lang = "cpp" if k.language == "cpp" else "python"
+                sub = token_lines("\n".join(lines[body.start : body.stop]), lang)
+                tokens[body.start : body.stop] = sub
+        for ln in k.call_lines:
+            if 0 < ln <= len(lines):
+                line_kernel[ln - 1] = kid
+        kernels.append(
+            {
+                "id": kid,
+                "name": k.name,
+                "language": k.language,
+                "first_line": k.first_line,
+                "last_line": k.last_line,
+                "call_lines": list(k.call_lines),
+                "post_grad_nodes": list(k.post_grad_nodes),
+                "source_nodes": list(k.source_nodes),
+                "src": list(dict.fromkeys(s for s in srcs if s)),
+            }
+        )
+    text = {
+        "language": "python",
+        "lines": tokens,
+        "line_src": [None] * len(lines),
+        "line_kernel": line_kernel,
+    }
+    return pane(
+        f"{key}/inductor_output_code",
+        "inductor_output_code",
+        "output_code",
+        key,
+        text=text,
+        kernels=kernels,
+        path=oc.path,
+        errors=_oc_errors(oc),
+    )
+
+
+def metrics_pane(c: Compile) -> dict[str, Any]:
+    m = c.metrics
+    summary = []
+    for label, value in (
+        ("entire frame", m.entire_frame_seconds),
+        ("backend", m.backend_seconds),
+        ("Inductor", m.inductor_seconds),
+        ("code generation", m.code_gen_seconds),
+        ("backward (Inductor)", m.backward_seconds),
+    ):
+        if value is not None:
+            summary.append([label, f"{value:.3f} s"])
+    for label, count in (
+        ("FX graph cache hits", m.fx_cache_hits),
+        ("FX graph cache misses", m.fx_cache_misses),
+        ("AOT cache hits", m.aot_cache_hits),
+        ("AOT cache misses", m.aot_cache_misses),
+    ):
+        if count:
+            summary.append([label, str(count)])
+    if m.guard_count is not None:
+        summary.append(["guards", str(m.guard_count)])
+    if m.graph_op_count is not None:
+        summary.append(["graph ops", str(m.graph_op_count)])
+    if m.fail_type:
+        summary.append(["failure", f"{m.fail_type}: {m.fail_reason or ''}"])
+    if c.attempts > 1:
+        summary.append(["attempts", str(c.attempts)])
+    phases = [{"name": p.name, "seconds": p.seconds, "depth": p.depth} for p in m.phases]
+    return pane(
+        "compilation_metrics",
+        "compilation_metrics",
+        "metrics",
+        summary=summary,
+        phases=phases,
+        cache_events=list(m.cache_events),
+    )

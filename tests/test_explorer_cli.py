@@ -1,0 +1,62 @@
+"""`python -m explorer report`: one self-contained HTML file, from a shell."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+TRACE = Path(__file__).parent / "data" / "traces" / "graph_break_eager"
+
+
+def _run(args: list[str], env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_report_of_a_trace_writes_one_html_file(tmp_path, subprocess_env):
+    out = tmp_path / "pages" / "report.html"
+    proc = _run(["report", str(TRACE), "-o", str(out)], subprocess_env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(out)
+    assert proc.stderr.startswith(f"explorer: reading {TRACE} ...\n")
+    assert "explorer: rendering 4 compiles ..." in proc.stderr
+    html = out.read_text(encoding="utf-8")
+    assert html.lstrip().lower().startswith("<!doctype html")
+    assert "<script src=" not in html  # self-contained: nothing to fetch
+
+
+def test_report_of_a_script_records_what_it_compiles(tmp_path, subprocess_env):
+    script = tmp_path / "user_script.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import torch
+            f = torch.compile(lambda t: t.sin() * 2, backend="eager")
+            print("result", f(torch.ones(3)).sum().item())
+            """
+        )
+    )
+    out = tmp_path / "report.html"
+    proc = _run(["report", str(script), "-o", str(out)], subprocess_env)
+    assert proc.returncode == 0, proc.stderr
+    assert "result" in proc.stdout
+    assert "explorer: rendering 1 compile ..." in proc.stderr
+    assert out.stat().st_size > 0
+
+
+def test_report_of_a_missing_path_is_a_one_line_error_with_status_2(tmp_path, subprocess_env):
+    proc = _run(
+        ["report", str(tmp_path / "nothing"), "-o", str(tmp_path / "r.html")], subprocess_env
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("explorer: ")
+    assert len(proc.stderr.strip().splitlines()) == 2  # the progress line and the error
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "r.html").exists()

@@ -1,0 +1,208 @@
+"""The offline HTML export, opened from a file:// URL in headless Chromium with no server."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+import textwrap
+from pathlib import Path
+
+import programs
+import pytest
+import torch
+
+import compiler
+from explorer.export import to_html
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "tests" / "artifacts"
+RECORDING = ROOT / "tests" / "data" / "recordings" / "cuda_pointwise.json"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+EVIL = "<img src=x onerror=alert(1)>"
+
+
+def _line_key(fn, text: str) -> str:
+    lines, first = inspect.getsourcelines(fn)
+    offset = next(i for i, line in enumerate(lines) if text in line)
+    return f"{inspect.getsourcefile(fn)}:{first + offset}"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip(
+            f"{CHROMIUM} is missing: install Debian's chromium (scripts/setup.sh --browser)"
+        )
+    if importlib.util.find_spec("playwright") is None:
+        pytest.skip("playwright is not installed: pip install playwright")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """Open an HTML file; collects console errors, page errors and dialogs."""
+    pages = []
+
+    def _open(path: Path, **options):
+        page = browser.new_page(viewport={"width": 1400, "height": 820}, **options)
+        problems: list[str] = []
+        page.on(
+            "console",
+            lambda m: (
+                problems.append(f"console {m.type}: {m.text}")
+                if m.type in ("error", "warning")
+                else None
+            ),
+        )
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+        page.on(
+            "request",
+            lambda r: (
+                None
+                if r.url.startswith(("file:", "data:", "blob:"))
+                else problems.append(f"network request: {r.url}")
+            ),
+        )
+        page.goto(path.as_uri())
+        page.wait_for_function("window.__explorerFirstPaint !== undefined", timeout=10_000)
+        pages.append(page)
+        return page, problems
+
+    yield _open
+    for page in pages:
+        page.close()
+
+
+def test_exported_gpu_recording_shows_compiles_graph_and_kernel_and_links_them(open_page, tmp_path):
+    from playwright.sync_api import expect
+
+    exp = compiler.Exploration.from_json(RECORDING.read_text())
+    path = tmp_path / "cuda_pointwise.html"
+    page_text = to_html(exp, path)
+    assert path.read_text(encoding="utf-8") == page_text
+    page, problems = open_page(path)
+    expect(page.locator(".tce-compiles .tce-compile")).to_have_count(1)
+    expect(page.locator(".tce-compile .tce-cid")).to_have_text("0/0")
+    expect(page.locator(".tce-pane svg.tce-dot g.node").first).to_be_visible()
+    # click the source line of torch.sin: its Dynamo nodes light up in its colour
+    sin_line = _line_key(programs.pointwise, "torch.sin(x)")
+    page.locator(f'.tce-source .tce-row[data-src="{sin_line}"]').click()
+    lit = page.locator(".tce-pane svg.tce-dot g.node.hl")
+    expect(lit).to_have_count(2)  # sin and y = sin + 1
+    assert re.search(r"\bhl-\d\b", lit.first.get_attribute("class"))
+    # ... and in the output code, the Triton kernel it fused into
+    page.locator('.tce-tab[data-stage="inference/inductor_output_code"]').click()
+    chip = page.locator(".tce-kernels .tce-kernel")
+    expect(chip).to_have_text("triton_poi_fused_add_mul_relu_sin_0")
+    expect(chip).to_have_class(re.compile(r"\bhl\b"))
+    kernel_rows = page.locator(".tce-pane .tce-row.tce-in-kernel.hl")
+    assert kernel_rows.count() > 10
+    expect(page.locator(".tce-pane .tce-code").get_by_text("@triton.jit")).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "export_cuda_pointwise.png"))
+    # click a graph node: its details, its source line and its kernel
+    page.locator('.tce-tab[data-stage="dynamo_output_graph"]').click()
+    page.locator(".tce-pane svg.tce-dot g.node#n-1").click()
+    details = page.locator(".tce-details")
+    expect(details).to_contain_text("node sin")
+    expect(details).to_contain_text("torch.sin")
+    expect(details).to_contain_text("f32")
+    expect(
+        details.locator(".tce-link", has_text="triton_poi_fused_add_mul_relu_sin_0")
+    ).to_be_visible()
+    expect(page.locator(f'.tce-source .tce-row[data-src="{sin_line}"]')).to_have_class(
+        re.compile(r"\bhl\b")
+    )
+    page.emulate_media(color_scheme="dark")
+    page.screenshot(path=str(ARTIFACTS / "export_cuda_pointwise_dark.png"))
+    assert problems == []
+
+
+def test_builtin_renderer_and_graph_break_tree_in_the_exported_page(open_page, tmp_path):
+    from playwright.sync_api import expect
+
+    exp = compiler.explore(programs.data_dependent, torch.ones(4), backend="aot_eager")
+    path = tmp_path / "graph_break.html"
+    to_html(exp, path, graph_renderer="builtin")
+    page, problems = open_page(path)
+    # the resume function sits under the compile whose graph break made it
+    expect(page.locator(".tce-tree .tce-tree .tce-compile")).to_have_count(1)
+    expect(page.locator(".tce-badge-graph_break")).to_have_count(1)
+    units = page.locator(".tce-pane svg.tce-gsvg g.tce-gunit")
+    expect(units.first).to_be_visible()
+    if_line = _line_key(programs.data_dependent, "if x.sum() > 0")
+    page.locator(f'.tce-source .tce-row[data-src="{if_line}"]').click()
+    expect(page.locator(".tce-pane svg.tce-gsvg g.tce-gunit.hl")).to_have_count(2)  # sum, gt
+    page.locator('.tce-tab[data-stage="dynamo_graph_break_reason"]').click()
+    expect(page.locator(".tce-card.hl")).to_contain_text("Data-dependent branching")
+    page.locator('.tce-tab[data-stage="bytecode"]').click()
+    assert page.locator(".tce-pane .tce-row.hl").count() > 3
+    # the search box finds nodes by name
+    page.locator('.tce-tab[data-stage="dynamo_output_graph"]').click()
+    page.locator("input.tce-search").fill("sum")
+    expect(page.locator(".tce-count")).to_have_text("1 match")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "export_graph_break_builtin.png"))
+    assert problems == []
+
+
+def test_markup_in_user_code_is_shown_as_text_and_never_runs(open_page, tmp_path):
+    from playwright.sync_api import expect
+
+    source = textwrap.dedent(f"""
+        import torch
+
+
+        def evil(x):  # {EVIL}
+            return torch.sin(x) + 1  # </script>{EVIL}
+    """)
+    module_path = tmp_path / "evil_export.py"
+    module_path.write_text(source)
+    spec = importlib.util.spec_from_file_location("evil_export", module_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    exp = compiler.explore(module.evil, torch.randn(4), backend="aot_eager")
+    path = tmp_path / "evil.html"
+    to_html(exp, path)
+    page, problems = open_page(path)
+    expect(page.locator(".tce-source")).to_contain_text(f"# </script>{EVIL}")
+    assert page.locator("img").count() == 0
+    assert problems == []
+
+
+def test_export_button_in_the_standalone_page_downloads_the_page(open_page, tmp_path):
+    exp = compiler.explore(programs.pointwise, torch.randn(4, 4), backend="eager")
+    path = tmp_path / "pointwise.html"
+    to_html(exp, path)
+    page, problems = open_page(path, accept_downloads=True)
+    with page.expect_download() as info:
+        page.locator(".tce-export").click()
+    download = info.value
+    assert download.suggested_filename == "torch-compile-explorer-pointwise.html"
+    saved = Path(download.path()).read_text(encoding="utf-8")
+    assert saved.startswith("<!DOCTYPE html>") and 'id="tce-view"' in saved
+    assert problems == []
+
+
+def test_to_html_writes_nothing_without_a_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    exp = compiler.explore(torch.sin, torch.randn(4), backend="eager")
+    page = to_html(exp, title="a <b>title</b>")
+    assert list(tmp_path.iterdir()) == []
+    assert "<title>a &lt;b&gt;title&lt;/b&gt;</title>" in page
+    assert "http://" not in page.split("<script", 1)[0] and "https://cdn" not in page
