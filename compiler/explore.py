@@ -25,6 +25,7 @@ def explore(
     reset: bool = True,
     decompile: bool = True,
     triton_stages: bool | None = None,
+    measure: bool = False,
     **kwargs: Any,
 ) -> Exploration:
     """Run ``target`` under torch.compile and return every stage it went through.
@@ -45,6 +46,10 @@ def explore(
         decompile: decompile Dynamo's transformed bytecode (best effort).
         triton_stages: keep each Triton kernel's TTIR/TTGIR/LLVM IR/PTX/SASS (default:
             when CUDA is available).
+        measure: on CUDA, run the compiled target again (3 warm-up calls, then 20
+            profiled ones) and record each Triton kernel's median device time, the
+            bytes it moves and the bandwidth it achieved against the device's
+            measured copy bandwidth. Off by default: it re-runs the target.
         **kwargs: keyword arguments for ``target``.
 
     Returns:
@@ -107,7 +112,40 @@ def explore(
         raise _classify(
             rec_failure, target, example_inputs, kwargs, opts, exploration
         ) from rec_failure
+    if measure:
+        exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
     return exploration
+
+
+def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
+    import torch
+
+    from .kernel_timing import copy_peak_gbps, measure, timing
+    from .model import StageError
+
+    if not torch.cuda.is_available():
+        note = StageError(stage="timing", message="per-kernel timing needs a CUDA device.")
+        return dataclasses.replace(exploration, errors=(*exploration.errors, note))
+    names = {k.name for c in exploration.compiles for k in c.kernels() if k.language == "triton"}
+    durations = measure(run, names)
+    peak = copy_peak_gbps()
+    compiles = []
+    for c in exploration.compiles:
+        outputs = tuple(
+            dataclasses.replace(
+                out,
+                kernels=tuple(
+                    dataclasses.replace(k, timing=timing(k, out, durations[k.name], peak))
+                    if durations.get(k.name)
+                    else k
+                    for k in out.kernels
+                ),
+            )
+            for out in c.output_code
+        )
+        compiles.append(dataclasses.replace(c, output_code=outputs))
+    environment = dataclasses.replace(exploration.environment, peak_copy_gbps=peak)
+    return dataclasses.replace(exploration, compiles=tuple(compiles), environment=environment)
 
 
 def _check_options(

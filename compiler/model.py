@@ -14,7 +14,7 @@ from typing import Any
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
-SCHEMA_VERSION = (1, 1)
+SCHEMA_VERSION = (1, 2)
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
@@ -241,6 +241,26 @@ class TritonVariant:
 
 
 @dataclass(**_FROZEN)
+class KernelTiming:
+    """A kernel's measured device time (warm, GPU-synchronized by the profiler) and the
+    bandwidth it achieved against the device's measured copy bandwidth.
+
+    ``bytes`` is estimated from the shapes and dtypes of the buffers the wrapper
+    passes to the kernel (each read or written once, ``in_out_ptr`` both); None where a
+    shape is symbolic. ``peak_gbps`` is a measured device-to-device copy, not the
+    datasheet figure; a kernel whose inputs are still in L2 from the kernel before it,
+    or a streaming kernel more efficient than ``copy_``, can come out above it.
+    """
+
+    calls: int
+    median_us: float
+    min_us: float
+    bytes: int | None = None
+    achieved_gbps: float | None = None
+    peak_gbps: float | None = None
+
+
+@dataclass(**_FROZEN)
 class Kernel:
     """One kernel of Inductor's output code.
 
@@ -266,6 +286,7 @@ class Kernel:
     source_nodes: tuple[str, ...] = ()
     info: dict[str, str] = field(default_factory=dict)
     variants: tuple[TritonVariant, ...] = ()
+    timing: KernelTiming | None = None
 
 
 @dataclass(**_FROZEN)
@@ -411,6 +432,7 @@ class Environment:
     python: str = ""
     platform: str = ""
     device: str = ""
+    peak_copy_gbps: float | None = None
 
 
 @dataclass(**_FROZEN)

@@ -9,6 +9,17 @@ import compiler
 RECORDINGS = Path(__file__).parent / "data" / "recordings"
 
 
+def test_timed_recording_carries_per_kernel_time_bytes_and_bandwidth():
+    exp = compiler.Exploration.from_json((RECORDINGS / "cuda_mlp_block_timed.json").read_text())
+    peak = exp.environment.peak_copy_gbps
+    assert peak and peak > 1000
+    timed = [k for k in exp.compiles[0].kernels() if k.timing is not None]
+    assert {k.language for k in timed} == {"triton"} and len(timed) >= 2
+    for k in timed:
+        assert k.timing.bytes and k.timing.achieved_gbps and k.timing.median_us > 0
+        assert k.timing.peak_gbps == peak
+
+
 def test_cuda_recording_loads_on_cpu_with_its_triton_kernel_linked():
     exp = compiler.Exploration.from_json((RECORDINGS / "cuda_pointwise.json").read_text())
     assert exp.unknown_keys == ()

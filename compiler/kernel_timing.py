@@ -1,0 +1,153 @@
+"""Per-kernel device time on CUDA, and the bandwidth each kernel achieved.
+
+Timing re-runs the compiled program, so it is opt-in (``explore(..., measure=True)``).
+The profiler gives each kernel launch's device duration; the device's peak is
+measured here too, as the bandwidth of a large device-to-device copy.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from .model import Kernel, KernelTiming, OutputCode
+
+_SIGNATURE = re.compile(r"'signature': \{(?P<body>[^}]*)\}")
+_PARAM = re.compile(r"'(?P<name>\w+)': '(?P<type>[^']+)'")
+_EMPTY = re.compile(r"(?P<name>\w+) = empty_strided_\w+\(\((?P<shape>[^)]*)\)")
+_ASSERT = re.compile(r"assert_size_stride\((?P<name>\w+), \((?P<shape>[^)]*)\)")
+# "buf3 = buf0; del buf0  # reuse": Inductor hands a dead buffer to a new name
+_REUSE = re.compile(r"(?P<name>\w+) = (?P<source>\w+); del (?P=source)\s+# reuse")
+_REINTERPRET = re.compile(r"reinterpret_tensor\(\w+, \((?P<shape>[^)]*)\)")
+_ITEMSIZE = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "fp16": 2,
+             "bf16": 2, "i16": 2, "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1,
+             "fp8e5": 1}  # fmt: skip
+
+
+def kernel_bytes(out: OutputCode, kernel: Kernel) -> int | None:
+    """Bytes the kernel reads and writes, if every pointer argument's shape is known.
+
+    The kernel's ``signature`` gives each pointer's dtype; the wrapper's call gives the
+    buffers, whose shapes come from ``empty_strided_*``/``assert_size_stride`` lines.
+    """
+    sig = _SIGNATURE.search(kernel.source)
+    if sig is None or not kernel.call_lines:
+        return None
+    params = [(m["name"], m["type"]) for m in _PARAM.finditer(sig["body"])]
+    params = [p for p in params if p[1] != "constexpr"]
+    lines = out.text.split("\n")
+    shapes = {m["name"]: m["shape"] for m in _EMPTY.finditer(out.text)}
+    shapes.update({m["name"]: m["shape"] for m in _ASSERT.finditer(out.text)})
+    for reuse in _REUSE.finditer(out.text):
+        if reuse["source"] in shapes:
+            shapes.setdefault(reuse["name"], shapes[reuse["source"]])
+    call = lines[kernel.call_lines[0] - 1]
+    args = _call_args(call, kernel.name)
+    total = 0
+    for (pname, ptype), arg in zip(params, args, strict=False):
+        if not ptype.startswith("*"):
+            continue
+        view = _REINTERPRET.match(arg)
+        shape = view["shape"] if view else shapes.get(arg)
+        numel = _numel(shape)
+        size = _ITEMSIZE.get(ptype[1:])
+        if numel is None or size is None:
+            return None
+        # an in_out_ptr is read and written
+        total += numel * size * (2 if pname.startswith("in_out_ptr") else 1)
+    return total
+
+
+def _call_args(line: str, name: str) -> list[str]:
+    start = line.find(f"{name}.run(")
+    if start < 0:
+        start = line.find(f"{name}(")
+        if start < 0:
+            return []
+    text = line[line.index("(", start) + 1 :]
+    args, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            if depth == 0:
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        args.append(current.strip())
+    return [a for a in args if "=" not in a.split("(")[0]]
+
+
+def _numel(shape: str | None) -> int | None:
+    if shape is None:
+        return None
+    numel = 1
+    for dim in (d.strip() for d in shape.split(",")):
+        if not dim:
+            continue
+        if not dim.isdigit():
+            return None
+        numel *= int(dim)
+    return numel
+
+
+def measure(run: Callable[[], Any], names: set[str], *, warmup: int = 3, repeats: int = 20
+            ) -> dict[str, list[float]]:  # fmt: skip
+    """Device durations (microseconds) of each named kernel over ``repeats`` calls."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(warmup):
+        run()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(repeats):
+            run()
+        torch.cuda.synchronize()
+    durations: dict[str, list[float]] = {}
+    for event in prof.events():
+        if event.name in names and str(event.device_type).endswith("CUDA"):
+            durations.setdefault(event.name, []).append(float(event.time_range.elapsed_us()))
+    return durations
+
+
+def copy_peak_gbps(nbytes: int = 1 << 30, repeats: int = 10) -> float:
+    """Bandwidth of a large device-to-device copy (read + write), in GB/s."""
+    import torch
+
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+        end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+        start.record()
+        dst.copy_(src)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return float(2 * nbytes / statistics.median(times) / 1e9)
+
+
+def timing(kernel: Kernel, out: OutputCode, durations: list[float], peak: float | None
+           ) -> KernelTiming:  # fmt: skip
+    """A KernelTiming from the durations measured for ``kernel``."""
+    median = statistics.median(durations)
+    nbytes = kernel_bytes(out, kernel)
+    gbps = nbytes / (median * 1e-6) / 1e9 if nbytes and median > 0 else None
+    return KernelTiming(
+        calls=len(durations),
+        median_us=median,
+        min_us=min(durations),
+        bytes=nbytes,
+        achieved_gbps=gbps,
+        peak_gbps=peak,
+    )
