@@ -155,6 +155,20 @@ def interned_strings() -> dict[int, str]:
     return {index: name for name, index in INTERN_TABLE.items()}
 
 
+def counters_snapshot() -> dict[str, int]:
+    """Dynamo's and Inductor's event counters, flattened to ``group.name``
+    (``torch._dynamo.utils.counters``, torch 2.11/2.13): graph breaks, unique graphs,
+    cudagraph partitions and skips, cache hits, ..."""
+    from torch._dynamo.utils import counters
+
+    return {
+        f"{group}.{name}": int(value)
+        for group, values in counters.items()
+        for name, value in values.items()
+        if isinstance(value, int)
+    }
+
+
 def torch_version() -> str:
     """``torch.__version__`` as a string."""
     return str(torch.__version__)

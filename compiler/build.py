@@ -310,6 +310,7 @@ def _finish(state: _CompileState, source: str) -> Compile:
         graph_op_count=m.get("graph_op_count"),
         fail_type=fail_type,
         fail_reason=m.get("fail_reason"),
+        cudagraph_skip_reason=m.get("cudagraph_skip_reason"),
     )
     guards = (
         parse_guards(state.guards_text, tuple(state.symbolic_guards)) if state.guards_text else None

@@ -95,6 +95,8 @@ class Recording:
     device: str = ""
     target: str = ""
     options: Options | None = None
+    counters_before: dict[str, int] = field(default_factory=dict)
+    counters_after: dict[str, int] = field(default_factory=dict)
     triton_variants: dict[str, tuple[TritonVariant, ...]] = field(default_factory=dict)
 
     def bytecode_hook(self, original: CodeType, transformed: CodeType) -> None:
@@ -135,6 +137,11 @@ class Recording:
             compiles=tuple(result.compiles),
             errors=tuple(self.errors),
             notes=tuple(notes),
+            counters={
+                k: v - self.counters_before.get(k, 0)
+                for k, v in self.counters_after.items()
+                if v != self.counters_before.get(k, 0)
+            },
         )
 
 
@@ -264,7 +271,11 @@ def recording(
                 lg.setLevel(logging.DEBUG)
                 lg.addHandler(handler)
             hook = _compat.register_bytecode_hook(rec.bytecode_hook)
-            yield rec
+            rec.counters_before = _compat.counters_snapshot()
+            try:
+                yield rec
+            finally:
+                rec.counters_after = _compat.counters_snapshot()
     finally:
         if triton_dir is not None:
             if saved_triton_env is None:

@@ -380,6 +380,7 @@ class CompileMetrics:
     graph_op_count: int | None = None
     fail_type: str | None = None
     fail_reason: str | None = None
+    cudagraph_skip_reason: str | None = None
 
 
 @dataclass(**_FROZEN)
@@ -453,7 +454,9 @@ class Exploration:
     """One capture: every compile a program triggered, each stage as data.
 
     Build one with ``compiler.explore`` or ``compiler.load_trace``; round-trip it
-    with ``to_json``/``from_json``.
+    with ``to_json``/``from_json``. ``counters`` holds how much Dynamo's and
+    Inductor's event counters grew during a live capture (``inductor.cudagraph_skips``,
+    ``inductor.cudagraph_partitions``, ``stats.unique_graphs``, ...).
 
     Example:
         >>> import torch, compiler
@@ -469,6 +472,7 @@ class Exploration:
     compiles: tuple[Compile, ...] = ()
     errors: tuple[StageError, ...] = ()
     notes: tuple[str, ...] = ()
+    counters: dict[str, int] = field(default_factory=dict)
     unknown_keys: tuple[str, ...] = ()
 
     def compile(self, compile_id: str | CompileId, rank: int | None = None) -> Compile:

@@ -197,6 +197,14 @@ def test_recording_captures_compiles_of_arbitrary_code():
     assert len(exp.compiles) == 1 and "dynamo_output_graph" in exp.compiles[0].graphs
 
 
+def test_counters_record_what_the_capture_triggered():
+    exp = compiler.explore(programs.with_print, torch.randn(3), backend="eager")
+    assert exp.counters["stats.unique_graphs"] == 2
+    assert exp.counters["frames.ok"] == 2
+    breaks = [k for k in exp.counters if k.startswith("graph_break.")]
+    assert len(breaks) == 1 and "print" in breaks[0]
+
+
 def test_keep_caches_is_recorded_with_a_note():
     exp = compiler.explore(programs.pointwise, torch.randn(3), backend="eager", keep_caches=True)
     assert exp.options is not None and exp.options.keep_caches

@@ -71,6 +71,13 @@ def test_is_compiled_and_error_predicates():
     assert issubclass(BackendCompilerFailed, Exception)
 
 
+def test_counters_snapshot_counts_graph_breaks():
+    before = _compat.counters_snapshot()
+    torch.compile(lambda x: print("hi") or x + 1, backend="eager")(torch.randn(2))
+    after = _compat.counters_snapshot()
+    assert after.get("stats.unique_graphs", 0) > before.get("stats.unique_graphs", 0)
+
+
 def test_config_snapshots_and_version():
     assert "fx_graph_cache" in _compat.inductor_config_snapshot()
     assert "enable_autograd_cache" in _compat.functorch_config_snapshot()
