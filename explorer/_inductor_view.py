@@ -7,6 +7,7 @@ from typing import Any
 
 from compiler import Compile, OutputCode
 
+from ._lowered_view import lowering_panes
 from ._panes import STAGE_LABELS, Links, graph_pane, pane, text_data
 from ._tokens import token_lines
 
@@ -97,6 +98,7 @@ def output_panes(
         )
     if oc.text:
         panes.append(_output_code_pane(key, oc, links))
+        panes.extend(lowering_panes(key, oc.kernels))
     elif oc.errors:
         panes.append(
             pane(

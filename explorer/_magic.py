@@ -137,7 +137,7 @@ class CompileMagics(Magics):
 
         ns = self.shell.user_ns
         fn, params, bound, has_value = snippet_function(
-            tree, filename, f"cell_{self.shell.execution_count}", ns
+            tree, filename, f"cell_{self._cell_number()}", ns
         )
         ns.pop(OUT_SLOT, None)
         try:
@@ -265,9 +265,15 @@ class CompileMagics(Magics):
             raise UsageError(msg)
         return value
 
+    def _cell_number(self) -> int:
+        """The number the front-end shows for the running cell (``In [3]``): IPython has
+        already advanced ``execution_count`` to the next cell while this one runs."""
+        count = int(self.shell.execution_count or 1)
+        return count - 1 if count > 1 else count
+
     def _parse(self, cell: str) -> tuple[ast.Module | None, str]:
         """The cell's AST (IPython syntax such as ``%time`` translated) and its file name."""
-        filename = _register_source(cell, self.shell.execution_count)
+        filename = _register_source(cell, self._cell_number())
         try:
             return ast.parse(cell, filename), filename
         except SyntaxError:

@@ -33,6 +33,13 @@ STAGE_LABELS = {
     "ir_pre_fusion": "Schedule before fusion",
     "ir_post_fusion": "Fused schedule",
     "inductor_output_code": "Output code",
+    "triton_lowering": "Triton lowering",
+    "triton_source": "Triton source",
+    "ttir": "TTIR",
+    "ttgir": "TTGIR",
+    "llir": "LLVM IR",
+    "ptx": "PTX",
+    "sass": "SASS",
     "compilation_metrics": "Compile time",
     "provenance": "Provenance",
     "source": "Source",
@@ -58,6 +65,7 @@ _GROUP = {
     "inductor_post_grad_graph": "group_inductor",
     "ir_post_fusion": "group_inductor",
     "inductor_output_code": "group_inductor",
+    "triton_lowering": "group_inductor",
 }
 
 

@@ -14,7 +14,7 @@ import re
 from functools import cache
 
 from pygments.lexer import Lexer
-from pygments.lexers import CppLexer, PythonLexer, TextLexer
+from pygments.lexers import CppLexer, LlvmLexer, PtxLexer, PythonLexer, TextLexer
 from pygments.token import STANDARD_TYPES, _TokenType
 
 Token = list[str]  # [tokenclass, text]
@@ -22,7 +22,16 @@ Line = list[Token]
 
 # Which lexer each kind of text gets: graphs, wrapper code and Triton are Python; C++
 # kernels are C++; dis output, guard trees and Inductor IR are shown as plain text.
-LEXERS = {"python": PythonLexer, "cpp": CppLexer, "triton": PythonLexer, "text": TextLexer}
+# Triton's lower stages: LLVM IR and PTX have pygments lexers; MLIR (TTIR, TTGIR) and
+# SASS have none and go through the small regex tokenizers below.
+LEXERS = {
+    "python": PythonLexer,
+    "cpp": CppLexer,
+    "triton": PythonLexer,
+    "text": TextLexer,
+    "llvm": LlvmLexer,
+    "ptx": PtxLexer,
+}
 
 
 @cache
@@ -66,6 +75,44 @@ def _fast_python(text: str) -> list[tuple[str, str]]:
     return out
 
 
+_MLIR = re.compile(
+    r"(?P<c1>//[^\n]*)"
+    r"|(?P<s>\"(?:[^\"\\\n]|\\.)*\")"
+    r"|(?P<nv>%[\w.$-]+)"
+    r"|(?P<nd>#[\w.$-]+)"
+    r"|(?P<nf>@[\w.$-]+)"
+    r"|(?P<kt>![\w.$-]+|\b(?:tensor|memref|vector|ptr|[iuf]\d+|bf16|index)\b)"
+    r"|(?P<m>\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\b)"
+    r"|(?P<nb>\b[a-z_]+\.[\w.]+\b)"
+    r"|(?P<k>\b(?:loc|module|attributes|public|private|dense|unknown|callsite|at|fused)\b)"
+    r"|(?P<n>[A-Za-z_][\w$]*)"
+    r"|(?P<o>->|[-+*/=<>:])"
+    r"|(?P<w>\s+)"
+    r"|(?P<x>.)",
+    re.DOTALL,
+)
+_SASS = re.compile(
+    r"(?P<c1>/\*.*?\*/|//[^\n]*)"
+    r"|(?P<s>\"(?:[^\"\\\n]|\\.)*\")"
+    r"|(?P<nv>\b(?:U?R\d+|U?P\d+|U?RZ|U?PT|SR_[\w.]+)\b)"
+    r"|(?P<m>\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\b)"
+    r"|(?P<k>\b[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*\b)"
+    r"|(?P<nd>\.[\w]+)"
+    r"|(?P<n>[A-Za-z_][\w$]*)"
+    r"|(?P<w>\s+)"
+    r"|(?P<x>.)",
+    re.DOTALL,
+)
+_REGEX_LEXERS = {"mlir": _MLIR, "sass": _SASS}
+
+
+def _regex_tokens(text: str, pattern: re.Pattern[str]) -> list[tuple[str, str]]:
+    return [
+        ("" if m.lastgroup in ("w", "x", "n") else m.lastgroup or "", m.group())
+        for m in pattern.finditer(text)
+    ]
+
+
 def _short(ttype: _TokenType) -> str:
     while ttype not in STANDARD_TYPES:
         ttype = ttype.parent
@@ -77,7 +124,8 @@ def token_lines(text: str, language: str = "text") -> list[Line]:
 
     Args:
         text: the text exactly as torch emitted it.
-        language: ``python``, ``cpp``, ``triton`` or ``text``.
+        language: ``python``, ``cpp``, ``triton``, ``text``, ``llvm``, ``ptx``,
+            ``mlir`` or ``sass``.
 
     Returns:
         One list of ``[class, text]`` pairs per line; adjacent tokens of one class
@@ -91,7 +139,9 @@ def token_lines(text: str, language: str = "text") -> list[Line]:
     if language == "text" or not text:
         return [[["", line]] if line else [] for line in originals]
     lines: list[Line] = [[]]
-    if language == "python" and text.count("\n") > FAST_LINES:
+    if language in _REGEX_LEXERS:
+        tokens = _regex_tokens(text, _REGEX_LEXERS[language])
+    elif language == "python" and text.count("\n") > FAST_LINES:
         tokens = _fast_python(text)
     else:
         tokens = [(_short(t), v) for t, v in _lexer(language).get_tokens(text)]

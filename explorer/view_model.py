@@ -48,6 +48,14 @@ table), ``label``, ``group`` and ``group_label`` (Dynamo, AOTAutograd, ...),
 - ``recompile_reasons``: ``items: [{previous, reason, text}]``.
 - ``metrics``: ``summary: [[label, value]]``, ``phases: [{name, seconds, depth}]``,
   ``cache_events: [str]``.
+- ``triton_lowering`` (id ``<output code key>/<kernel name>/lowered``, one per Triton
+  kernel with compiled variants, right after its output code): ``kernel`` (kernel id),
+  ``kernel_name``, ``source: Text`` (``Kernel.source``), ``def_line``, ``info: [[label,
+  value]]`` (autotuning), ``default_variant`` (index of the chosen one) and ``variants:
+  [{hash, cache_key, config, chosen, target, triton_version, shared_memory, module_file,
+  line_offset, stages: [{stage, label, text: Text, source_line: [int | None], error,
+  note}]}]``; ``source_line`` is the 1-based ``Kernel.source`` line per stage line
+  (see ``explorer/_lowered_view.py`` for how, and for the module-file line offset).
 
 Kernel ids are ``<output code key>/<kernel name>`` (``forward/cpp_fused_add_0``).
 """

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # --browser: the explorer is tested in a real Chromium (installed where we run as root).
-bash scripts/setup.sh --browser test
+bash scripts/setup.sh --browser test lab
 
 PY=.venv/bin/python
 "$PY" -c 'import sys, torch; print(f"test.sh: torch {torch.__version__} (CUDA available: {torch.cuda.is_available()}), python {sys.version.split()[0]}")'

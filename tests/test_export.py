@@ -133,6 +133,50 @@ def test_exported_gpu_recording_shows_compiles_graph_and_kernel_and_links_them(o
     assert problems == []
 
 
+def test_lowering_pane_links_kernel_source_lines_to_ttir_and_ptx_lines(open_page, tmp_path):
+    from playwright.sync_api import expect
+
+    exp = compiler.Exploration.from_json(RECORDING.read_text())
+    path = tmp_path / "cuda_pointwise.html"
+    to_html(exp, path)
+    page, problems = open_page(path)
+    kernel = "triton_poi_fused_add_mul_relu_sin_0"
+    page.locator(f'.tce-tab[data-stage="inference/{kernel}/lowered"]').click()
+    expect(page.locator(".tce-pane-title")).to_contain_text(f"Triton lowering · {kernel}")
+    # the chosen variant is shown first, with the TTIR tab open
+    expect(page.locator(".tce-variant.tce-current")).to_contain_text("XBLOCK=256")
+    expect(page.locator(".tce-variant.tce-current .tce-chosen")).to_have_text("chosen")
+    expect(page.locator('.tce-lstage[data-lstage="ttir"]')).to_have_class(re.compile("tce-current"))
+    # click the kernel-source line of tl.load: its TTIR lines light up in its colour
+    load_row = page.locator(".tce-lowering-source .tce-row", has_text="tl.load(")
+    load_row.click()
+    expect(load_row).to_have_class(re.compile(r"\bhl\b"))
+    colour = re.search(r"\bhl-\d\b", load_row.get_attribute("class")).group()
+    ttir_lit = page.locator(".tce-lowering-stage .tce-row.hl")
+    expect(ttir_lit.filter(has_text="tt.load")).to_have_count(1)
+    expect(ttir_lit.filter(has_text="tt.load")).to_be_in_viewport()
+    assert colour in ttir_lit.first.get_attribute("class")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "lowered_view.png"))
+    # the same line in PTX: the load instruction after its .loc
+    page.locator('.tce-lstage[data-lstage="ptx"]').click()
+    ptx_lit = page.locator(".tce-lowering-stage .tce-row.hl")
+    expect(ptx_lit.filter(has_text="ld.global.v2.b32")).to_have_count(1)
+    expect(page.locator(".tce-lowering-tabs .tce-count")).to_contain_text("PTX line")
+    page.screenshot(path=str(ARTIFACTS / "lowered_view_ptx.png"))
+    # clicking a lowered line selects its source line: tl.store
+    page.locator(".tce-lowering-stage .tce-row", has_text="st.global.v2.b32").click()
+    expect(page.locator(".tce-lowering-source .tce-row.hl")).to_contain_text("tl.store(")
+    # SASS says it has no line information
+    page.locator('.tce-lstage[data-lstage="sass"]').click()
+    expect(page.locator(".tce-lowering-stage .tce-note")).to_contain_text("no line information")
+    expect(page.locator(".tce-lowering-stage .tce-row.hl")).to_have_count(0)
+    # the other variant keeps the stage and the source line
+    page.locator('.tce-variant[data-variant="0"]').click()
+    expect(page.locator('.tce-lstage[data-lstage="sass"]')).to_have_class(re.compile("tce-current"))
+    assert problems == []
+
+
 def test_builtin_renderer_and_graph_break_tree_in_the_exported_page(open_page, tmp_path):
     from playwright.sync_api import expect
 

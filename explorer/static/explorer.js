@@ -590,6 +590,8 @@ class App {
     this.expandedGroups = new Map();
     /** @type {Map<string, string>} graph pane -> "graph" | "text" */
     this.graphMode = new Map();
+    /** @type {Map<string, {variant: number, stage: string, line: number|null}>} lowering pane state */
+    this.lowered = new Map();
     /** @type {PaneHandle[]} */
     this.handles = [];
 
@@ -992,6 +994,7 @@ class App {
     }));
     const lines = k.first_line ? `lines ${k.first_line}–${k.last_line}` : "";
     const calls = k.call_lines.length ? `called at line ${k.call_lines.join(", ")}` : "";
+    const lowering = this.compile.panes.find((p) => p.kind === "triton_lowering" && p.kernel === k.id);
     return h("div", { cls: "tce-detail" }, [
       h("div", { cls: "tce-detail-title", text: `kernel ${k.name}` }),
       detailTable([["language", k.language], ["in output code", [lines, calls].filter(Boolean).join(", ")],
@@ -999,7 +1002,10 @@ class App {
       srcs.length ? h("div", { cls: "tce-detail-row" }, [h("span", { cls: "tce-key", text: "source lines" }), ...srcs]) : null,
       h("div", { cls: "tce-detail-row" }, [h("button", {
         cls: "tce-button", text: "Show code", on: { click: () => this.showKernel(k.id) },
-      })]),
+      }), lowering ? h("button", {
+        cls: "tce-button", text: "Show Triton lowering", attrs: { "data-lowering": lowering.id },
+        on: { click: () => this.select({ stage: lowering.id, kernel: k.id }) },
+      }) : null]),
     ]);
   }
 
@@ -1387,6 +1393,175 @@ function renderUnknown(el, pane) {
   return { update: () => {} };
 }
 
+/**
+ * Triton's lowering of one kernel: the kernel source (left) beside one stage of one
+ * compiled variant (right). Lines are linked by the kernel-source line each lowered
+ * line came from (`source_line`); the chosen line, stage and variant are pane state
+ * kept in `app.lowered`, like `app.graphMode`, so the shared selection is unchanged.
+ * @type {Renderer}
+ */
+function renderTritonLowering(el, pane, app) {
+  const key = `${app.sel.compile}|${pane.id}`;
+  /** @type {{variant: number, stage: string, line: number|null}} */
+  const state = app.lowered.get(key) || { variant: pane.default_variant, stage: "ttir", line: null };
+  app.lowered.set(key, state);
+  if (!pane.variants[state.variant]) state.variant = 0;
+  const variants = /** @type {any[]} */ (pane.variants);
+  /** @param {number} n */
+  const mark = (n) => ` tce-linked tce-mark-${n % PALETTE}`;
+  /** @param {number} n */
+  const hl = (n) => ` hl hl-${n % PALETTE}`;
+
+  const variantBar = h("div", { cls: "tce-toolbar tce-variants" }, [h("span", { cls: "tce-key", text: "variant" })]);
+  const info = h("div", { cls: "tce-lowering-info" });
+  const sourceCol = h("div", { cls: "tce-lowering-col tce-lowering-source" });
+  const stageCol = h("div", { cls: "tce-lowering-col tce-lowering-stage" });
+  el.append(variantBar, info, h("div", { cls: "tce-lowering-body" }, [sourceCol, stageCol]));
+
+  /** @type {Set<number>} kernel-source lines the current stage links to */
+  let linked = new Set();
+  /** @type {CodeView|null} */
+  let stageView = null;
+  /** @type {any} */
+  let stage = null;
+  const status = h("span", { cls: "tce-count" });
+
+  const sourceView = new CodeView(pane.source, {
+    lineClass: (i) => {
+      const n = i + 1;
+      return (linked.has(n) ? mark(n) : "") + (n === state.line ? hl(n) : "");
+    },
+    onLine: (i) => {
+      const n = i + 1;
+      if (!linked.has(n) && n !== state.line) return;
+      state.line = state.line === n ? null : n;
+      refresh();
+      revealLowered();
+    },
+  });
+  sourceCol.append(
+    h("div", { cls: "tce-lowering-head" }, [
+      h("span", { cls: "tce-block-title", text: `${app.view.labels.triton_source || "Triton source"} · ${pane.kernel_name}` }),
+      h("button", {
+        cls: "tce-link", text: "in output code", title: "show this kernel in the output code",
+        on: { click: () => app.showKernel(pane.kernel) },
+      }),
+    ]),
+    sourceView.el,
+  );
+
+  function renderVariants() {
+    variantBar.replaceChildren(h("span", { cls: "tce-key", text: "variant" }));
+    variants.forEach((v, i) => {
+      const config = Object.entries(v.config).map(([k, x]) => `${k}=${x}`).join(" · ");
+      variantBar.append(h("button", {
+        cls: "tce-button tce-variant" + (i === state.variant ? " tce-current" : ""),
+        title: `hash ${v.hash}${v.cache_key ? `\nTriton cache folder ${v.cache_key}` : ""}`,
+        attrs: { "data-variant": String(i), "aria-pressed": String(i === state.variant) },
+        on: { click: () => { state.variant = i; renderVariants(); renderInfo(); renderStage(); } },
+      }, [config || `variant ${i + 1}`, v.chosen ? h("span", { cls: "tce-chosen", text: "chosen" }) : null]));
+    });
+  }
+
+  function renderInfo() {
+    const v = variants[state.variant];
+    /** @type {[string, string][]} */
+    const facts = [];
+    if (v.target) facts.push(["target", v.target]);
+    if (v.triton_version) facts.push(["Triton", v.triton_version]);
+    facts.push(["shared memory", `${v.shared_memory.toLocaleString()} B`]);
+    facts.push(["hash", v.hash.slice(0, 12)]);
+    for (const [k, x] of /** @type {[string, string][]} */ (pane.info)) facts.push([k, x]);
+    info.replaceChildren(...facts.map(([k, x]) => h("span", { cls: "tce-fact" }, [
+      h("span", { cls: "tce-key", text: k }), h("span", { cls: "tce-fact-value", text: x }),
+    ])));
+    if (v.module_file) {
+      const base = v.module_file.slice(v.module_file.lastIndexOf("/") + 1);
+      const off = v.line_offset;
+      const shift = off === null ? "line offset unknown"
+        : off === 0 ? "same line numbers" : `module line N is source line N${off > 0 ? "+" : "−"}${Math.abs(off)}`;
+      info.append(h("span", { cls: "tce-fact", title: v.module_file }, [
+        h("span", { cls: "tce-key", text: "locations in" }), h("span", { cls: "tce-fact-value", text: `${base} (${shift})` }),
+      ]));
+    }
+  }
+
+  function renderStage() {
+    const v = variants[state.variant];
+    /** @type {any[]} */
+    const stages = v.stages;
+    if (!stages.some((s) => s.stage === state.stage)) state.stage = stages.length ? stages[0].stage : "";
+    stage = stages.find((s) => s.stage === state.stage) || null;
+    const tabs = h("div", { cls: "tce-toolbar tce-lowering-tabs", attrs: { role: "tablist" } });
+    for (const s of stages) {
+      tabs.append(h("button", {
+        cls: "tce-button tce-lstage" + (s === stage ? " tce-current" : "") + (s.error ? " tce-lstage-error" : ""),
+        text: s.label, title: s.error ? `${s.label}: ${s.error}` : `${s.label} of this variant`,
+        attrs: { role: "tab", "data-lstage": s.stage, "aria-selected": String(s === stage) },
+        on: { click: () => { state.stage = s.stage; renderStage(); } },
+      }));
+    }
+    tabs.append(status);
+    stageCol.replaceChildren(tabs);
+    stageView = null;
+    linked = new Set();
+    if (stage && stage.error) {
+      stageCol.append(h("div", { cls: "tce-error tce-lowering-msg", text: `${stage.label}: ${stage.error}` }));
+    } else if (stage && stage.text.lines.length && !(stage.text.lines.length === 1 && !stage.text.lines[0].length)) {
+      /** @type {(number|null)[]} */
+      const sl = stage.source_line;
+      for (const n of sl) if (n !== null) linked.add(n);
+      if (stage.note) stageCol.append(h("div", { cls: "tce-note tce-lowering-msg", text: stage.note }));
+      stageView = new CodeView(stage.text, {
+        lineClass: (i) => {
+          const n = sl[i];
+          return n === null || n === undefined ? "" : mark(n) + (n === state.line ? hl(n) : "");
+        },
+        onLine: (i) => {
+          const n = sl[i];
+          if (n === null || n === undefined) return;
+          state.line = n;
+          refresh();
+          sourceView.scrollTo(n - 1);
+        },
+      });
+      stageCol.append(stageView.el);
+    } else {
+      stageCol.append(h("div", { cls: "tce-note tce-lowering-msg", text: `No ${stage ? stage.label : "stage"} text was recorded for this variant.` }));
+    }
+    refresh();
+    revealLowered();
+  }
+
+  function refresh() {
+    sourceView.refresh();
+    if (stageView) stageView.refresh();
+    if (state.line === null || !stage || stage.error) {
+      status.textContent = "";
+      return;
+    }
+    const count = stage.source_line.filter((/** @type {number|null} */ n) => n === state.line).length;
+    status.textContent = count
+      ? `line ${state.line}: ${count.toLocaleString()} ${stage.label} line${count === 1 ? "" : "s"}`
+      : `line ${state.line}: no ${stage.label} lines`;
+  }
+
+  function revealLowered() {
+    if (!stageView || state.line === null) return;
+    const first = stage.source_line.indexOf(state.line);
+    if (first >= 0) stageView.scrollTo(first);
+  }
+
+  renderVariants();
+  renderInfo();
+  renderStage();
+  requestAnimationFrame(() => {
+    sourceView.scrollTo(state.line !== null ? state.line - 1 : Math.max(0, (pane.def_line || 1) - 4));
+    revealLowered();
+  });
+  return { update: () => refresh() };
+}
+
 /** @type {Object<string, Renderer>} */
 const RENDERERS = {
   code: renderCode,
@@ -1396,6 +1571,7 @@ const RENDERERS = {
   graph_breaks: renderGraphBreaks,
   recompile_reasons: renderRecompileReasons,
   metrics: renderMetrics,
+  triton_lowering: renderTritonLowering,
 };
 
 /**
