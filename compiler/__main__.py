@@ -12,16 +12,13 @@ written), 2 for usage errors and ``compiler.ExploreError`` (no trace there, ...)
 from __future__ import annotations
 
 import argparse
-import runpy
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from .capture import recording
 from .errors import ExploreError
-from .model import Exploration
 from .report import write_report
+from .script import explore_script
 from .trace import load_trace
 
 
@@ -65,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _report(path: Path, out_dir: Path) -> int:
     status = 0
     if path.suffix == ".py":
-        exp, failure = _run_script(path)
+        exp, failure = explore_script(path, progress=_say)
         if failure:
             _say(failure)
             status = 1
@@ -77,52 +74,6 @@ def _report(path: Path, out_dir: Path) -> int:
     for written in write_report(exp, out_dir):
         print(written)
     return status
-
-
-def _run_script(script: Path) -> tuple[Exploration, str]:
-    """Run ``script`` as ``__main__`` under capture; returns what was recorded and, if
-    the script failed, a one-line message saying how."""
-    if not script.is_file():
-        msg = f"no script at {script}: the file does not exist. Pass the path of a .py file."
-        raise ExploreError(msg)
-    _say(f"running {script} under capture ...")
-    failure = ""
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
-    # As `python script.py` would: argv[0] is the script, its folder is first on sys.path.
-    sys.argv = [str(script)]
-    sys.path.insert(0, str(script.resolve().parent))
-    try:
-        with recording() as rec:
-            rec.target = str(script)
-            try:
-                runpy.run_path(str(script), run_name="__main__")
-            except SystemExit as exc:
-                if exc.code not in (None, 0):
-                    failure = f"{script} exited with status {exc.code}; writing what was captured."
-            except Exception as exc:
-                where = _script_frame(exc, script)
-                first = str(exc).strip().split("\n", 1)[0]
-                failure = (
-                    f"{script} raised {type(exc).__name__}{where}: {first}. "
-                    "Writing what was captured before it; run the script directly for the "
-                    "full traceback."
-                )
-    finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
-    return rec.exploration(), failure
-
-
-def _script_frame(exc: BaseException, script: Path) -> str:
-    """`` at script.py:12`` for the deepest frame of the traceback inside ``script``."""
-    target = script.resolve()
-    line = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        try:
-            if Path(frame.filename).resolve() == target:
-                line = frame.lineno
-        except OSError:
-            continue
-    return f" at {script}:{line}" if line else ""
 
 
 def _say(message: str) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from compiler import Exploration, ExploreError, load_trace
 
 # The script runner of ``python -m compiler report``: same capture, same messages.
-from compiler.__main__ import _run_script
+from compiler.script import explore_script
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,7 +68,7 @@ def _report(path: Path, output: Path) -> int:
     status = 0
     started = time.perf_counter()
     if path.suffix == ".py":
-        exp, failure = _run_script(path)
+        exp, failure = explore_script(path, progress=_say)
         if failure:
             _say(failure)
             status = 1
