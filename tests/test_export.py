@@ -250,3 +250,16 @@ def test_to_html_writes_nothing_without_a_path(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
     assert "<title>a &lt;b&gt;title&lt;/b&gt;</title>" in page
     assert "http://" not in page.split("<script", 1)[0] and "https://cdn" not in page
+
+
+def test_exploration_to_html_writes_the_same_page_as_export(tmp_path):
+    import programs
+    import torch
+
+    import compiler
+    from explorer.export import to_html
+
+    exp = compiler.explore(programs.pointwise, torch.randn(3), backend="eager")
+    page = tmp_path / "page.html"
+    html = exp.to_html(str(page))
+    assert page.read_text() == html == to_html(exp)
