@@ -52,4 +52,6 @@ if ((!headless)); then
 fi
 echo "start.sh: capturing $EXAMPLE into $out/"
 .venv/bin/python -m compiler report "$EXAMPLE" -o "$out/"
+# The same capture as one offline page with the explorer's linked views.
+.venv/bin/python -m explorer report "$out/exploration.json" -o "$out/explorer.html"
 echo "start.sh: report written to $(cd "$out" && pwd)/"
