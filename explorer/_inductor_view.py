@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from compiler import Compile, OutputCode
+from compiler import Compile, Environment, OutputCode
 
 from ._lowered_view import lowering_panes
 from ._panes import STAGE_LABELS, Links, graph_pane, pane, text_data
@@ -157,6 +157,7 @@ def _output_code_pane(key: str, oc: OutputCode, links: Links) -> dict[str, Any]:
                 "post_grad_nodes": list(k.post_grad_nodes),
                 "source_nodes": list(k.source_nodes),
                 "src": list(dict.fromkeys(s for s in srcs if s)),
+                "timing": asdict(k.timing) if k.timing is not None else None,
             }
         )
     text = {
@@ -177,7 +178,69 @@ def _output_code_pane(key: str, oc: OutputCode, links: Links) -> dict[str, Any]:
     )
 
 
-def metrics_pane(c: Compile) -> dict[str, Any]:
+PEAK_NOTE = (
+    "kernels reading data left in L2 by the previous kernel, or streaming more "
+    "efficiently than copy_, can exceed it"
+)
+NOT_STATIC = "shape not static"
+
+
+def kernel_timing_pane(c: Compile, oc_keys: list[str], env: Environment) -> dict[str, Any] | None:
+    """The measured kernels of every output code of ``c``, slowest first; None if none."""
+    rows: list[dict[str, Any]] = []
+    untimed: list[str] = []
+    for key, oc in zip(oc_keys, c.output_code, strict=True):
+        for k in oc.kernels:
+            t = k.timing
+            if t is None:
+                untimed.append(k.name)
+                continue
+            peak = t.peak_gbps or env.peak_copy_gbps
+            pct = 100 * t.achieved_gbps / peak if t.achieved_gbps is not None and peak else None
+            rows.append(
+                {
+                    "kernel": f"{key}/{k.name}",
+                    "name": k.name,
+                    "language": k.language,
+                    "output": key,
+                    "calls": t.calls,
+                    "median_us": t.median_us,
+                    "min_us": t.min_us,
+                    "total_us": t.median_us * t.calls,
+                    "bytes": t.bytes,
+                    "mb": t.bytes / 1e6 if t.bytes is not None else None,
+                    "achieved_gbps": t.achieved_gbps,
+                    "peak_gbps": peak,
+                    "peak_pct": pct,
+                    "note": NOT_STATIC if t.bytes is None else "",
+                }
+            )
+    if not rows:
+        return None
+    total = sum(r["total_us"] for r in rows)
+    for r in rows:
+        r["share"] = r["total_us"] / total if total > 0 else 0.0
+    rows.sort(key=lambda r: -r["median_us"])
+    peaks = {r["peak_gbps"] for r in rows if r["peak_gbps"]}
+    peak = env.peak_copy_gbps or (max(peaks) if peaks else None)
+    if peak:
+        peak_line = f"measured copy bandwidth {peak:,.0f} GB/s; {PEAK_NOTE}"
+    else:
+        peak_line = "no copy bandwidth was measured on this device"
+    return pane(
+        "kernel_timing",
+        "kernel_timing",
+        "kernel_timing",
+        rows=rows,
+        total_us=total,
+        peak_gbps=peak,
+        peak_line=peak_line,
+        untimed=untimed,
+        outputs=list(dict.fromkeys(r["output"] for r in rows)),
+    )
+
+
+def metrics_pane(c: Compile, counters: dict[str, int] | None = None) -> dict[str, Any]:
     m = c.metrics
     summary = []
     for label, value in (
@@ -205,6 +268,8 @@ def metrics_pane(c: Compile) -> dict[str, Any]:
         summary.append(["failure", f"{m.fail_type}: {m.fail_reason or ''}"])
     if c.attempts > 1:
         summary.append(["attempts", str(c.attempts)])
+    if m.cudagraph_skip_reason:
+        summary.append(["CUDA graphs skipped", m.cudagraph_skip_reason])
     phases = [{"name": p.name, "seconds": p.seconds, "depth": p.depth} for p in m.phases]
     return pane(
         "compilation_metrics",
@@ -213,4 +278,5 @@ def metrics_pane(c: Compile) -> dict[str, Any]:
         summary=summary,
         phases=phases,
         cache_events=list(m.cache_events),
+        counters=[[name, n] for name, n in sorted((counters or {}).items()) if n],
     )

@@ -40,14 +40,24 @@ table), ``label``, ``group`` and ``group_label`` (Dynamo, AOTAutograd, ...),
   users: [int], src, loc, code, kernels: [kernel id]}``.
 - ``output_code``: ``text: Text`` (with ``line_kernel``: kernel id | None per line),
   ``kernels: [{id, name, language, first_line, last_line, call_lines,
-  post_grad_nodes, source_nodes, src: [key]}]``, ``path``.
+  post_grad_nodes, source_nodes, src: [key], timing: KernelTiming fields | None}]``,
+  ``path``.
 - ``schedule``: ``blocks`` (before / after fusion) and ``fused: [{name, kind,
   members, buffers, extern_kernel}]``.
 - ``graph_breaks``: ``items: [{summary, reason, src, location, code, hints,
   user_stack: [{src, text}], documentation}]``.
 - ``recompile_reasons``: ``items: [{previous, reason, text}]``.
-- ``metrics``: ``summary: [[label, value]]``, ``phases: [{name, seconds, depth}]``,
-  ``cache_events: [str]``.
+- ``kernel_timing`` (id ``kernel_timing``, one per compile, before the compile time,
+  only when a kernel of the compile was measured): ``rows`` (slowest median first:
+  ``{kernel (id), name, language, output (output code key), calls, median_us, min_us,
+  total_us, bytes, mb, achieved_gbps, peak_gbps, peak_pct, share, note}``; ``share``
+  is the kernel's part of ``total_us``, the time of all measured kernels; ``bytes`` and
+  the figures from it are None, and ``note`` says so, where a shape is not static),
+  ``total_us``, ``peak_gbps`` (the device's measured copy bandwidth), ``peak_line``,
+  ``untimed: [kernel name]`` (extern kernels are not measured) and ``outputs``.
+- ``metrics``: ``summary: [[label, value]]`` (with the CUDA-graph skip reason),
+  ``phases: [{name, seconds, depth}]``, ``cache_events: [str]``, ``counters: [[name,
+  int]]`` (the capture's Dynamo/Inductor counter deltas, the same in every compile).
 - ``triton_lowering`` (id ``<output code key>/<kernel name>/lowered``, one per Triton
   kernel with compiled variants, right after its output code): ``kernel`` (kernel id),
   ``kernel_name``, ``source: Text`` (``Kernel.source``), ``def_line``, ``info: [[label,
@@ -72,7 +82,13 @@ import compiler
 from compiler import Compile
 
 from ._graph_view import attach_svg, run_dot
-from ._inductor_view import kernel_of_post, metrics_pane, output_code_keys, output_panes
+from ._inductor_view import (
+    kernel_of_post,
+    kernel_timing_pane,
+    metrics_pane,
+    output_code_keys,
+    output_panes,
+)
 from ._panes import STAGE_LABELS, Links, graph_pane, pane, text_data
 from ._sources import sources_table
 
@@ -137,7 +153,7 @@ def build_view(exp: compiler.Exploration, *, graph_renderer: str = "auto") -> di
         raise ValueError(msg)
     links = Links(frozenset(c.filename for c in exp.compiles if c.filename))
     dot_jobs: list[tuple[dict[str, Any], str]] = []
-    compiles = [_compile(c, links, graph_renderer, dot_jobs) for c in exp.compiles]
+    compiles = [_compile(c, exp, links, graph_renderer, dot_jobs) for c in exp.compiles]
     _parents(exp.compiles, compiles)
     if dot_jobs:
         results: dict[str, Any] = {}
@@ -223,7 +239,9 @@ def _parents(raw: tuple[Compile, ...], compiles: list[dict[str, Any]]) -> None:
         compiles[i]["parent"] = parent
 
 
-def _compile(c: Compile, links: Links, renderer: str, dot_jobs: list[Any]) -> dict[str, Any]:
+def _compile(
+    c: Compile, exp: compiler.Exploration, links: Links, renderer: str, dot_jobs: list[Any]
+) -> dict[str, Any]:
     if c.bytecode and c.bytecode.source and not c.is_resume and c.filename and c.first_line:
         entry = (c.first_line, c.bytecode.source.rstrip("\n"))
         if entry not in links.functions.setdefault(c.filename, []):
@@ -247,7 +265,10 @@ def _compile(c: Compile, links: Links, renderer: str, dot_jobs: list[Any]) -> di
             panes.append(frame)
     for key, oc in zip(oc_keys, c.output_code, strict=True):
         panes.extend(output_panes(key, oc, links, renderer, dot_jobs, post_kernels[key]))
-    panes.append(metrics_pane(c))
+    timing = kernel_timing_pane(c, oc_keys, exp.environment)
+    if timing is not None:
+        panes.append(timing)
+    panes.append(metrics_pane(c, exp.counters))
     return {
         "id": _compile_key(c),
         "compile_id": str(c.compile_id),

@@ -18,6 +18,7 @@ from explorer.export import to_html
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 RECORDING = ROOT / "tests" / "data" / "recordings" / "cuda_pointwise.json"
+TIMED_RECORDING = ROOT / "tests" / "data" / "recordings" / "cuda_mlp_block_timed.json"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -174,6 +175,64 @@ def test_lowering_pane_links_kernel_source_lines_to_ttir_and_ptx_lines(open_page
     # the other variant keeps the stage and the source line
     page.locator('.tce-variant[data-variant="0"]').click()
     expect(page.locator('.tce-lstage[data-lstage="sass"]')).to_have_class(re.compile("tce-current"))
+    assert problems == []
+
+
+def test_kernel_time_pane_shows_bars_and_selects_the_slower_kernel(open_page, tmp_path):
+    from playwright.sync_api import expect
+
+    exp = compiler.Exploration.from_json(TIMED_RECORDING.read_text())
+    path = tmp_path / "cuda_mlp_block_timed.html"
+    to_html(exp, path)
+    page, problems = open_page(path)
+    page.locator('.tce-tab[data-stage="kernel_timing"]').click()
+    expect(page.locator(".tce-pane-title")).to_contain_text("Kernel time")
+    rows = page.locator(".tce-kt .tce-kt-row")
+    expect(rows).to_have_count(2)
+    slow, fast = "triton_poi_fused_addmm_gelu_0", "triton_per_fused_native_layer_norm_1"
+    expect(rows.nth(0)).to_contain_text(slow)
+    expect(rows.nth(1)).to_contain_text(fast)
+    for i in range(2):
+        expect(rows.nth(i)).to_be_visible()
+        for kind in ("time", "peak"):
+            box = rows.nth(i).locator(f".tce-kt-{kind} .tce-kt-fill").bounding_box()
+            assert box is not None and box["width"] > 1, (i, kind, box)
+    # the slowest kernel's time bar fills its track; both are above the copy peak,
+    # drawn full with the exact number beside it
+    track = rows.nth(0).locator(".tce-kt-time .tce-kt-track").bounding_box()
+    fill = rows.nth(0).locator(".tce-kt-time .tce-kt-fill").bounding_box()
+    assert fill["width"] == pytest.approx(track["width"], abs=1)
+    expect(rows.nth(0).locator(".tce-kt-peak .tce-kt-value")).to_have_text("103.6%")
+    expect(rows.nth(1).locator(".tce-kt-peak .tce-kt-value")).to_have_text("105.5%")
+    expect(page.locator(".tce-kt-peakline")).to_contain_text("measured copy bandwidth 2,946 GB/s")
+    # clicking the slower kernel's row selects it, as its kernel chip does (this
+    # recording's kernels link to no user source line)
+    rows.nth(0).click()
+    expect(rows.nth(0)).to_have_class(re.compile(r"\btce-selected\b"))
+    expect(page.locator(".tce-details")).to_contain_text(f"kernel {slow}")
+    expect(page.locator(".tce-details")).to_contain_text("103.6% of copy peak")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "kernel_timing.png"))
+    page.emulate_media(color_scheme="dark")
+    page.screenshot(path=str(ARTIFACTS / "kernel_timing_dark.png"))
+    page.emulate_media(color_scheme="light")
+    # ... and the output code highlights it
+    page.locator('.tce-tab[data-stage="inference/inductor_output_code"]').click()
+    expect(page.locator(f'.tce-kernels .tce-kernel[data-kernel="inference/{slow}"]')).to_have_class(
+        re.compile(r"\btce-selected\b")
+    )
+    lit = page.locator(".tce-pane .tce-row.hl-kernel")
+    assert lit.count() > 10
+    expect(lit.filter(has_text=f"def {slow}(")).to_have_count(1)
+    # the kernel's name opens its code directly
+    page.locator('.tce-tab[data-stage="kernel_timing"]').click()
+    page.locator(".tce-kt-row .tce-kt-name", has_text=fast).click()
+    expect(page.locator(".tce-tab.tce-current")).to_have_attribute(
+        "data-stage", "inference/inductor_output_code"
+    )
+    expect(
+        page.locator(".tce-pane .tce-row.hl-kernel", has_text=f"def {fast}(")
+    ).to_be_in_viewport()
     assert problems == []
 
 

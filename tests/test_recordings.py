@@ -36,3 +36,28 @@ def test_cuda_recording_loads_on_cpu_with_its_triton_kernel_linked():
     assert kernel.name in stages["sass"]
     assert chosen.config["XBLOCK"] and chosen.target == "cuda sm90 warp32"
     assert compiler.Exploration.from_json(exp.to_json()) == exp
+
+
+NOTEBOOK_RECORDINGS = Path(__file__).parent.parent / "notebooks" / "recordings"
+
+
+def test_notebook_recordings_load_and_render_on_cpu_within_the_size_budget():
+    from explorer.view_model import build_view
+
+    files = sorted(NOTEBOOK_RECORDINGS.glob("*.json"))
+    files = [f for f in files if f.name != "environment.json"]
+    assert {f.stem for f in files} == {
+        "graph_break", "pointwise", "transformer_block", "conv_net", "training_step"
+    }  # fmt: skip
+    total = sum(f.stat().st_size for f in files)
+    assert total < 10 * 1024 * 1024
+    for f in files:
+        exp = compiler.Exploration.from_json(f.read_text())
+        assert exp.unknown_keys == () and exp.environment.device.startswith("cuda")
+        kernels = [k for c in exp.compiles for k in c.kernels() if k.language == "triton"]
+        assert kernels, f.name
+        assert all(any(v.chosen for v in k.variants) for k in kernels), f.name
+        if f.stem != "training_step":
+            assert all(k.timing is not None for k in kernels), f.name
+        view = build_view(exp, graph_renderer="builtin")
+        assert view["compiles"], f.name

@@ -25,7 +25,7 @@
  *            loc: string, code: string, kernels: string[]}} GNode
  * @typedef {{id: string, name: string, language: string, first_line: number,
  *            last_line: number, call_lines: number[], post_grad_nodes: string[],
- *            source_nodes: string[], src: string[]}} KernelInfo
+ *            source_nodes: string[], src: string[], timing?: any}} KernelInfo
  * @typedef {{id: string, stage: string, label: string, kind: string,
  *            errors: {stage: string, message: string}[], [key: string]: any}} Pane
  * @typedef {{id: string, compile_id: string, rank: number|null, label: string,
@@ -998,7 +998,8 @@ class App {
     return h("div", { cls: "tce-detail" }, [
       h("div", { cls: "tce-detail-title", text: `kernel ${k.name}` }),
       detailTable([["language", k.language], ["in output code", [lines, calls].filter(Boolean).join(", ")],
-        ["post-grad nodes", k.post_grad_nodes.join(", ")], ["source nodes", k.source_nodes.join(", ")]].filter((r) => r[1])),
+        ["post-grad nodes", k.post_grad_nodes.join(", ")], ["source nodes", k.source_nodes.join(", ")],
+        ...timingRows(k.timing)].filter((r) => r[1])),
       srcs.length ? h("div", { cls: "tce-detail-row" }, [h("span", { cls: "tce-key", text: "source lines" }), ...srcs]) : null,
       h("div", { cls: "tce-detail-row" }, [h("button", {
         cls: "tce-button", text: "Show code", on: { click: () => this.showKernel(k.id) },
@@ -1034,6 +1035,14 @@ function qualified(n) {
 function resumeLabel(name) {
   const m = /^torch_dynamo_resume_in_(.+)_at_(\d+)$/.exec(name);
   return m ? `resume ${m[1]} at line ${m[2]}` : name;
+}
+
+/** @param {any} t @returns {string[][]} */
+function timingRows(t) {
+  if (!t) return [];
+  const pct = t.achieved_gbps !== null && t.peak_gbps ? ` (${fmt((100 * t.achieved_gbps) / t.peak_gbps)}% of copy peak)` : "";
+  return [["median time", `${fmt(t.median_us)} µs (min ${fmt(t.min_us)}, ${t.calls} calls)`],
+    ["bandwidth", t.bytes === null ? "shape not static" : `${fmt(t.bytes / 1e6)} MB at ${fmt(t.achieved_gbps, 0)} GB/s${pct}`]];
 }
 
 /** @param {string[][]} rows */
@@ -1384,7 +1393,99 @@ function renderMetrics(el, pane) {
     el.append(h("div", { cls: "tce-block" }, [h("div", { cls: "tce-block-title", text: "Cache events" }),
       h("div", { text: pane.cache_events.join(", ") })]));
   }
+  if (pane.counters && pane.counters.length) {
+    el.append(h("div", { cls: "tce-block tce-counters" }, [h("div", { cls: "tce-block-title", text: "Counters (growth over the whole capture)" }),
+      detailTable(pane.counters.map((/** @type {[string, number]} */ [k, n]) => [k, String(n)]))]));
+  }
   return { update: () => {} };
+}
+
+/**
+ * @param {number|null|undefined} x @param {number} [digits]
+ * @returns {string}
+ */
+function fmt(x, digits = 1) {
+  if (x === null || x === undefined) return "–";
+  return x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/**
+ * A bar drawn with two divs: `fraction` of the track (clipped to 0..1), beside its number.
+ * @param {number} fraction @param {string} text @param {string} kind @param {string} [title]
+ */
+function barCell(fraction, text, kind, title = "") {
+  const fill = h("div", { cls: "tce-kt-fill" });
+  const f = Math.max(0, Math.min(1, fraction));
+  fill.style.width = `${100 * f}%`;
+  return h("td", { cls: `tce-kt-barcell tce-kt-${kind}`, title }, [
+    h("div", { cls: "tce-kt-track" + (fraction > 1 ? " tce-kt-over" : "") }, [fill]),
+    h("span", { cls: "tce-kt-value", text }),
+  ]);
+}
+
+/**
+ * Measured kernels, slowest first: time (bar relative to the slowest) and achieved
+ * bandwidth (bar against the device's measured copy bandwidth, drawn capped at 100%).
+ * Clicking a row selects its kernel, as a kernel chip does; its name opens its code.
+ * @type {Renderer}
+ */
+function renderKernelTiming(el, pane, app) {
+  const rows = /** @type {any[]} */ (pane.rows);
+  const slowest = Math.max(...rows.map((r) => r.median_us), 1e-9);
+  const several = pane.outputs.length > 1;
+  const head = ["kernel", "calls", "median µs", "min µs", "MB moved", "GB/s", "% of copy peak", "share"];
+  const t = h("table", { cls: "tce-table tce-kt" }, [
+    h("tr", {}, head.map((x, i) => h("th", {
+      cls: [1, 3, 4, 5, 7].includes(i) ? "tce-num" : "", text: x,
+      title: i === 7 ? "share of the measured kernels' total time" : "",
+    }))),
+  ]);
+  /** @type {[HTMLElement, string][]} */
+  const trs = [];
+  for (const r of rows) {
+    const name = h("button", {
+      cls: "tce-link tce-kt-name", text: r.name, title: `${r.name}: show its code`,
+      on: { click: (e) => { e.stopPropagation(); app.showKernel(r.kernel); } },
+    });
+    const lang = h("span", { cls: "tce-kt-lang", text: several ? `${r.language} · ${r.output}` : r.language });
+    const mb = r.mb === null ? h("td", { cls: "tce-kt-missing", text: r.note, title: "bytes moved are estimated from static shapes only" })
+      : h("td", { cls: "tce-num", text: fmt(r.mb), title: `${r.bytes.toLocaleString("en-US")} bytes` });
+    const pct = r.peak_pct === null
+      ? h("td", { cls: "tce-kt-missing", text: r.note || "no peak measured" })
+      : barCell(r.peak_pct / 100, `${fmt(r.peak_pct)}%`, "peak",
+        `${r.peak_pct}% of ${fmt(r.peak_gbps, 0)} GB/s${r.peak_pct > 100 ? " (above the copy peak)" : ""}`);
+    const tr = h("tr", {
+      cls: "tce-kt-row", attrs: { "data-kernel": r.kernel },
+      on: { click: () => app.select({ kernel: app.sel.kernel === r.kernel ? null : r.kernel, src: null, node: null }) },
+    }, [
+      h("td", { cls: "tce-kt-kernel" }, [name, lang]),
+      h("td", { cls: "tce-num", text: String(r.calls) }),
+      barCell(r.median_us / slowest, fmt(r.median_us), "time", `${r.median_us} µs median over ${r.calls} calls`),
+      h("td", { cls: "tce-num", text: fmt(r.min_us) }),
+      mb,
+      r.achieved_gbps === null ? h("td", { cls: "tce-kt-missing", text: r.note })
+        : h("td", { cls: "tce-num", text: fmt(r.achieved_gbps, 0) }),
+      pct,
+      h("td", { cls: "tce-num", text: `${fmt(100 * r.share)}%`, title: `${fmt(r.total_us)} of ${fmt(pane.total_us)} µs` }),
+    ]);
+    trs.push([tr, r.kernel]);
+    t.append(tr);
+  }
+  el.append(h("div", { cls: "tce-block" }, [
+    h("div", { cls: "tce-block-title", text: "Measured kernels, slowest first" }),
+    h("div", { cls: "tce-note tce-kt-peakline", text: pane.peak_line }),
+    t,
+    pane.untimed.length ? h("div", { cls: "tce-note", text: `not measured: ${pane.untimed.join(", ")}; the share is of the measured kernels' ${fmt(pane.total_us)} µs` }) : null,
+  ]));
+  return {
+    update: () => {
+      const active = app.activeKeys();
+      for (const [tr, kid] of trs) {
+        const k = app.kernelInfo(app.compile, kid);
+        tr.className = "tce-kt-row" + (k ? app.hlAny(k.src, active) : "") + (kid === app.sel.kernel ? " tce-selected" : "");
+      }
+    },
+  };
 }
 
 /** @type {Renderer} */
@@ -1571,6 +1672,7 @@ const RENDERERS = {
   graph_breaks: renderGraphBreaks,
   recompile_reasons: renderRecompileReasons,
   metrics: renderMetrics,
+  kernel_timing: renderKernelTiming,
   triton_lowering: renderTritonLowering,
 };
 
