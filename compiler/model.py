@@ -382,6 +382,17 @@ class CompileMetrics:
     fail_reason: str | None = None
     cudagraph_skip_reason: str | None = None
 
+    def times(self) -> tuple[tuple[str, float], ...]:
+        """The headline compile times that torch reported, as (label, seconds)."""
+        figures = (
+            ("entire frame", self.entire_frame_seconds),
+            ("backend", self.backend_seconds),
+            ("Inductor", self.inductor_seconds),
+            ("code generation", self.code_gen_seconds),
+            ("backward (Inductor)", self.backward_seconds),
+        )
+        return tuple((label, value) for label, value in figures if value is not None)
+
 
 @dataclass(**_FROZEN)
 class Compile:

@@ -323,17 +323,7 @@ def _kernel(k: Kernel) -> list[str]:
 
 
 def _metrics(m: CompileMetrics, out: list[str]) -> None:
-    figures = [
-        (label, value)
-        for label, value in (
-            ("entire frame", m.entire_frame_seconds),
-            ("backend", m.backend_seconds),
-            ("Inductor", m.inductor_seconds),
-            ("code generation", m.code_gen_seconds),
-            ("backward (Inductor)", m.backward_seconds),
-        )
-        if value is not None
-    ]
+    figures = m.times()
     phases = _top_phases(m.phases)
     caches = m.fx_cache_hits + m.fx_cache_misses + m.aot_cache_hits + m.aot_cache_misses
     if not (figures or phases or caches or m.graph_op_count is not None):

@@ -242,16 +242,7 @@ def kernel_timing_pane(c: Compile, oc_keys: list[str], env: Environment) -> dict
 
 def metrics_pane(c: Compile, counters: dict[str, int] | None = None) -> dict[str, Any]:
     m = c.metrics
-    summary = []
-    for label, value in (
-        ("entire frame", m.entire_frame_seconds),
-        ("backend", m.backend_seconds),
-        ("Inductor", m.inductor_seconds),
-        ("code generation", m.code_gen_seconds),
-        ("backward (Inductor)", m.backward_seconds),
-    ):
-        if value is not None:
-            summary.append([label, f"{value:.3f} s"])
+    summary = [[label, f"{value:.3f} s"] for label, value in m.times()]
     for label, count in (
         ("FX graph cache hits", m.fx_cache_hits),
         ("FX graph cache misses", m.fx_cache_misses),
