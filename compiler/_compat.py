@@ -169,6 +169,23 @@ def counters_snapshot() -> dict[str, int]:
     }
 
 
+def add_autotune_listener(listener: Callable[..., None]) -> Callable[[], None]:
+    """Call ``listener(timings, name, input_nodes, choices, ...)`` whenever Inductor's
+    algorithm selection (max-autotune) has benchmarked its choices; returns a function
+    that removes exactly this listener (``select_algorithm.add_feedback_saver``, torch
+    2.11/2.13; torch only offers clearing all of them, which would drop the user's)."""
+    from torch._inductor import select_algorithm
+
+    select_algorithm.add_feedback_saver(listener)
+
+    def remove() -> None:
+        savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
+        if listener in savers:
+            savers.remove(listener)
+
+    return remove
+
+
 def torch_version() -> str:
     """``torch.__version__`` as a string."""
     return str(torch.__version__)

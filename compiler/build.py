@@ -16,6 +16,8 @@ from .dynamo_text import parse_graph_break, parse_guards, parse_recompile_reason
 from .events import Event
 from .graph_text import parse_graph
 from .model import (
+    AutotuneChoice,
+    Autotuning,
     Bytecode,
     Compile,
     CompileId,
@@ -61,6 +63,7 @@ _CONSUMED = (
 # Synthetic events that live capture adds to torch's own stream.
 BYTECODE_EVENT = "explorer_bytecode"
 FUSION_IR_EVENT = "explorer_fusion_ir"
+AUTOTUNE_EVENT = "explorer_autotune"
 
 _MISSING_IN_TRACE = {
     "bytecode": (
@@ -106,6 +109,7 @@ class _CompileState:
     cache_events: list[str] = field(default_factory=list)
     artifacts: dict[str, str] = field(default_factory=dict)
     errors: list[StageError] = field(default_factory=list)
+    autotuning: list[Autotuning] = field(default_factory=list)
 
 
 @dataclass
@@ -206,6 +210,8 @@ def _apply(state: _CompileState, event: Event, strings: _Strings, facts: dict[st
         state.graphs[name] = payload
     elif name in INDUCTOR_GRAPHS and payload is not None:
         state.pending.graphs[name] = payload
+    elif event.key == AUTOTUNE_EVENT and isinstance(meta, dict):
+        state.autotuning.append(_autotuning(meta))
     elif event.key == FUSION_IR_EVENT and isinstance(meta, dict) and payload is not None:
         state.pending.fusion[str(meta.get("stage"))] = payload
     elif event.key == "inductor_output_code" and payload is not None:
@@ -244,6 +250,24 @@ def _apply(state: _CompileState, event: Event, strings: _Strings, facts: dict[st
             n += 1
             key = f"{name}#{n}"
         state.artifacts[key] = payload
+
+
+def _autotuning(meta: dict[str, Any]) -> Autotuning:
+    choices = tuple(
+        AutotuneChoice(
+            name=str(c.get("name", "")),
+            description=str(c.get("description", "")),
+            ms=float(c["ms"]) if isinstance(c.get("ms"), (int, float)) else None,
+        )
+        for c in meta.get("choices") or ()
+        if isinstance(c, dict)
+    )
+    return Autotuning(
+        op=str(meta.get("op", "")),
+        input_sizes=tuple(str(s) for s in meta.get("input_sizes") or ()),
+        choices=choices,
+        chosen=str(meta.get("chosen", "")),
+    )
 
 
 def _phase(state: _CompileState, ev: Any) -> None:
@@ -335,6 +359,7 @@ def _finish(state: _CompileState, source: str) -> Compile:
         metrics=metrics,
         artifacts=dict(state.artifacts),
         errors=tuple(errors),
+        autotuning=tuple(state.autotuning),
     )
 
 

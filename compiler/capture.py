@@ -27,14 +27,17 @@ from types import CodeType
 from typing import Any
 
 from . import _compat
-from .build import BYTECODE_EVENT, FUSION_IR_EVENT, build_compiles
+from .build import AUTOTUNE_EVENT, BYTECODE_EVENT, FUSION_IR_EVENT, build_compiles
 from .events import Event, event_from_dict
+from .kernel_timing import launch_grid
 from .model import (
     Compile,
     CompileId,
     Environment,
     Exploration,
+    Kernel,
     Options,
+    OutputCode,
     StageError,
     TritonVariant,
 )
@@ -114,6 +117,33 @@ class Recording:
             meta.update(_decompile(transformed))
         self.events.append(_event(BYTECODE_EVENT, meta, None))
 
+    def autotune_listener(
+        self, timings: dict[Any, float], name: str, input_nodes: list[Any], *_: Any
+    ) -> None:
+        """Inductor's max-autotune feedback: every candidate of one op with its time."""
+        choices = []
+        for choice, ms in sorted(timings.items(), key=lambda item: item[1]):
+            choices.append(
+                {
+                    "name": str(getattr(choice, "name", choice)),
+                    "description": str(getattr(choice, "description", "")),
+                    "ms": float(ms),
+                }
+            )
+        sizes = []
+        for node in input_nodes:
+            try:
+                sizes.append("x".join(str(s) for s in node.get_size()))
+            except Exception:  # a size torch cannot print must not break the compile
+                sizes.append("?")
+        meta = {
+            "op": name,
+            "input_sizes": sizes,
+            "choices": choices,
+            "chosen": choices[0]["name"] if choices else "",
+        }
+        self.events.append(_event(AUTOTUNE_EVENT, meta, None))
+
     def exploration(self, *, source: str = "live") -> Exploration:
         """Assemble the Exploration from everything recorded so far."""
         interned = [
@@ -146,16 +176,16 @@ class Recording:
 
 
 def _with_variants(compile_: Compile, variants: dict[str, tuple[TritonVariant, ...]]) -> Compile:
+    def kernel(out: OutputCode, k: Kernel) -> Kernel:
+        if k.language != "triton" or k.name not in variants:
+            return k
+        found = _with_cached_choice(k.info, variants[k.name])
+        chosen = next((v for v in found if v.chosen), None)
+        grid = launch_grid(out, k, chosen.config) if chosen else ()
+        return dataclasses.replace(k, variants=found, grid=grid)
+
     outputs = tuple(
-        dataclasses.replace(
-            out,
-            kernels=tuple(
-                dataclasses.replace(k, variants=_with_cached_choice(k.info, variants[k.name]))
-                if k.language == "triton" and k.name in variants
-                else k
-                for k in out.kernels
-            ),
-        )
+        dataclasses.replace(out, kernels=tuple(kernel(out, k) for k in out.kernels))
         for out in compile_.output_code
     )
     return dataclasses.replace(compile_, output_code=outputs)
@@ -257,6 +287,7 @@ def recording(
         # Worker processes may have started with another cache folder: compile here.
         inductor["compile_threads"] = 1
     hook = None
+    remove_autotune_listener: Callable[[], None] | None = None
     try:
         with _compat.patched_configs(inductor, functorch):
             trace_log.addHandler(trace_handler)
@@ -271,6 +302,7 @@ def recording(
                 lg.setLevel(logging.DEBUG)
                 lg.addHandler(handler)
             hook = _compat.register_bytecode_hook(rec.bytecode_hook)
+            remove_autotune_listener = _compat.add_autotune_listener(rec.autotune_listener)
             rec.counters_before = _compat.counters_snapshot()
             try:
                 yield rec
@@ -288,6 +320,8 @@ def recording(
                 shutil.rmtree(triton_dir, ignore_errors=True)
         if hook is not None:
             hook.remove()
+        if remove_autotune_listener is not None:
+            remove_autotune_listener()
         trace_log.removeHandler(trace_handler)
         for lg, handler in fusion_handlers:
             lg.removeHandler(handler)

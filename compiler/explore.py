@@ -126,7 +126,12 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
     if not torch.cuda.is_available():
         note = StageError(stage="timing", message="per-kernel timing needs a CUDA device.")
         return dataclasses.replace(exploration, errors=(*exploration.errors, note))
-    names = {k.name for c in exploration.compiles for k in c.kernels() if k.language == "triton"}
+    names = {
+        k.name
+        for c in exploration.compiles
+        for k in c.kernels()
+        if k.language in ("triton", "extern")
+    }
     durations = measure(run, names)
     peak = copy_peak_gbps()
     compiles = []

@@ -60,6 +60,30 @@ def kernel_bytes(out: OutputCode, kernel: Kernel) -> int | None:
     return total
 
 
+_GRID_TYPE = re.compile(r"'grid_type': '(?P<kind>\w+)'")
+_GRID_AXES = {"Grid1D": ("x",), "Grid2D": ("x", "y"), "Grid3D": ("x", "y", "z")}
+
+
+def launch_grid(out: OutputCode, kernel: Kernel, config: dict[str, str]) -> tuple[int, ...]:
+    """The grid a Triton kernel launches with: ceil(numel / BLOCK) per axis, from the
+    numels the wrapper passes and the chosen config's block sizes. Empty when the grid
+    is not one of Inductor's plain 1-3D grids or a size is symbolic."""
+    kind = _GRID_TYPE.search(kernel.source)
+    sig = _SIGNATURE.search(kernel.source)
+    if kind is None or sig is None or kind["kind"] not in _GRID_AXES or not kernel.call_lines:
+        return ()
+    params = [m["name"] for m in _PARAM.finditer(sig["body"]) if m["type"] != "constexpr"]
+    call = out.text.split("\n")[kernel.call_lines[0] - 1]
+    values = dict(zip(params, _call_args(call, kernel.name), strict=False))
+    grid = []
+    for axis in _GRID_AXES[kind["kind"]]:
+        numel, block = values.get(f"{axis}numel", ""), config.get(f"{axis.upper()}BLOCK", "")
+        if not numel.isdigit() or not block.isdigit() or int(block) == 0:
+            return ()
+        grid.append(-(-int(numel) // int(block)))
+    return tuple(grid)
+
+
 def _call_args(line: str, name: str) -> list[str]:
     start = line.find(f"{name}.run(")
     if start < 0:
@@ -107,14 +131,20 @@ def measure(run: Callable[[], Any], names: set[str], *, warmup: int = 3, repeats
     for _ in range(warmup):
         run()
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    # CPU activity too: library calls are found through their aten op's CPU event,
+    # whose device time is that of the kernels it launched.
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(repeats):
             run()
         torch.cuda.synchronize()
+    # Library calls (extern_kernels.mm) launch vendor kernels under the aten op's name.
+    aten = {f"aten::{n.split('.', 1)[1]}": n for n in names if n.startswith("extern_kernels.")}
     durations: dict[str, list[float]] = {}
     for event in prof.events():
         if event.name in names and str(event.device_type).endswith("CUDA"):
             durations.setdefault(event.name, []).append(float(event.time_range.elapsed_us()))
+        elif event.name in aten and event.device_time_total > 0:
+            durations.setdefault(aten[event.name], []).append(float(event.device_time_total))
     return durations
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
-SCHEMA_VERSION = (1, 2)
+SCHEMA_VERSION = (1, 3)
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
@@ -241,6 +241,26 @@ class TritonVariant:
 
 
 @dataclass(**_FROZEN)
+class AutotuneChoice:
+    """One candidate Inductor benchmarked for an op under max-autotune."""
+
+    name: str
+    description: str = ""
+    ms: float | None = None
+
+
+@dataclass(**_FROZEN)
+class Autotuning:
+    """Inductor's max-autotune benchmark of one op (``mm``, ``addmm``, conv, ...):
+    the input sizes, every candidate with its time, and the one it chose (fastest)."""
+
+    op: str
+    input_sizes: tuple[str, ...] = ()
+    choices: tuple[AutotuneChoice, ...] = ()
+    chosen: str = ""
+
+
+@dataclass(**_FROZEN)
 class KernelTiming:
     """A kernel's measured device time (warm, GPU-synchronized by the profiler) and the
     bandwidth it achieved against the device's measured copy bandwidth.
@@ -287,6 +307,7 @@ class Kernel:
     info: dict[str, str] = field(default_factory=dict)
     variants: tuple[TritonVariant, ...] = ()
     timing: KernelTiming | None = None
+    grid: tuple[int, ...] = ()
 
 
 @dataclass(**_FROZEN)
@@ -424,6 +445,7 @@ class Compile:
     metrics: CompileMetrics = field(default_factory=CompileMetrics)
     artifacts: dict[str, str] = field(default_factory=dict)
     errors: tuple[StageError, ...] = ()
+    autotuning: tuple[Autotuning, ...] = ()
 
     @property
     def label(self) -> str:

@@ -20,6 +20,18 @@ def test_timed_recording_carries_per_kernel_time_bytes_and_bandwidth():
         assert k.timing.peak_gbps == peak
 
 
+def test_launch_grid_follows_the_chosen_block_size():
+    from compiler.kernel_timing import launch_grid
+
+    exp = compiler.Exploration.from_json((RECORDINGS / "cuda_pointwise.json").read_text())
+    (out,) = exp.compiles[0].output_code
+    (kernel,) = [k for k in out.kernels if k.language == "triton"]
+    for variant in kernel.variants:
+        block = variant.config.get("XBLOCK")
+        expected = (65536 // int(block),) if block else ()
+        assert launch_grid(out, kernel, variant.config) == expected
+
+
 def test_cuda_recording_loads_on_cpu_with_its_triton_kernel_linked():
     exp = compiler.Exploration.from_json((RECORDINGS / "cuda_pointwise.json").read_text())
     assert exp.unknown_keys == ()
