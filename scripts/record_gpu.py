@@ -125,6 +125,13 @@ def main() -> None:
         "conv_net": lambda: compiler.explore(
             ConvNet().to(dev).eval(), torch.randn(16, 3, 64, 64, device=dev), measure=True
         ),
+        "matmul_max_autotune": lambda: compiler.explore(
+            lambda a, b: torch.relu(a @ b),
+            torch.randn(1024, 1024, device=dev),
+            torch.randn(1024, 1024, device=dev),
+            mode="max-autotune-no-cudagraphs",
+            measure=True,
+        ),
         "training_step": lambda: compiler.explore(training_step(), wrap=False),
     }
     sizes = {}

@@ -59,7 +59,8 @@ def test_notebook_recordings_load_and_render_on_cpu_within_the_size_budget():
     files = sorted(NOTEBOOK_RECORDINGS.glob("*.json"))
     files = [f for f in files if f.name != "environment.json"]
     assert {f.stem for f in files} == {
-        "graph_break", "pointwise", "transformer_block", "conv_net", "training_step"
+        "graph_break", "pointwise", "transformer_block", "conv_net", "matmul_max_autotune",
+        "training_step",
     }  # fmt: skip
     total = sum(f.stat().st_size for f in files)
     assert total < 10 * 1024 * 1024
@@ -71,5 +72,10 @@ def test_notebook_recordings_load_and_render_on_cpu_within_the_size_budget():
         assert all(any(v.chosen for v in k.variants) for k in kernels), f.name
         if f.stem != "training_step":
             assert all(k.timing is not None for k in kernels), f.name
+            # a 1-D grid is known wherever the chosen config names its block size
+            for k in kernels:
+                (chosen,) = [v for v in k.variants if v.chosen]
+                if "'grid_type': 'Grid1D'" in k.source and "XBLOCK" in chosen.config:
+                    assert k.grid, (f.name, k.name)
         view = build_view(exp, graph_renderer="builtin")
         assert view["compiles"], f.name
