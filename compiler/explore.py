@@ -120,7 +120,7 @@ def explore(
 def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
     import torch
 
-    from .kernel_timing import copy_peak_gbps, measure, timing
+    from .kernel_timing import REPEATS, copy_peak_gbps, measure, timing
     from .model import StageError
 
     if not torch.cuda.is_available():
@@ -140,7 +140,7 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
             dataclasses.replace(
                 out,
                 kernels=tuple(
-                    dataclasses.replace(k, timing=timing(k, out, durations[k.name], peak))
+                    dataclasses.replace(k, timing=timing(k, out, durations[k.name], peak, REPEATS))
                     if durations.get(k.name)
                     else k
                     for k in out.kernels

@@ -38,11 +38,7 @@ def kernel_bytes(out: OutputCode, kernel: Kernel) -> int | None:
     params = [(m["name"], m["type"]) for m in _PARAM.finditer(sig["body"])]
     params = [p for p in params if p[1] != "constexpr"]
     lines = out.text.split("\n")
-    shapes = {m["name"]: m["shape"] for m in _EMPTY.finditer(out.text)}
-    shapes.update({m["name"]: m["shape"] for m in _ASSERT.finditer(out.text)})
-    for reuse in _REUSE.finditer(out.text):
-        if reuse["source"] in shapes:
-            shapes.setdefault(reuse["name"], shapes[reuse["source"]])
+    shapes = _buffer_shapes(out.text)
     call = lines[kernel.call_lines[0] - 1]
     args = _call_args(call, kernel.name)
     total = 0
@@ -122,8 +118,12 @@ def _numel(shape: str | None) -> int | None:
     return numel
 
 
-def measure(run: Callable[[], Any], names: set[str], *, warmup: int = 3, repeats: int = 20
-            ) -> dict[str, list[float]]:  # fmt: skip
+REPEATS = 20
+
+
+def measure(
+    run: Callable[[], Any], names: set[str], *, warmup: int = 3, repeats: int = REPEATS
+) -> dict[str, list[float]]:
     """Device durations (microseconds) of each named kernel over ``repeats`` calls."""
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -167,12 +167,15 @@ def copy_peak_gbps(nbytes: int = 1 << 30, repeats: int = 10) -> float:
     return float(2 * nbytes / statistics.median(times) / 1e9)
 
 
-def timing(kernel: Kernel, out: OutputCode, durations: list[float], peak: float | None
-           ) -> KernelTiming:  # fmt: skip
-    """A KernelTiming from the durations measured for ``kernel``."""
+def timing(
+    kernel: Kernel, out: OutputCode, durations: list[float], peak: float | None, runs: int
+) -> KernelTiming:
+    """A KernelTiming from the durations measured for ``kernel`` over ``runs`` runs."""
     median = statistics.median(durations)
     nbytes = kernel_bytes(out, kernel)
     gbps = nbytes / (median * 1e-6) / 1e9 if nbytes and median > 0 else None
+    flops = kernel_flops(out, kernel)
+    per_run_s = sum(durations) / runs * 1e-6 if runs else 0.0
     return KernelTiming(
         calls=len(durations),
         median_us=median,
@@ -180,4 +183,52 @@ def timing(kernel: Kernel, out: OutputCode, durations: list[float], peak: float 
         bytes=nbytes,
         achieved_gbps=gbps,
         peak_gbps=peak,
+        flops=flops,
+        achieved_tflops=flops / per_run_s / 1e12 if flops and per_run_s > 0 else None,
     )
+
+
+_MATMULS = {"mm": 2, "addmm": 3, "bmm": 2, "baddbmm": 3}  # index after the last operand
+
+
+def kernel_flops(out: OutputCode, kernel: Kernel) -> int | None:
+    """2·M·N·K summed over the kernel's call sites, for matrix products whose operand
+    shapes the wrapper states; None for anything else."""
+    op = kernel.name.split(".", 1)[1] if kernel.language == "extern" else ""
+    template = kernel.language == "triton" and "_tem_" in kernel.name and "mm" in kernel.name
+    if op not in _MATMULS and not template:
+        return None
+    lines = out.text.split("\n")
+    shapes = _buffer_shapes(out.text)
+    total = 0
+    for line_no in kernel.call_lines:
+        args = _call_args(lines[line_no - 1], kernel.name)
+        operands = args[_MATMULS[op] - 2 : _MATMULS[op]] if op else args[:2]
+        if len(operands) != 2:
+            return None
+        a, b = _dims(operands[0], shapes), _dims(operands[1], shapes)
+        if a is None or b is None or len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
+            return None
+        batch = 1
+        for d in a[:-2]:
+            batch *= d
+        total += 2 * batch * a[-2] * b[-1] * a[-1]
+    return total or None
+
+
+def _buffer_shapes(text: str) -> dict[str, str]:
+    shapes = {m["name"]: m["shape"] for m in _EMPTY.finditer(text)}
+    shapes.update({m["name"]: m["shape"] for m in _ASSERT.finditer(text)})
+    for reuse in _REUSE.finditer(text):
+        if reuse["source"] in shapes:
+            shapes.setdefault(reuse["name"], shapes[reuse["source"]])
+    return shapes
+
+
+def _dims(arg: str, shapes: dict[str, str]) -> list[int] | None:
+    view = _REINTERPRET.match(arg)
+    shape = view["shape"] if view else shapes.get(arg)
+    if shape is None:
+        return None
+    dims = [d.strip() for d in shape.split(",") if d.strip()]
+    return [int(d) for d in dims] if all(d.isdigit() for d in dims) else None

@@ -14,7 +14,7 @@ from typing import Any
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
-SCHEMA_VERSION = (1, 3)
+SCHEMA_VERSION = (1, 4)
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
@@ -270,6 +270,9 @@ class KernelTiming:
     shape is symbolic. ``peak_gbps`` is a measured device-to-device copy, not the
     datasheet figure; a kernel whose inputs are still in L2 from the kernel before it,
     or a streaming kernel more efficient than ``copy_``, can come out above it.
+    ``flops`` counts the multiply-adds of matrix products (2·M·N·K, library calls and
+    Triton mm templates) over all of the kernel's call sites in one run of the program;
+    ``achieved_tflops`` divides it by the kernel's device time per run.
     """
 
     calls: int
@@ -278,6 +281,8 @@ class KernelTiming:
     bytes: int | None = None
     achieved_gbps: float | None = None
     peak_gbps: float | None = None
+    flops: int | None = None
+    achieved_tflops: float | None = None
 
 
 @dataclass(**_FROZEN)

@@ -110,6 +110,13 @@ def test_max_autotune_records_every_candidate_with_its_time_and_the_choice():
     timed = [c for c in tuning.choices if c.ms is not None]
     assert len(timed) >= 2, tuning.choices
     assert tuning.chosen == min(timed, key=lambda c: c.ms).name
+    # measured: the matmul's FLOPs and achieved TFLOP/s (2*512^3 multiply-adds)
+    exp = compiler.explore(
+        lambda x, y: (x @ y).relu(), a, b, mode="max-autotune-no-cudagraphs", measure=True
+    )
+    (mm,) = [k for k in exp.compiles[0].kernels() if k.timing and k.timing.flops]
+    assert mm.timing.flops == 2 * 512**3
+    assert 0 < mm.timing.achieved_tflops < 1000
     # the winner is what the output code runs: a Triton template or the aten library call
     (out,) = exp.compiles[0].output_code
     assert out.kernels

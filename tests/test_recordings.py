@@ -20,6 +20,21 @@ def test_timed_recording_carries_per_kernel_time_bytes_and_bandwidth():
         assert k.timing.peak_gbps == peak
 
 
+def test_matmul_flops_are_counted_over_every_call_site():
+    from compiler.kernel_timing import kernel_flops
+
+    exp = compiler.Exploration.from_json(
+        (NOTEBOOK_RECORDINGS / "transformer_block.json").read_text()
+    )
+    (out,) = exp.compiles[0].output_code
+    (mm,) = [k for k in out.kernels if k.name == "extern_kernels.mm"]
+    # q/k/v in-projection, attention out-projection and the MLP's two layers
+    expected = 2 * 1024 * 256 * (768 + 256 + 1024) + 2 * 1024 * 1024 * 256
+    assert len(mm.call_lines) == 4 and kernel_flops(out, mm) == expected
+    # pointwise kernels have no matmul FLOPs to count
+    assert all(kernel_flops(out, k) is None for k in out.kernels if "_poi_" in k.name)
+
+
 def test_launch_grid_follows_the_chosen_block_size():
     from compiler.kernel_timing import launch_grid
 
