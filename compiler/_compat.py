@@ -186,6 +186,15 @@ def add_autotune_listener(listener: Callable[..., None]) -> Callable[[], None]:
     return remove
 
 
+def cudagraph_trees_logger() -> logging.Logger:
+    """The ``cudagraphs`` artifact logger of Inductor's CUDA graph trees: at DEBUG it
+    says when it warms up or records a function, with the compile id as the first
+    argument (``getArtifactLogger(__name__, "cudagraphs")``, torch 2.11/2.13)."""
+    import torch._inductor.cudagraph_trees  # noqa: F401  (registers the logger)
+
+    return logging.getLogger("torch._inductor.cudagraph_trees.__cudagraphs")
+
+
 def torch_version() -> str:
     """``torch.__version__`` as a string."""
     return str(torch.__version__)

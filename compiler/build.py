@@ -64,6 +64,7 @@ _CONSUMED = (
 BYTECODE_EVENT = "explorer_bytecode"
 FUSION_IR_EVENT = "explorer_fusion_ir"
 AUTOTUNE_EVENT = "explorer_autotune"
+CUDAGRAPH_EVENT = "explorer_cudagraph"
 
 _MISSING_IN_TRACE = {
     "bytecode": (
@@ -110,6 +111,7 @@ class _CompileState:
     artifacts: dict[str, str] = field(default_factory=dict)
     errors: list[StageError] = field(default_factory=list)
     autotuning: list[Autotuning] = field(default_factory=list)
+    cudagraph: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -210,6 +212,9 @@ def _apply(state: _CompileState, event: Event, strings: _Strings, facts: dict[st
         state.graphs[name] = payload
     elif name in INDUCTOR_GRAPHS and payload is not None:
         state.pending.graphs[name] = payload
+    elif event.key == CUDAGRAPH_EVENT and isinstance(meta, dict):
+        what = str(meta.get("what"))
+        state.cudagraph[what] = state.cudagraph.get(what, 0) + 1
     elif event.key == AUTOTUNE_EVENT and isinstance(meta, dict):
         state.autotuning.append(_autotuning(meta))
     elif event.key == FUSION_IR_EVENT and isinstance(meta, dict) and payload is not None:
@@ -335,6 +340,8 @@ def _finish(state: _CompileState, source: str) -> Compile:
         fail_type=fail_type,
         fail_reason=m.get("fail_reason"),
         cudagraph_skip_reason=m.get("cudagraph_skip_reason"),
+        cudagraph_warmups=state.cudagraph.get("warmup", 0),
+        cudagraph_recordings=state.cudagraph.get("recording", 0),
     )
     guards = (
         parse_guards(state.guards_text, tuple(state.symbolic_guards)) if state.guards_text else None

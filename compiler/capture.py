@@ -9,6 +9,7 @@ exit, also when the code inside raises.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import dis
@@ -27,7 +28,13 @@ from types import CodeType
 from typing import Any
 
 from . import _compat
-from .build import AUTOTUNE_EVENT, BYTECODE_EVENT, FUSION_IR_EVENT, build_compiles
+from .build import (
+    AUTOTUNE_EVENT,
+    BYTECODE_EVENT,
+    CUDAGRAPH_EVENT,
+    FUSION_IR_EVENT,
+    build_compiles,
+)
 from .events import Event, event_from_dict
 from .kernel_timing import launch_grid
 from .model import (
@@ -56,6 +63,29 @@ class _TraceHandler(logging.Handler):
         if isinstance(metadata, dict):
             event = event_from_dict(metadata, getattr(record, "payload", None))
             if event is not None:
+                self.sink.append(event)
+
+
+class _CudagraphHandler(logging.Handler):
+    """Counts CUDA graph warm-ups and recordings per compile from Inductor's log."""
+
+    _WHAT = (("Recording function", "recording"), ("Running warmup function", "warmup"))
+
+    def __init__(self, sink: list[Event]) -> None:
+        super().__init__(logging.DEBUG)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = str(record.msg)
+        for needle, what in self._WHAT:
+            if needle in message:
+                # Warm-up and recording happen on the first calls, after the compile:
+                # the compile id is the message's first argument, not the context.
+                event = _event(CUDAGRAPH_EVENT, {"what": what}, None)
+                if event.compile_id is None and record.args:
+                    args = record.args if isinstance(record.args, tuple) else (record.args,)
+                    with contextlib.suppress(ValueError):
+                        event.compile_id = CompileId.from_string(str(args[0]))
                 self.sink.append(event)
 
 
@@ -251,7 +281,8 @@ def recording(
         decompile: decompile Dynamo's transformed bytecode with depyf (best effort).
         triton_stages: keep every Triton kernel's TTIR, TTGIR, LLVM IR, PTX and SASS.
             By default on when CUDA is available. It points ``TRITON_CACHE_DIR`` at a
-            fresh folder and compiles kernels in-process while the block runs, so
+            fresh folder (kept until the process exits, since Inductor reloads
+            cubins from it) and compiles kernels in-process while the block runs, so
             Triton cannot reuse kernels it compiled before.
 
     Example:
@@ -266,10 +297,15 @@ def recording(
     trace_log = _compat.trace_logger()
     trace_handler = _TraceHandler(rec.events)
     fusion_loggers = [(s, _compat.fusion_ir_logger(s)) for s in _compat.FUSION_IR_ARTIFACTS]
+    cudagraph_log = _compat.cudagraph_trees_logger()
     saved_levels = [(trace_log, trace_log.level, trace_log.propagate)] + [
         (lg, lg.level, lg.propagate) for _, lg in fusion_loggers
     ]
-    fusion_handlers = [(lg, _FusionIRHandler(s, rec.events)) for s, lg in fusion_loggers]
+    saved_levels.append((cudagraph_log, cudagraph_log.level, cudagraph_log.propagate))
+    fusion_handlers: list[tuple[logging.Logger, logging.Handler]] = [
+        (lg, _FusionIRHandler(s, rec.events)) for s, lg in fusion_loggers
+    ]
+    fusion_handlers.append((cudagraph_log, _CudagraphHandler(rec.events)))
     inductor = {"trace.provenance_tracking_level": 1}
     functorch: dict[str, Any] = {}
     if not keep_caches:
@@ -314,10 +350,11 @@ def recording(
                 os.environ.pop("TRITON_CACHE_DIR", None)
             else:
                 os.environ["TRITON_CACHE_DIR"] = saved_triton_env
-            try:
-                rec.triton_variants = collect_variants(Path(triton_dir))
-            finally:
-                shutil.rmtree(triton_dir, ignore_errors=True)
+            rec.triton_variants = collect_variants(Path(triton_dir))
+            # Inductor keeps the paths of the cubins it loaded from this folder and
+            # reloads them when it compiles the same kernel again later in the process:
+            # the folder must outlive the capture, so it goes when the process ends.
+            atexit.register(shutil.rmtree, triton_dir, ignore_errors=True)
         if hook is not None:
             hook.remove()
         if remove_autotune_listener is not None:

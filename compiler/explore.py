@@ -120,7 +120,7 @@ def explore(
 def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
     import torch
 
-    from .kernel_timing import REPEATS, copy_peak_gbps, measure, timing
+    from .kernel_timing import REPEATS, copy_peak_gbps, matmul_peak_tflops, measure, timing
     from .model import StageError
 
     if not torch.cuda.is_available():
@@ -132,8 +132,9 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
         for k in c.kernels()
         if k.language in ("triton", "extern")
     }
-    durations = measure(run, names)
+    durations, graph_launches = measure(run, names)
     peak = copy_peak_gbps()
+    peak_tflops = matmul_peak_tflops()
     compiles = []
     for c in exploration.compiles:
         outputs = tuple(
@@ -149,7 +150,12 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
             for out in c.output_code
         )
         compiles.append(dataclasses.replace(c, output_code=outputs))
-    environment = dataclasses.replace(exploration.environment, peak_copy_gbps=peak)
+    environment = dataclasses.replace(
+        exploration.environment,
+        peak_copy_gbps=peak,
+        peak_matmul_tflops=peak_tflops,
+        cudagraph_replays_per_run=graph_launches / REPEATS,
+    )
     return dataclasses.replace(exploration, compiles=tuple(compiles), environment=environment)
 
 

@@ -123,8 +123,9 @@ REPEATS = 20
 
 def measure(
     run: Callable[[], Any], names: set[str], *, warmup: int = 3, repeats: int = REPEATS
-) -> dict[str, list[float]]:
-    """Device durations (microseconds) of each named kernel over ``repeats`` calls."""
+) -> tuple[dict[str, list[float]], int]:
+    """Device durations (microseconds) of each named kernel over ``repeats`` calls, and
+    how many CUDA graphs were launched (replays, under reduce-overhead)."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -140,12 +141,34 @@ def measure(
     # Library calls (extern_kernels.mm) launch vendor kernels under the aten op's name.
     aten = {f"aten::{n.split('.', 1)[1]}": n for n in names if n.startswith("extern_kernels.")}
     durations: dict[str, list[float]] = {}
+    graph_launches = 0
     for event in prof.events():
+        if event.name == "cudaGraphLaunch":
+            graph_launches += 1
         if event.name in names and str(event.device_type).endswith("CUDA"):
             durations.setdefault(event.name, []).append(float(event.time_range.elapsed_us()))
         elif event.name in aten and event.device_time_total > 0:
             durations.setdefault(aten[event.name], []).append(float(event.device_time_total))
-    return durations
+    return durations, graph_launches
+
+
+def matmul_peak_tflops(n: int = 8192, repeats: int = 5) -> float:
+    """Throughput of a large fp32 matrix product (torch's default precision), TFLOP/s."""
+    import torch
+
+    a = torch.randn(n, n, device="cuda")
+    b = torch.randn(n, n, device="cuda")
+    a @ b
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+        end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+        start.record()
+        a @ b
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return float(2 * n**3 / statistics.median(times) / 1e12)
 
 
 def copy_peak_gbps(nbytes: int = 1 << 30, repeats: int = 10) -> float:

@@ -267,7 +267,8 @@ class KernelTiming:
 
     ``bytes`` is estimated from the shapes and dtypes of the buffers the wrapper
     passes to the kernel (each read or written once, ``in_out_ptr`` both); None where a
-    shape is symbolic. ``peak_gbps`` is a measured device-to-device copy, not the
+    shape is symbolic. ``peak_gbps`` is a measured device-to-device copy (and
+    ``Environment.peak_matmul_tflops`` a measured 8192³ fp32 matmul), not the
     datasheet figure; a kernel whose inputs are still in L2 from the kernel before it,
     or a streaming kernel more efficient than ``copy_``, can come out above it.
     ``flops`` counts the multiply-adds of matrix products (2·M·N·K, library calls and
@@ -407,6 +408,8 @@ class CompileMetrics:
     fail_type: str | None = None
     fail_reason: str | None = None
     cudagraph_skip_reason: str | None = None
+    cudagraph_warmups: int = 0
+    cudagraph_recordings: int = 0
 
     def times(self) -> tuple[tuple[str, float], ...]:
         """The headline compile times that torch reported, as (label, seconds)."""
@@ -472,6 +475,8 @@ class Environment:
     platform: str = ""
     device: str = ""
     peak_copy_gbps: float | None = None
+    peak_matmul_tflops: float | None = None
+    cudagraph_replays_per_run: float | None = None
 
 
 @dataclass(**_FROZEN)

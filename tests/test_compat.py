@@ -85,3 +85,31 @@ def test_config_snapshots_and_version():
         "cache_size_limit" in _compat.dynamo_config_snapshot() or _compat.dynamo_config_snapshot()
     )
     assert _compat.torch_version() == torch.__version__
+
+
+def test_cudagraph_trees_logger_is_the_cudagraphs_artifact_logger():
+    assert getattr(_compat.cudagraph_trees_logger(), "artifact_name", None) == "cudagraphs"
+
+
+def test_autotune_listener_removal_keeps_other_listeners():
+    from torch._inductor import select_algorithm
+
+    def theirs(*args):
+        pass
+
+    select_algorithm.add_feedback_saver(theirs)
+    try:
+        remove = _compat.add_autotune_listener(lambda *args: None)
+        savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
+        assert len(savers) >= 2
+        remove()
+        assert savers == [theirs] or (theirs in savers and len(savers) == 1)
+    finally:
+        select_algorithm.clear_feedback_savers()
+
+
+def test_interned_strings_map_indices_to_file_names():
+    torch.compile(lambda x: x - 1, backend="eager")(torch.randn(2))
+    table = _compat.interned_strings()
+    assert table and all(isinstance(i, int) and isinstance(s, str) for i, s in table.items())
+    assert __file__ in table.values()

@@ -128,3 +128,33 @@ def test_triton_kernels_record_their_launch_grid():
     (k,) = [k for k in exp.compiles[0].kernels() if k.language == "triton"]
     (chosen,) = [v for v in k.variants if v.chosen]
     assert k.grid == (-(-1_000_000 // int(chosen.config["XBLOCK"])),)
+
+
+def test_reduce_overhead_records_cuda_graph_warmups_recordings_and_replays():
+    x = torch.randn(256, 256, device="cuda")
+    fn = torch.compile(programs.pointwise, mode="reduce-overhead")
+
+    def three_calls():
+        for _ in range(3):
+            fn(x)
+
+    exp = compiler.explore(three_calls, wrap=False, measure=True)
+    m = exp.compiles[0].metrics
+    assert m.cudagraph_skip_reason is None
+    # CUDA graph trees warm the function up on the first call, record it on the next
+    assert m.cudagraph_warmups >= 1 and m.cudagraph_recordings >= 1
+    # and from then on every call replays the recorded graph
+    assert exp.environment.cudagraph_replays_per_run == 3.0
+    assert exp.environment.peak_matmul_tflops and exp.environment.peak_matmul_tflops > 1
+
+
+def test_reduce_overhead_says_why_cuda_graphs_were_skipped():
+    def mixed(x, y):
+        return (x * 2).cpu() + y  # a device copy inside the graph
+
+    exp = compiler.explore(
+        mixed, torch.randn(8, device="cuda"), torch.randn(8), mode="reduce-overhead"
+    )
+    partitions = exp.counters.get("inductor.cudagraph_partitions", 0)
+    reason = exp.compiles[0].metrics.cudagraph_skip_reason
+    assert reason or partitions, (exp.counters, reason)
