@@ -158,6 +158,7 @@ def _output_code_pane(key: str, oc: OutputCode, links: Links) -> dict[str, Any]:
                 "source_nodes": list(k.source_nodes),
                 "src": list(dict.fromkeys(s for s in srcs if s)),
                 "timing": asdict(k.timing) if k.timing is not None else None,
+                "grid": list(k.grid),
             }
         )
     text = {

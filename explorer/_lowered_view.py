@@ -46,6 +46,8 @@ def _pane(key: str, k: Kernel) -> dict[str, Any]:
     chosen = next((i for i, v in enumerate(k.variants) if v.chosen), 0)
     info = [[label, k.info[name]] for name, label in _INFO_LABELS if k.info.get(name)]
     info += [[name, value] for name, value in k.info.items() if name not in dict(_INFO_LABELS)]
+    if k.grid:
+        info.append(["grid", grid_text(k.grid)])
     return pane(
         f"{key}/{k.name}/lowered",
         "triton_lowering",
@@ -59,6 +61,11 @@ def _pane(key: str, k: Kernel) -> dict[str, Any]:
         default_variant=chosen,
         variants=variants,
     )
+
+
+def grid_text(grid: tuple[int, ...]) -> str:
+    """A launch grid as Python writes the tuple: ``(8192,)``, ``(128, 1, 1)``."""
+    return str(tuple(grid))
 
 
 _INFO_LABELS = (

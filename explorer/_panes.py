@@ -32,6 +32,7 @@ STAGE_LABELS = {
     "inductor_post_grad_graph": "Post-grad",
     "ir_pre_fusion": "Schedule before fusion",
     "ir_post_fusion": "Fused schedule",
+    "autotuning": "Autotuning",
     "inductor_output_code": "Output code",
     "triton_lowering": "Triton lowering",
     "triton_source": "Triton source",
@@ -66,6 +67,7 @@ _GROUP = {
     "before_post_grad_graph": "group_inductor",
     "inductor_post_grad_graph": "group_inductor",
     "ir_post_fusion": "group_inductor",
+    "autotuning": "group_inductor",
     "inductor_output_code": "group_inductor",
     "triton_lowering": "group_inductor",
 }

@@ -40,13 +40,23 @@ table), ``label``, ``group`` and ``group_label`` (Dynamo, AOTAutograd, ...),
   users: [int], src, loc, code, kernels: [kernel id]}``.
 - ``output_code``: ``text: Text`` (with ``line_kernel``: kernel id | None per line),
   ``kernels: [{id, name, language, first_line, last_line, call_lines,
-  post_grad_nodes, source_nodes, src: [key], timing: KernelTiming fields | None}]``,
-  ``path``.
+  post_grad_nodes, source_nodes, src: [key], timing: KernelTiming fields | None,
+  grid: [int] (the Triton launch grid; empty when unknown)}]``, ``path``.
 - ``schedule``: ``blocks`` (before / after fusion) and ``fused: [{name, kind,
   members, buffers, extern_kernel}]``.
 - ``graph_breaks``: ``items: [{summary, reason, src, location, code, hints,
   user_stack: [{src, text}], documentation}]``.
 - ``recompile_reasons``: ``items: [{previous, reason, text}]``.
+- ``autotuning`` (id ``autotuning``, one per compile with max-autotune records, in the
+  Inductor group just before the first output code): ``ops: [{op, input_sizes: [str],
+  chosen, kernel (id | None), common_config: [[key, value]], common_text (settings all
+  configured candidates share), fastest_ms, slowest_ms, rows}]``; ``rows`` are the
+  candidates fastest first (untimed last): ``{name, kind ("triton" | "extern" | ""),
+  ms | None, ms_text (4 decimals), relative (ms / fastest), relative_text ("1.00x",
+  "1.05x slower"), description, config: [[key, value]], config_text (without the
+  common settings), chosen, kernel}``;
+  ``kernel`` is set on the chosen row only where the output-code kernel running it is
+  proven (see ``explorer/_autotuning_view.py``).
 - ``kernel_timing`` (id ``kernel_timing``, one per compile, before the compile time,
   only when a kernel of the compile was measured): ``rows`` (slowest median first:
   ``{kernel (id), name, language, output (output code key), calls, median_us, min_us,
@@ -81,6 +91,7 @@ from typing import Any
 import compiler
 from compiler import Compile
 
+from ._autotuning_view import autotuning_pane
 from ._graph_view import attach_svg, run_dot
 from ._inductor_view import (
     kernel_of_post,
@@ -265,6 +276,13 @@ def _compile(
             panes.append(frame)
     for key, oc in zip(oc_keys, c.output_code, strict=True):
         panes.extend(output_panes(key, oc, links, renderer, dot_jobs, post_kernels[key]))
+    autotuning = autotuning_pane(c, oc_keys)
+    if autotuning is not None:
+        # a compile-time choice that made the output code: just before the first one
+        at = next(
+            (i for i, p in enumerate(panes) if p["stage"] == "inductor_output_code"), len(panes)
+        )
+        panes.insert(at, autotuning)
     timing = kernel_timing_pane(c, oc_keys, exp.environment)
     if timing is not None:
         panes.append(timing)

@@ -25,7 +25,7 @@
  *            loc: string, code: string, kernels: string[]}} GNode
  * @typedef {{id: string, name: string, language: string, first_line: number,
  *            last_line: number, call_lines: number[], post_grad_nodes: string[],
- *            source_nodes: string[], src: string[], timing?: any}} KernelInfo
+ *            source_nodes: string[], src: string[], timing?: any, grid?: number[]}} KernelInfo
  * @typedef {{id: string, stage: string, label: string, kind: string,
  *            errors: {stage: string, message: string}[], [key: string]: any}} Pane
  * @typedef {{id: string, compile_id: string, rank: number|null, label: string,
@@ -999,7 +999,7 @@ class App {
       h("div", { cls: "tce-detail-title", text: `kernel ${k.name}` }),
       detailTable([["language", k.language], ["in output code", [lines, calls].filter(Boolean).join(", ")],
         ["post-grad nodes", k.post_grad_nodes.join(", ")], ["source nodes", k.source_nodes.join(", ")],
-        ...timingRows(k.timing)].filter((r) => r[1])),
+        ["grid", gridText(k.grid)], ...timingRows(k.timing)].filter((r) => r[1])),
       srcs.length ? h("div", { cls: "tce-detail-row" }, [h("span", { cls: "tce-key", text: "source lines" }), ...srcs]) : null,
       h("div", { cls: "tce-detail-row" }, [h("button", {
         cls: "tce-button", text: "Show code", on: { click: () => this.showKernel(k.id) },
@@ -1043,6 +1043,15 @@ function timingRows(t) {
   const pct = t.achieved_gbps !== null && t.peak_gbps ? ` (${fmt((100 * t.achieved_gbps) / t.peak_gbps)}% of copy peak)` : "";
   return [["median time", `${fmt(t.median_us)} µs (min ${fmt(t.min_us)}, ${t.calls} calls)`],
     ["bandwidth", t.bytes === null ? "shape not static" : `${fmt(t.bytes / 1e6)} MB at ${fmt(t.achieved_gbps, 0)} GB/s${pct}`]];
+}
+
+/**
+ * A Triton launch grid as Python writes the tuple: `(8192,)`; "" when unknown.
+ * @param {number[]|undefined} grid
+ */
+function gridText(grid) {
+  if (!grid || !grid.length) return "";
+  return `(${grid.join(", ")}${grid.length === 1 ? "," : ""})`;
 }
 
 /** @param {string[][]} rows */
@@ -1488,6 +1497,60 @@ function renderKernelTiming(el, pane, app) {
   };
 }
 
+/**
+ * Max-autotune results: per op, every candidate fastest first with its time, a bar
+ * relative to the slowest candidate, its speed against the fastest and its config.
+ * The chosen row is marked; its name selects its output-code kernel where the view
+ * model proved which kernel that is.
+ * @type {Renderer}
+ */
+function renderAutotuning(el, pane, app) {
+  /** @type {[HTMLElement, string][]} */
+  const linked = [];
+  for (const op of /** @type {any[]} */ (pane.ops)) {
+    const slowest = op.slowest_ms || 1e-12;
+    const head = ["", "candidate", "ms", "time (vs slowest)", "vs fastest", "config"];
+    const t = h("table", { cls: "tce-table tce-kt tce-at" }, [
+      h("tr", {}, head.map((x, i) => h("th", { cls: i === 2 || i === 4 ? "tce-num" : "", text: x }))),
+    ]);
+    for (const r of /** @type {any[]} */ (op.rows)) {
+      const name = r.kernel
+        ? h("button", {
+          cls: "tce-link tce-at-name", text: r.name, title: `runs as ${r.kernel.split("/").pop()}: show its code`,
+          on: { click: () => app.showKernel(r.kernel) },
+        })
+        : h("span", { cls: "tce-at-name", text: r.name });
+      const fill = h("div", { cls: "tce-kt-fill" });
+      fill.style.width = r.ms === null ? "0" : `${(100 * Math.min(1, r.ms / slowest)).toFixed(2)}%`;
+      const config = r.config_text || (r.kind === "extern" ? "library call (extern kernel)" : "");
+      const tr = h("tr", { cls: "tce-at-row" + (r.chosen ? " tce-at-chosen" : ""), attrs: { "data-choice": r.name } }, [
+        h("td", { cls: "tce-at-mark", text: r.chosen ? "✓" : "", title: r.chosen ? "chosen: the fastest" : "" }),
+        h("td", { cls: "tce-at-cand" }, [name, r.chosen ? h("span", { cls: "tce-chosen", text: "chosen" }) : null]),
+        h("td", { cls: "tce-num", text: r.ms_text, title: r.ms === null ? "not timed" : `${r.ms} ms` }),
+        h("td", { cls: "tce-kt-barcell tce-at-bar" }, [h("div", { cls: "tce-kt-track" }, [fill])]),
+        h("td", { cls: "tce-num tce-at-rel", text: r.relative_text }),
+        h("td", { cls: "tce-at-config" + (r.config_text ? "" : " tce-kt-missing"), text: config, title: r.description }),
+      ]);
+      if (r.kernel) linked.push([tr, r.kernel]);
+      t.append(tr);
+    }
+    const sizes = op.input_sizes.length ? ` · inputs ${op.input_sizes.join(", ")}` : "";
+    const note = op.kernel ? `chosen ${op.chosen} runs as ${op.kernel.split("/").pop()} in the output code`
+      : `chosen ${op.chosen}; no output-code kernel is proven to be it`;
+    el.append(h("div", { cls: "tce-block" }, [
+      h("div", { cls: "tce-block-title", text: `${op.op}${sizes} · ${op.rows.length} candidates, fastest first` }),
+      h("div", { cls: "tce-note tce-kt-peakline", text: note }),
+      op.common_text ? h("div", { cls: "tce-note tce-at-common", text: `every Triton candidate: ${op.common_text}` }) : null,
+      t,
+    ]));
+  }
+  return {
+    update: () => {
+      for (const [tr, kid] of linked) tr.classList.toggle("tce-selected", kid === app.sel.kernel);
+    },
+  };
+}
+
 /** @type {Renderer} */
 function renderUnknown(el, pane) {
   el.append(h("div", { cls: "tce-note", text: `No view for stage kind ${pane.kind}.` }));
@@ -1673,6 +1736,7 @@ const RENDERERS = {
   recompile_reasons: renderRecompileReasons,
   metrics: renderMetrics,
   kernel_timing: renderKernelTiming,
+  autotuning: renderAutotuning,
   triton_lowering: renderTritonLowering,
 };
 
