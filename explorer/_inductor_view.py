@@ -198,6 +198,9 @@ def kernel_timing_pane(c: Compile, oc_keys: list[str], env: Environment) -> dict
                 continue
             peak = t.peak_gbps or env.peak_copy_gbps
             pct = 100 * t.achieved_gbps / peak if t.achieved_gbps is not None and peak else None
+            mm_peak = env.peak_matmul_tflops
+            tflops = t.achieved_tflops
+            mm_pct = 100 * tflops / mm_peak if tflops is not None and mm_peak else None
             rows.append(
                 {
                     "kernel": f"{key}/{k.name}",
@@ -214,6 +217,10 @@ def kernel_timing_pane(c: Compile, oc_keys: list[str], env: Environment) -> dict
                     "peak_gbps": peak,
                     "peak_pct": pct,
                     "note": NOT_STATIC if t.bytes is None else "",
+                    "flops": t.flops,
+                    "gflop": t.flops / 1e9 if t.flops is not None else None,
+                    "achieved_tflops": tflops,
+                    "matmul_peak_pct": mm_pct,
                 }
             )
     if not rows:
@@ -228,6 +235,8 @@ def kernel_timing_pane(c: Compile, oc_keys: list[str], env: Environment) -> dict
         peak_line = f"measured copy bandwidth {peak:,.0f} GB/s; {PEAK_NOTE}"
     else:
         peak_line = "no copy bandwidth was measured on this device"
+    if env.peak_matmul_tflops:
+        peak_line += f"; measured fp32 matmul {env.peak_matmul_tflops:,.1f} TFLOP/s"
     return pane(
         "kernel_timing",
         "kernel_timing",
@@ -236,12 +245,39 @@ def kernel_timing_pane(c: Compile, oc_keys: list[str], env: Environment) -> dict
         total_us=total,
         peak_gbps=peak,
         peak_line=peak_line,
+        peak_matmul_tflops=env.peak_matmul_tflops,
+        has_flops=any(r["flops"] is not None for r in rows),
+        cudagraph_line=cudagraph_line(c, env),
         untimed=untimed,
         outputs=list(dict.fromkeys(r["output"] for r in rows)),
     )
 
 
-def metrics_pane(c: Compile, counters: dict[str, int] | None = None) -> dict[str, Any]:
+def cudagraph_rows(c: Compile, env: Environment | None) -> list[list[str]]:
+    """CUDA graph tree warm-ups and recordings of the capture (when any), and the graph
+    launches per measured run (when measured), as summary rows."""
+    m = c.metrics
+    rows = [
+        [label, str(n)]
+        for label, n in (
+            ("CUDA graph warm-ups", m.cudagraph_warmups),
+            ("CUDA graph recordings", m.cudagraph_recordings),
+        )
+        if n
+    ]
+    if env is not None and env.cudagraph_replays_per_run is not None:
+        rows.append(["CUDA graph replays per run", f"{env.cudagraph_replays_per_run:g}"])
+    return rows
+
+
+def cudagraph_line(c: Compile, env: Environment) -> str:
+    """The CUDA graph rows in one line, for the Kernel time pane; "" if none."""
+    return "; ".join(f"{label}: {value}" for label, value in cudagraph_rows(c, env))
+
+
+def metrics_pane(
+    c: Compile, counters: dict[str, int] | None = None, env: Environment | None = None
+) -> dict[str, Any]:
     m = c.metrics
     summary = [[label, f"{value:.3f} s"] for label, value in m.times()]
     for label, count in (
@@ -262,6 +298,7 @@ def metrics_pane(c: Compile, counters: dict[str, int] | None = None) -> dict[str
         summary.append(["attempts", str(c.attempts)])
     if m.cudagraph_skip_reason:
         summary.append(["CUDA graphs skipped", m.cudagraph_skip_reason])
+    summary.extend(cudagraph_rows(c, env))
     phases = [{"name": p.name, "seconds": p.seconds, "depth": p.depth} for p in m.phases]
     return pane(
         "compilation_metrics",

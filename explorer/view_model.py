@@ -286,7 +286,7 @@ def _compile(
     timing = kernel_timing_pane(c, oc_keys, exp.environment)
     if timing is not None:
         panes.append(timing)
-    panes.append(metrics_pane(c, exp.counters))
+    panes.append(metrics_pane(c, exp.counters, exp.environment))
     return {
         "id": _compile_key(c),
         "compile_id": str(c.compile_id),

@@ -246,6 +246,42 @@ def test_kernel_time_pane_shows_bars_and_selects_the_slower_kernel(open_page, tm
     assert problems == []
 
 
+def test_kernel_time_pane_shows_matmul_tflops_and_cuda_graph_counts(open_page, tmp_path):
+    from playwright.sync_api import expect
+    from test_kernel_timing_view import SLOW, with_flops
+
+    exp = with_flops(compiler.Exploration.from_json(TIMED_RECORDING.read_text()))
+    path = tmp_path / "cuda_mlp_block_flops.html"
+    to_html(exp, path)
+    page, problems = open_page(path)
+    page.locator('.tce-tab[data-stage="kernel_timing"]').click()
+    table = page.locator(".tce-kt")
+    expect(table.locator("th")).to_contain_text(["GFLOP", "TFLOP/s"])
+    rows = table.locator(".tce-kt-row")
+    expect(rows.nth(0)).to_contain_text(SLOW)
+    expect(rows.nth(0).locator(".tce-kt-gflop")).to_have_text("0.13")
+    expect(rows.nth(0).locator(".tce-kt-tflops")).to_have_text("12.5 (25%)")
+    expect(rows.nth(1).locator(".tce-kt-tflops")).to_have_text("—")
+    expect(rows.nth(1).locator(".tce-kt-gflop")).to_have_text("—")
+    expect(page.locator(".tce-kt-peakline")).to_contain_text("measured fp32 matmul 50.0 TFLOP/s")
+    expect(page.locator(".tce-kt-cudagraphs")).to_have_text(
+        "CUDA graph warm-ups: 1; CUDA graph recordings: 2; CUDA graph replays per run: 1"
+    )
+    # the table fits the pane: no horizontal scrolling
+    pane = page.locator(".tce-pane").first
+    assert pane.evaluate("e => e.scrollWidth <= e.clientWidth"), pane.evaluate(
+        "e => [e.scrollWidth, e.clientWidth]"
+    )
+    rows.nth(0).click()
+    expect(page.locator(".tce-details")).to_contain_text("0.13 GFLOP at 12.50 TFLOP/s")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "kernel_timing_flops.png"))
+    page.locator('.tce-tab[data-stage="compilation_metrics"]').click()
+    expect(page.locator(".tce-pane")).to_contain_text("CUDA graph recordings")
+    expect(page.locator(".tce-pane")).to_contain_text("CUDA graph replays per run")
+    assert problems == []
+
+
 def test_builtin_renderer_and_graph_break_tree_in_the_exported_page(open_page, tmp_path):
     from playwright.sync_api import expect
 

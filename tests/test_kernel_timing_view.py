@@ -113,3 +113,78 @@ def test_counters_and_the_cudagraph_skip_reason_are_in_the_compile_time_pane(exp
     plain = _panes(build_view(exp, graph_renderer="builtin"))["compilation_metrics"]
     assert plain["counters"] == []
     assert not any(label == "CUDA graphs skipped" for label, _ in plain["summary"])
+
+
+SLOW = "triton_poi_fused_addmm_gelu_0"
+
+
+def with_flops(exp: compiler.Exploration) -> compiler.Exploration:
+    """The recording (which predates schema 1.4) with matmul FLOPs on its slower kernel,
+    a measured matmul peak, and CUDA graph warm-ups, recordings and replays."""
+
+    def flops(k: compiler.Kernel) -> compiler.Kernel:
+        if k.name != SLOW:
+            return k
+        timing = dataclasses.replace(k.timing, flops=2 * 64 * 512 * 2048, achieved_tflops=12.5)
+        return dataclasses.replace(k, timing=timing)
+
+    changed = _with_kernels(exp, flops)
+    (c,) = changed.compiles
+    metrics = dataclasses.replace(c.metrics, cudagraph_warmups=1, cudagraph_recordings=2)
+    env = dataclasses.replace(
+        changed.environment, peak_matmul_tflops=50.0, cudagraph_replays_per_run=1.0
+    )
+    return dataclasses.replace(
+        changed, compiles=(dataclasses.replace(c, metrics=metrics),), environment=env
+    )
+
+
+def test_matmul_flops_and_the_measured_matmul_peak_are_shown(exp):
+    plain = _panes(build_view(exp, graph_renderer="builtin"))["kernel_timing"]
+    assert plain["has_flops"] is False and plain["peak_matmul_tflops"] is None
+    assert "matmul" not in plain["peak_line"] and plain["cudagraph_line"] == ""
+    assert all(r["flops"] is r["gflop"] is r["achieved_tflops"] is None for r in plain["rows"])
+    assert all(r["matmul_peak_pct"] is None for r in plain["rows"])
+
+    view = build_view(with_flops(exp), graph_renderer="builtin")
+    pane = _panes(view)["kernel_timing"]
+    assert pane["has_flops"] is True and pane["peak_matmul_tflops"] == 50.0
+    assert pane["peak_line"].startswith("measured copy bandwidth 2,946 GB/s; kernels reading")
+    assert pane["peak_line"].endswith("can exceed it; measured fp32 matmul 50.0 TFLOP/s")
+    slow, fast = pane["rows"]
+    assert slow["name"] == SLOW
+    assert slow["flops"] == 2 * 64 * 512 * 2048
+    assert slow["gflop"] == pytest.approx(2 * 64 * 512 * 2048 / 1e9)
+    assert slow["achieved_tflops"] == 12.5
+    assert slow["matmul_peak_pct"] == pytest.approx(25.0)
+    assert fast["flops"] is fast["gflop"] is fast["achieved_tflops"] is None
+    assert fast["matmul_peak_pct"] is None
+    # the bandwidth figures are unchanged
+    assert slow["peak_pct"] == plain["rows"][0]["peak_pct"]
+    assert pane["cudagraph_line"] == (
+        "CUDA graph warm-ups: 1; CUDA graph recordings: 2; CUDA graph replays per run: 1"
+    )
+    # the details panel's timing carries them too
+    kernels = {k["id"]: k for k in _panes(view)["inference/inductor_output_code"]["kernels"]}
+    timing = kernels[f"inference/{SLOW}"]["timing"]
+    assert (timing["flops"], timing["achieved_tflops"]) == (2 * 64 * 512 * 2048, 12.5)
+    assert json.loads(json.dumps(view)) == view
+
+
+def test_cuda_graph_warmups_recordings_and_replays_are_in_the_compile_time_pane(exp):
+    summary = _panes(build_view(with_flops(exp), graph_renderer="builtin"))["compilation_metrics"][
+        "summary"
+    ]
+    assert ["CUDA graph warm-ups", "1"] in summary
+    assert ["CUDA graph recordings", "2"] in summary
+    assert ["CUDA graph replays per run", "1"] in summary
+    plain = _panes(build_view(exp, graph_renderer="builtin"))["compilation_metrics"]["summary"]
+    assert not any(label.startswith("CUDA graph") for label, _ in plain)
+    # a fractional replay count (graphs re-recorded mid-run) keeps its digits; zero
+    # warm-ups and recordings are left out
+    env = dataclasses.replace(exp.environment, cudagraph_replays_per_run=2.5)
+    summary = _panes(
+        build_view(dataclasses.replace(exp, environment=env), graph_renderer="builtin")
+    )["compilation_metrics"]["summary"]
+    cuda = [row for row in summary if row[0].startswith("CUDA graph")]
+    assert cuda == [["CUDA graph replays per run", "2.5"]]

@@ -1041,8 +1041,12 @@ function resumeLabel(name) {
 function timingRows(t) {
   if (!t) return [];
   const pct = t.achieved_gbps !== null && t.peak_gbps ? ` (${fmt((100 * t.achieved_gbps) / t.peak_gbps)}% of copy peak)` : "";
-  return [["median time", `${fmt(t.median_us)} µs (min ${fmt(t.min_us)}, ${t.calls} calls)`],
+  const rows = [["median time", `${fmt(t.median_us)} µs (min ${fmt(t.min_us)}, ${t.calls} calls)`],
     ["bandwidth", t.bytes === null ? "shape not static" : `${fmt(t.bytes / 1e6)} MB at ${fmt(t.achieved_gbps, 0)} GB/s${pct}`]];
+  if (typeof t.flops === "number") {
+    rows.push(["matmul", `${fmt(t.flops / 1e9, 2)} GFLOP at ${fmt(t.achieved_tflops, 2)} TFLOP/s`]);
+  }
+  return rows;
 }
 
 /**
@@ -1433,6 +1437,26 @@ function barCell(fraction, text, kind, title = "") {
 }
 
 /**
+ * A measured kernel's GFLOP and TFLOP/s cells, the latter with its share of the measured
+ * fp32 matmul peak beside it; "—" for a kernel without matrix products.
+ * @param {any} r @returns {HTMLElement[]}
+ */
+function flopCells(r) {
+  if (r.flops === null) {
+    const none = "no matrix products counted";
+    return [h("td", { cls: "tce-num tce-kt-missing tce-kt-gflop", text: "—", title: none }),
+      h("td", { cls: "tce-num tce-kt-missing tce-kt-tflops", text: "—", title: none })];
+  }
+  const tf = h("td", { cls: "tce-num tce-kt-tflops", title: `${r.flops.toLocaleString("en-US")} FLOP per run` }, [
+    h("span", { text: r.achieved_tflops === null ? "—" : fmt(r.achieved_tflops) }),
+  ]);
+  if (r.matmul_peak_pct !== null) {
+    tf.append(h("span", { cls: "tce-kt-mmpct", text: ` (${fmt(r.matmul_peak_pct, 0)}%)`, title: `${fmt(r.matmul_peak_pct)}% of the measured fp32 matmul peak` }));
+  }
+  return [h("td", { cls: "tce-num tce-kt-gflop", text: fmt(r.gflop, 2), title: `${fmt(r.gflop, 4)} GFLOP per run` }), tf];
+}
+
+/**
  * Measured kernels, slowest first: time (bar relative to the slowest) and achieved
  * bandwidth (bar against the device's measured copy bandwidth, drawn capped at 100%).
  * Clicking a row selects its kernel, as a kernel chip does; its name opens its code.
@@ -1442,12 +1466,18 @@ function renderKernelTiming(el, pane, app) {
   const rows = /** @type {any[]} */ (pane.rows);
   const slowest = Math.max(...rows.map((r) => r.median_us), 1e-9);
   const several = pane.outputs.length > 1;
-  const head = ["kernel", "calls", "median µs", "min µs", "MB moved", "GB/s", "% of copy peak", "share"];
-  const t = h("table", { cls: "tce-table tce-kt" }, [
-    h("tr", {}, head.map((x, i) => h("th", {
-      cls: [1, 3, 4, 5, 7].includes(i) ? "tce-num" : "", text: x,
-      title: i === 7 ? "share of the measured kernels' total time" : "",
-    }))),
+  const flops = Boolean(pane.has_flops);
+  const mmPeak = pane.peak_matmul_tflops;
+  /** @type {[string, boolean, string][]} header text, numeric, title */
+  const head = [["kernel", false, ""], ["calls", true, ""], ["median µs", false, ""], ["min µs", true, ""],
+    ["MB moved", true, ""], ["GB/s", true, ""], ["% of copy peak", false, ""]];
+  if (flops) {
+    head.push(["GFLOP", true, "2·M·N·K of the kernel's matrix products, over its calls in one run"],
+      ["TFLOP/s", true, mmPeak ? `achieved; in brackets, % of the measured fp32 matmul peak (${fmt(mmPeak)} TFLOP/s)` : "achieved"]);
+  }
+  head.push(["share", true, "share of the measured kernels' total time"]);
+  const t = h("table", { cls: "tce-table tce-kt" + (flops ? " tce-kt-flops" : "") }, [
+    h("tr", {}, head.map(([x, num, title]) => h("th", { cls: num ? "tce-num" : "", text: x, title }))),
   ]);
   /** @type {[HTMLElement, string][]} */
   const trs = [];
@@ -1475,6 +1505,7 @@ function renderKernelTiming(el, pane, app) {
       r.achieved_gbps === null ? h("td", { cls: "tce-kt-missing", text: r.note })
         : h("td", { cls: "tce-num", text: fmt(r.achieved_gbps, 0) }),
       pct,
+      ...(flops ? flopCells(r) : []),
       h("td", { cls: "tce-num", text: `${fmt(100 * r.share)}%`, title: `${fmt(r.total_us)} of ${fmt(pane.total_us)} µs` }),
     ]);
     trs.push([tr, r.kernel]);
@@ -1483,6 +1514,7 @@ function renderKernelTiming(el, pane, app) {
   el.append(h("div", { cls: "tce-block" }, [
     h("div", { cls: "tce-block-title", text: "Measured kernels, slowest first" }),
     h("div", { cls: "tce-note tce-kt-peakline", text: pane.peak_line }),
+    pane.cudagraph_line ? h("div", { cls: "tce-note tce-kt-cudagraphs", text: pane.cudagraph_line }) : null,
     t,
     pane.untimed.length ? h("div", { cls: "tce-note", text: `not measured: ${pane.untimed.join(", ")}; the share is of the measured kernels' ${fmt(pane.total_us)} µs` }) : null,
   ]));
