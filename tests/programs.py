@@ -83,3 +83,28 @@ def mlp_training_step(backend: str = "aot_eager"):
 
 def dynamic_fn(x, y):
     return (x @ y).softmax(dim=-1)
+
+
+MARKUP = "<img src=x onerror=alert(1)>"
+
+
+def markup_program(folder):
+    """A module, written to ``folder`` and imported, whose comments carry HTML markup:
+    the views must show it as text and never let it run."""
+    import importlib.util
+    import textwrap
+
+    path = folder / "markup_program.py"
+    path.write_text(
+        textwrap.dedent(f"""
+            import torch
+
+
+            def evil(x):  # {MARKUP}
+                return torch.sin(x) + 1  # </script>{MARKUP}
+        """)
+    )
+    spec = importlib.util.spec_from_file_location("markup_program", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

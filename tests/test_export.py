@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import re
-import textwrap
 from pathlib import Path
 
 import programs
@@ -28,7 +27,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-EVIL = "<img src=x onerror=alert(1)>"
+EVIL = programs.MARKUP
 
 
 def _line_key(fn, text: str) -> str:
@@ -313,18 +312,7 @@ def test_builtin_renderer_and_graph_break_tree_in_the_exported_page(open_page, t
 def test_markup_in_user_code_is_shown_as_text_and_never_runs(open_page, tmp_path):
     from playwright.sync_api import expect
 
-    source = textwrap.dedent(f"""
-        import torch
-
-
-        def evil(x):  # {EVIL}
-            return torch.sin(x) + 1  # </script>{EVIL}
-    """)
-    module_path = tmp_path / "evil_export.py"
-    module_path.write_text(source)
-    spec = importlib.util.spec_from_file_location("evil_export", module_path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = programs.markup_program(tmp_path)
     exp = compiler.explore(module.evil, torch.randn(4), backend="aot_eager")
     path = tmp_path / "evil.html"
     to_html(exp, path)

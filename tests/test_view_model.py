@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import inspect
 import json
-import textwrap
 from pathlib import Path
 
 import programs
@@ -17,7 +16,7 @@ from explorer.export import to_html
 from explorer.view_model import STAGE_LABELS, build_view
 
 RECORDING = Path(__file__).parent / "data" / "recordings" / "cuda_pointwise.json"
-EVIL = "<img src=x onerror=alert(1)>"
+EVIL = programs.MARKUP
 
 
 def _key(fn, text: str) -> str:
@@ -251,26 +250,8 @@ def test_module_parameters_group_nodes_by_module_path():
     assert groups["l_x_"] == []
 
 
-def _evil_module(tmp_path: Path):
-    import importlib.util
-
-    source = textwrap.dedent(f"""
-        import torch
-
-
-        def evil(x):  # {EVIL}
-            return torch.sin(x) + 1  # </script>{EVIL}
-    """)
-    path = tmp_path / "evil_program.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("evil_program", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_markup_in_user_code_stays_plain_text_in_the_view_and_the_html(tmp_path):
-    module = _evil_module(tmp_path)
+    module = programs.markup_program(tmp_path)
     exp = compiler.explore(module.evil, torch.randn(4), backend="aot_eager")
     view = build_view(exp)
     node = _node(_pane(view, "dynamo_output_graph"), "sin")
