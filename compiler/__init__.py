@@ -46,7 +46,7 @@ from .model import (
     StageError,
     TensorMeta,
 )
-from .script import explore_script
+from .script import explore_path, explore_script
 from .trace import load_trace
 
 __all__ = [
@@ -82,6 +82,7 @@ __all__ = [
     "TensorMeta",
     "TraceFormatError",
     "explore",
+    "explore_path",
     "explore_script",
     "load_trace",
     "recording",

@@ -18,8 +18,7 @@ from pathlib import Path
 
 from .errors import ExploreError
 from .report import write_report
-from .script import explore_script
-from .trace import load_trace
+from .script import explore_path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,20 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _report(path: Path, out_dir: Path) -> int:
-    status = 0
-    if path.suffix == ".py":
-        exp, failure = explore_script(path, progress=_say)
-        if failure:
-            _say(failure)
-            status = 1
-    else:
-        _say(f"reading the trace at {path} ...")
-        exp = load_trace(path)
+    exp, failure = explore_path(path, progress=_say)
+    if failure:
+        _say(failure)
     if not exp.compiles:
         _say(f"{path} triggered no torch.compile compiles; the report says so and nothing more.")
     for written in write_report(exp, out_dir):
         print(written)
-    return status
+    return 1 if failure else 0
 
 
 def _say(message: str) -> None:

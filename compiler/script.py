@@ -11,6 +11,32 @@ from pathlib import Path
 from .capture import recording
 from .errors import ExploreError
 from .model import Exploration
+from .trace import load_trace
+
+
+def explore_path(
+    path: Path, *, progress: Callable[[str], None] | None = None
+) -> tuple[Exploration, str]:
+    """An Exploration from whatever ``path`` is: a ``.py`` script (run under capture),
+    an Exploration ``.json``, or a ``TORCH_TRACE`` directory or log.
+
+    Returns it with a one-line failure message when a script raised ('' otherwise).
+    Reading a trace or a ``.json`` never executes anything from it.
+
+    Example:
+        >>> exp, failure = explore_path(Path("/tmp/my_trace"))  # doctest: +SKIP
+    """
+    if path.suffix == ".py":
+        return explore_script(path, progress=progress)
+    if progress is not None:
+        progress(f"reading {path} ...")
+    if path.suffix == ".json" and path.is_file():
+        try:
+            return Exploration.from_json(path.read_text(encoding="utf-8")), ""
+        except (OSError, ValueError) as exc:
+            msg = f"cannot read {path} as an Exploration .json: {exc}"
+            raise ExploreError(msg) from exc
+    return load_trace(path), ""
 
 
 def explore_script(

@@ -18,10 +18,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from compiler import Exploration, ExploreError, load_trace
+from compiler import ExploreError
 
-# The script runner of ``python -m compiler report``: same capture, same messages.
-from compiler.script import explore_script
+# The same loader as ``python -m compiler report``: a script, a .json or a trace.
+from compiler.script import explore_path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,16 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _report(path: Path, output: Path) -> int:
     from .export import to_html
 
-    status = 0
     started = time.perf_counter()
-    if path.suffix == ".py":
-        exp, failure = explore_script(path, progress=_say)
-        if failure:
-            _say(failure)
-            status = 1
-    else:
-        _say(f"reading {path} ...")
-        exp = _read(path)
+    exp, failure = explore_path(path, progress=_say)
+    if failure:
+        _say(failure)
     if not exp.compiles:
         _say(f"{path} triggered no torch.compile compiles; the page says so and nothing more.")
     n = len(exp.compiles)
@@ -83,17 +77,7 @@ def _report(path: Path, output: Path) -> int:
     to_html(exp, output)
     _say(f"done in {time.perf_counter() - started:.1f} s")
     print(output)
-    return status
-
-
-def _read(path: Path) -> Exploration:
-    if path.suffix == ".json" and path.is_file():
-        try:
-            return Exploration.from_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            msg = f"cannot read {path} as an Exploration .json: {exc}"
-            raise ExploreError(msg) from exc
-    return load_trace(path)
+    return 1 if failure else 0
 
 
 def _say(message: str) -> None:
