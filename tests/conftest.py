@@ -65,3 +65,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def recorded_key(exp, text: str) -> str:
+    """The source-line key of ``text`` in a recording's first compiled function, from
+    the source and paths it was recorded with (the machine that made it had its own
+    checkout path)."""
+    c = exp.compiles[0]
+    lines = (c.bytecode.source or "").split("\n")
+    offset = next(i for i, line in enumerate(lines) if text in line)
+    return f"{c.filename}:{c.first_line + offset}"

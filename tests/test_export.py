@@ -10,6 +10,7 @@ from pathlib import Path
 import programs
 import pytest
 import torch
+from conftest import recorded_key
 
 import compiler
 from explorer.export import to_html
@@ -34,16 +35,6 @@ def _line_key(fn, text: str) -> str:
     lines, first = inspect.getsourcelines(fn)
     offset = next(i for i, line in enumerate(lines) if text in line)
     return f"{inspect.getsourcefile(fn)}:{first + offset}"
-
-
-def _recorded_key(exp, text: str) -> str:
-    """The source-line key of ``text`` in a recording's first compiled function, from
-    the source and paths it was recorded with (the machine that made it had its own
-    checkout path)."""
-    c = exp.compiles[0]
-    lines = (c.bytecode.source or "").split("\n")
-    offset = next(i for i, line in enumerate(lines) if text in line)
-    return f"{c.filename}:{c.first_line + offset}"
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +101,7 @@ def test_exported_gpu_recording_shows_compiles_graph_and_kernel_and_links_them(o
     expect(page.locator(".tce-compile .tce-cid")).to_have_text("0/0")
     expect(page.locator(".tce-pane svg.tce-dot g.node").first).to_be_visible()
     # click the source line of torch.sin: its Dynamo nodes light up in its colour
-    sin_line = _recorded_key(exp, "torch.sin(x)")
+    sin_line = recorded_key(exp, "torch.sin(x)")
     page.locator(f'.tce-source .tce-row[data-src="{sin_line}"]').click()
     lit = page.locator(".tce-pane svg.tce-dot g.node.hl")
     expect(lit).to_have_count(2)  # sin and y = sin + 1

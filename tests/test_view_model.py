@@ -10,6 +10,7 @@ from pathlib import Path
 import programs
 import pytest
 import torch
+from conftest import recorded_key
 
 import compiler
 from explorer.export import to_html
@@ -25,16 +26,6 @@ def _key(fn, text: str) -> str:
         if text in line:
             return f"{inspect.getsourcefile(fn)}:{first + offset}"
     raise AssertionError(f"{text!r} not in {fn.__name__}")
-
-
-def _recorded_key(exp, text: str) -> str:
-    """The source-line key of ``text`` in a recording's first compiled function, from
-    the source and paths it was recorded with (the machine that made it had its own
-    checkout path)."""
-    c = exp.compiles[0]
-    lines = (c.bytecode.source or "").split("\n")
-    offset = next(i for i, line in enumerate(lines) if text in line)
-    return f"{c.filename}:{c.first_line + offset}"
 
 
 def _pane(view: dict, pane_id: str, compile_index: int = 0) -> dict:
@@ -162,7 +153,7 @@ def test_gpu_recording_shows_the_triton_kernel_linked_to_its_source_lines():
     code = _pane(view, "inference/inductor_output_code")
     (kernel,) = code["kernels"]
     assert kernel["language"] == "triton"
-    sin_line = _recorded_key(exp, "torch.sin(x)")
+    sin_line = recorded_key(exp, "torch.sin(x)")
     assert sin_line in kernel["src"]
     assert kernel["id"] in _node(_pane(view, "dynamo_output_graph"), "sin")["kernels"]
     body = _joined(code["text"])[kernel["first_line"] : kernel["last_line"] - 1]
