@@ -24,6 +24,7 @@ from .explore import explore
 from .model import (
     SCHEMA_VERSION,
     Bytecode,
+    CallTiming,
     Compile,
     CompileId,
     CompileMetrics,
@@ -52,6 +53,7 @@ from .trace import load_trace
 __all__ = [
     "SCHEMA_VERSION",
     "Bytecode",
+    "CallTiming",
     "Compile",
     "CompileError",
     "CompileId",

@@ -130,6 +130,14 @@ class Node:
     source: SourceLoc | None = None
     module: str = ""
     line: int = 0
+    # schema 2.0 (contract; filled by compiler/build.py):
+    # ids of the kernels this node ended up in (``forward/cpp_fused_add_0``), through
+    # the provenance maps; empty where torch recorded no link.
+    kernels: tuple[str, ...] = ()
+    # the nn.Module hierarchy the node came from, outermost first, as module paths
+    # (``("h", "h.0", "h.0.attn")``), from ``nn_module_stack`` (live capture) or what a
+    # trace holds (stack traces, parameter names); empty for top-level code.
+    module_stack: tuple[str, ...] = ()
 
 
 @dataclass(**_FROZEN)
@@ -166,6 +174,10 @@ class Bytecode:
     source: str | None = None
     decompiled: str | None = None
     decompile_error: str | None = None
+    # schema 2.0: the user source line (in the frame's file) of each line of
+    # ``original``/``transformed`` (``dis`` text split on newlines); None where none.
+    original_lines: tuple[int | None, ...] = ()
+    transformed_lines: tuple[int | None, ...] = ()
 
 
 @dataclass(**_FROZEN)
@@ -218,6 +230,9 @@ class LoweredStage:
     stage: str
     text: str = ""
     error: str = ""
+    # schema 2.0: the 1-based ``Kernel.source`` line each line of ``text`` was lowered
+    # from (from TTIR/TTGIR ``loc``, LLVM debug info, PTX ``.loc``); None where unknown.
+    source_lines: tuple[int | None, ...] = ()
 
 
 @dataclass(**_FROZEN)
@@ -258,6 +273,9 @@ class Autotuning:
     input_sizes: tuple[str, ...] = ()
     choices: tuple[AutotuneChoice, ...] = ()
     chosen: str = ""
+    # schema 2.0: id of the output-code kernel that runs the chosen candidate, only
+    # where that is provable (template constexprs, stages and warps match); else None.
+    chosen_kernel: str | None = None
 
 
 @dataclass(**_FROZEN)
@@ -304,6 +322,8 @@ class Kernel:
     name: str
     language: str
     source: str
+    # schema 2.0: unique in its Compile: ``<OutputCode.key>/<name>``.
+    id: str = ""
     first_line: int = 0
     last_line: int = 0
     call_lines: tuple[int, ...] = ()
@@ -364,6 +384,9 @@ class OutputCode:
     graph: str
     aot_id: str
     text: str
+    # schema 2.0: unique in its Compile: ``forward``, ``backward``, ``inference``
+    # (``forward#2`` for a second one); the prefix of its kernel ids and pane ids.
+    key: str = ""
     path: str = ""
     graphs: dict[str, Graph] = field(default_factory=dict)
     kernels: tuple[Kernel, ...] = ()
@@ -435,6 +458,11 @@ class Compile:
     """
 
     compile_id: CompileId
+    # schema 2.0: unique in the Exploration: ``0/1``, or ``rank1:0/1`` on several ranks.
+    key: str = ""
+    # schema 2.0: the key of the compile this one hangs under: a resume function under
+    # the compile whose graph break made it, ``N/k`` under ``N/k-1``; None at top level.
+    parent: str | None = None
     rank: int | None = None
     code_name: str = ""
     filename: str = ""
@@ -463,6 +491,36 @@ class Compile:
     def kernels(self) -> tuple[Kernel, ...]:
         """All kernels of all output code of this compile, in order."""
         return tuple(k for oc in self.output_code for k in oc.kernels)
+
+
+@dataclass(**_FROZEN)
+class CallTiming:
+    """Where the time of one call goes, eager against compiled (``explore(measure=True)``).
+
+    Times are per call, in milliseconds, measured after warm-up and synchronised on
+    GPU: medians, with the spread as (min, max) over the repeated runs. ``device_ms``
+    is the device time of every kernel the compiled call ran (library calls included);
+    ``cpu_ms`` the rest of the compiled call on the host (guards, wrapper, launches).
+    The CUDA-graph counts and ``input_copy_bytes`` are per call, averaged over the runs.
+    """
+
+    runs: int
+    eager_ms: float
+    compiled_ms: float
+    eager_spread_ms: tuple[float, float] = (0.0, 0.0)
+    compiled_spread_ms: tuple[float, float] = (0.0, 0.0)
+    device_ms: float | None = None
+    cpu_ms: float | None = None
+    cudagraph_replays: float = 0.0
+    cudagraph_recordings: float = 0.0
+    cudagraph_warmups: float = 0.0
+    input_copy_bytes: float = 0.0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def speedup(self) -> float:
+        """Eager time over compiled time: above 1 when compiling paid off."""
+        return self.eager_ms / self.compiled_ms if self.compiled_ms else float("inf")
 
 
 @dataclass(**_FROZEN)
@@ -516,6 +574,8 @@ class Exploration:
     errors: tuple[StageError, ...] = ()
     notes: tuple[str, ...] = ()
     counters: dict[str, int] = field(default_factory=dict)
+    # schema 2.0: eager against compiled time per call (``explore(measure=True)``).
+    call_timing: CallTiming | None = None
     unknown_keys: tuple[str, ...] = ()
 
     def compile(self, compile_id: str | CompileId, rank: int | None = None) -> Compile:
