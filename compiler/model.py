@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .findings import Finding
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
@@ -604,6 +607,12 @@ class Exploration:
     def recompiles(self) -> tuple[Compile, ...]:
         """Compiles that happened because a guard failed."""
         return tuple(c for c in self.compiles if c.recompile_reasons)
+
+    def findings(self) -> tuple[Finding, ...]:
+        """The advisor's ranked diagnosis of this exploration, most important first."""
+        from .advisor import diagnose
+
+        return diagnose(self)
 
     def to_json(self, *, indent: int | None = None) -> str:
         """Serialize losslessly, schema version first."""
