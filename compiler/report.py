@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from .errors import ExploreError
+from .findings import to_markdown
 from .model import (
     Bytecode,
     Compile,
@@ -59,6 +60,8 @@ def summarize(exp: Exploration) -> str:
     """
     out: list[str] = []
     _header(exp, out)
+    # what to fix comes first: the rest of the report is the evidence
+    out += [*to_markdown(exp.findings()).splitlines(), ""]
     _overview(exp, out)
     for c in exp.compiles:
         _compile(c, multi_rank=len(exp.ranks) > 1, out=out)

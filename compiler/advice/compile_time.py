@@ -1,0 +1,174 @@
+"""Where compile time went (one phase dominating) and compiles that bought nothing."""
+
+from __future__ import annotations
+
+from ..findings import Evidence
+from ..model import Compile, Exploration
+from ._common import Ranked, compile_key, finding, output_keys
+
+# Buckets of torch's chromium phase names, each with what shrinks it.
+_BUCKETS = (
+    (
+        "Dynamo tracing",
+        ("bytecode_tracing",),
+        "Dynamo traced a long stretch of Python, usually a loop it unrolled. Compile the "
+        "repeated body once and reuse it:\n"
+        "```python\n@torch.compiler.nested_compile_region\ndef block(x, i): ...\n```\n"
+        "or keep the loop out of the compiled function and compile its body.",
+    ),
+    (
+        "kernel compilation (C++/Triton)",
+        ("async_compile.wait", "compile_file"),
+        "Most of the time went to building the generated kernels. Keep torch's caches on "
+        "between runs (the FX graph cache makes this a load), and carry them with "
+        "`torch.compiler.save_cache_artifacts()`.",
+    ),
+    (
+        "Inductor scheduling and code generation",
+        ("Scheduler.__init__", "Scheduler.codegen"),
+        "Inductor spent its time fusing and generating code for a large graph. Fewer graph "
+        "breaks and recompiles mean fewer such compiles; `nested_compile_region` shares one "
+        "compile between repeated blocks.",
+    ),
+    (
+        "guard building",
+        ("build_guards",),
+        "Building guards dominated: many inputs or parameters are guarded one by one. "
+        "`torch.compile(model)` on the module rather than on a closure over many tensors, "
+        "and `torch._dynamo.config.inline_inbuilt_nn_modules = True` (the default) help.",
+    ),
+)
+_DOMINANT = 0.6
+_MIN_SECONDS = 1.0
+_UNROLLED = 100  # ops from one source line in one graph: a loop Dynamo unrolled
+
+
+def findings(exp: Exploration) -> list[Ranked]:
+    out: list[Ranked] = []
+    for c in exp.compiles:
+        unrolled = _unrolled(exp, c)
+        if unrolled is not None:
+            out.append(unrolled)
+        dominated = _dominant_phase(exp, c)
+        if dominated is not None:
+            out.append(dominated)
+        empty = _no_kernels(exp, c)
+        if empty is not None:
+            out.append(empty)
+    return out
+
+
+def _unrolled(exp: Exploration, c: Compile) -> Ranked | None:
+    graph = c.graphs.get("dynamo_output_graph")
+    if graph is None:
+        return None
+    by_line: dict[str, list[str]] = {}
+    for n in graph.nodes:
+        if n.op in ("call_function", "call_method", "call_module") and n.source is not None:
+            by_line.setdefault(f"{n.source.filename}:{n.source.line}", []).append(n.name)
+    if not by_line:
+        return None
+    where, names = max(by_line.items(), key=lambda kv: len(kv[1]))
+    if len(names) < _UNROLLED:
+        return None
+    tracing = sum(p.seconds for p in c.metrics.phases if p.name == "bytecode_tracing")
+    node = graph.node(names[0])
+    code = node.source.code.strip() if node is not None and node.source else ""
+    return finding(
+        "compile_time.unrolled_loop",
+        "warning",
+        f"Dynamo unrolled a loop: `{code or where}` became {len(names)} ops in one graph",
+        [
+            Evidence(
+                text=f"{len(names)} of {len(graph.nodes)} nodes come from {where}",
+                compile=compile_key(exp, c),
+                stage="dynamo_output_graph",
+                src=where,
+                node=names[0],
+            )
+        ],
+        _BUCKETS[0][2],
+        f"{len(names)} traced ops" + (f", {tracing:.1f} s of tracing" if tracing else ""),
+        score=float(len(names)),
+    )
+
+
+def _dominant_phase(exp: Exploration, c: Compile) -> Ranked | None:
+    total = c.metrics.entire_frame_seconds
+    if not total or total < _MIN_SECONDS:
+        return None
+    seconds: dict[str, float] = {}
+    for p in c.metrics.phases:
+        seconds[p.name] = seconds.get(p.name, 0.0) + p.seconds
+    for label, names, advice in _BUCKETS:
+        spent = sum(seconds.get(n, 0.0) for n in names)
+        share = spent / total
+        if share < _DOMINANT:
+            continue
+        ops = c.metrics.graph_op_count or 0
+        # a phase share alone is no mistake (a cold kernel build is the price of compiling);
+        # the unrolled-loop rule names the mistake when there is one
+        severity = "info"
+        ops_text = f", for a graph of {ops} ops" if ops else ""
+        return finding(
+            "compile_time.phase",
+            severity,
+            f"Compile {c.compile_id} spent {share:.0%} of its {total:.1f} s in {label}{ops_text}",
+            [
+                Evidence(
+                    text=f"{label}: {spent:.2f} s of {total:.2f} s",
+                    compile=compile_key(exp, c),
+                    stage="compilation_metrics",
+                )
+            ],
+            advice,
+            f"{spent:.1f} s of compile time",
+            score=spent,
+        )
+    return None
+
+
+def _no_kernels(exp: Exploration, c: Compile) -> Ranked | None:
+    if not c.output_code or any(oc.kernels for oc in c.output_code):
+        if not c.output_code:
+            return None
+        kernels = c.kernels()
+        if any(k.language != "extern" for k in kernels):
+            return None
+        key = output_keys(c)[0]
+        names = ", ".join(sorted({k.name for k in kernels}))
+        return finding(
+            "compile.library_only",
+            "info",
+            f"Compile {c.compile_id} runs only library calls ({names})",
+            [
+                Evidence(
+                    text=f"no generated kernel, only {names}",
+                    compile=compile_key(exp, c),
+                    stage=f"{key}/inductor_output_code",
+                    kernel=kernels[0].id or f"{key}/{kernels[0].name}",
+                )
+            ],
+            "Inductor generated no kernel of its own, so compiling saves only Python "
+            "overhead. Compile a larger region (the surrounding module) so pointwise work "
+            "around the call can fuse into it.",
+        )
+    key = output_keys(c)[0]
+    return finding(
+        "compile.no_kernels",
+        "warning",
+        f"Compile {c.compile_id} (`{c.code_name}`) produced no kernels: the graph only "
+        "reshapes, views or returns its inputs",
+        [
+            Evidence(
+                text="the output code launches nothing",
+                compile=compile_key(exp, c),
+                stage=f"{key}/inductor_output_code",
+            )
+        ],
+        "Compiling this function costs a compile and a guard check per call and saves "
+        "nothing: call it eagerly, or compile the code around it so there is work to fuse.\n"
+        "```python\nfn = torch.compiler.disable(fn)   # or leave it out of torch.compile\n```",
+        f"{c.metrics.entire_frame_seconds or 0:.2f} s compile for no kernel",
+        score=c.metrics.entire_frame_seconds or 0.0,
+    )

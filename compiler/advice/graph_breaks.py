@@ -1,0 +1,218 @@
+"""Graph breaks, grouped by cause and place, with the fix that cause usually takes.
+
+The cause is read from the text Dynamo wrote for the break (its summary, explanation
+and debug context); the cost is what the break made Dynamo compile besides the frame
+itself: resume functions and the graphs they hold.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..findings import Evidence
+from ..model import Compile, Exploration, GraphBreak
+from ._common import Ranked, compile_key, finding, plural, resume_of, src
+
+# The condition's node, as Dynamo prints it under "computed as follows": "gt = gt(sum_1, 0)".
+_COND_NODE = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*) = \w+\(", re.MULTILINE)
+_SKIPPED = re.compile(r"trace the builtin `(?P<name>[^`]+?)\.?`|function `<function (?P<fn>\S+)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Cause:
+    kind: str
+    title: str
+    suggestion: str
+
+
+def _classify(gb: GraphBreak) -> _Cause:
+    text = f"{gb.summary}\n{gb.reason}"
+    low = text.lower()
+    code = (gb.location.code.strip() if gb.location else "") or "the line"
+    if "data-dependent branching" in low or "jump with tensorvariable" in low:
+        return _Cause(
+            "graph_break.data_dependent_branch",
+            "A branch on tensor data breaks the graph",
+            f"`{code}` decides in Python on a value that only exists when the graph "
+            "runs. Compute both sides and select, or hand both branches to torch.cond:\n"
+            "```python\n"
+            "y = torch.where(x.sum() > 0, x.cos(), x.sin())   # cheap branches: both run\n"
+            "y = torch.cond(x.sum() > 0, lambda t: t.cos(), lambda t: t.sin(), (x,))\n"
+            "```",
+        )
+    if "tolist()" in low and "non-integer" in low:
+        return _Cause(
+            "graph_break.scalar_output",
+            "Tensor.tolist() on a float tensor breaks the graph",
+            f"`{code}` turns a float tensor into Python numbers, which Dynamo cannot "
+            "trace even with capture_scalar_outputs. Keep the values in a tensor and use "
+            "tensor ops on them (indexing, torch.where) instead of a Python list.",
+        )
+    if "item()" in low or "capture_scalar_outputs" in low or "tolist()" in low:
+        return _Cause(
+            "graph_break.scalar_output",
+            "Reading a tensor as a Python number (.item() / .tolist()) breaks the graph",
+            f"`{code}` reads a tensor value into Python. Let Dynamo keep it symbolic:\n"
+            "```python\n"
+            "torch._dynamo.config.capture_scalar_outputs = True\n"
+            "```\n"
+            "or keep it a 0-d tensor (`x * x.sum()` rather than `x * x.sum().item()`).",
+        )
+    if "dynamic shape operator" in low or "capture_dynamic_output_shape_ops" in low:
+        return _Cause(
+            "graph_break.dynamic_output_shape",
+            "An op whose output size depends on the data breaks the graph",
+            f"`{code}` (nonzero, unique, masked_select, ...) has a data-dependent output "
+            "size. Let Dynamo trace it with an unbacked size:\n"
+            "```python\n"
+            "torch._dynamo.config.capture_dynamic_output_shape_ops = True\n"
+            "```",
+        )
+    if "torch.compiler.disable" in low:
+        return _Cause(
+            "graph_break.disabled",
+            "A function wrapped in torch.compiler.disable breaks the graph",
+            f"`{code}` calls a function excluded from compilation; every call splits the "
+            "graph there. Remove the `torch.compiler.disable` if the function is "
+            "traceable, or move the call out of the compiled region.",
+        )
+    if _is_logging(gb):
+        return _Cause(
+            "graph_break.logging",
+            "Printing or logging inside the compiled code breaks the graph",
+            f"`{code}` runs Python I/O between two graphs. Move it out of the compiled "
+            "function, or let Dynamo run it after the graph instead of breaking:\n"
+            "```python\n"
+            "torch._dynamo.config.reorderable_logging_functions.add(print)\n"
+            "```",
+        )
+    if "marked as skipped" in low or "does not know how to trace" in low or "c extension" in low:
+        m = _SKIPPED.search(gb.reason)
+        name = (m["name"] or m["fn"]) if m else "the function"
+        extra = ""
+        if "random" in name.lower():
+            extra = " Here `torch.rand(())` draws the number inside the graph instead."
+        return _Cause(
+            "graph_break.unsupported_call",
+            f"A call Dynamo cannot trace ({name}) breaks the graph",
+            f"`{code}` calls `{name}`, a builtin or third-party function Dynamo skips."
+            f"{extra} Put it in the graph as an opaque call if it only does torch ops, give "
+            "Dynamo a traceable Python version, or keep it out on purpose:\n"
+            "```python\n"
+            "torch.compiler.allow_in_graph(fn)          # fn: torch ops on tensors only\n"
+            "@torch.compiler.substitute_in_graph(fn)    # a traceable stand-in for fn\n"
+            "def fn_traceable(*args): ...\n"
+            "fn = torch.compiler.disable(fn)            # run it eagerly, on purpose\n"
+            "```\n"
+            "A C/C++ extension is best wrapped as a custom op (`torch.library.custom_op`).",
+        )
+    hints = "\n".join(f"- {h}" for h in gb.hints)
+    return _Cause(
+        "graph_break.other",
+        f"Graph break: {gb.summary or 'Dynamo stopped tracing'}",
+        "What torch suggests:\n" + hints if hints else "See the graph break reason.",
+    )
+
+
+def _resumes(exp: Exploration, c: Compile, gb: GraphBreak) -> list[Compile]:
+    """The resume functions this break made Dynamo compile."""
+    key = compile_key(exp, c)
+    lines = {loc.line for loc in (gb.location, *gb.user_stack) if loc is not None}
+    out = []
+    for other in exp.compiles:
+        if other.rank != c.rank or other is c:
+            continue
+        r = resume_of(other)
+        if other.parent == key or (r is not None and r[0] == c.code_name and r[1] in lines):
+            out.append(other)
+    return out
+
+
+def findings(exp: Exploration) -> list[Ranked]:
+    groups: dict[tuple[str, str | None, str], list[tuple[Compile, GraphBreak]]] = {}
+    for c in exp.compiles:
+        for gb in c.graph_breaks:
+            groups.setdefault((gb.summary, src(gb.location), c.code_name), []).append((c, gb))
+    out = []
+    for (_, where, _), hits in groups.items():
+        c0, gb0 = hits[0]
+        cause = _classify(gb0)
+        resumes = {id(r): r for c, gb in hits for r in _resumes(exp, c, gb)}
+        graphs = sum(
+            1
+            for comp in (*{id(c): c for c, _ in hits}.values(), *resumes.values())
+            if "dynamo_output_graph" in comp.graphs
+        )
+        evidence = []
+        for c, gb in hits[:3]:
+            loc = f" at {where}" if where else ""
+            code = f": `{gb.location.code.strip()}`" if gb.location and gb.location.code else ""
+            evidence.append(
+                Evidence(
+                    text=f"{gb.summary}{loc}{code}",
+                    compile=compile_key(exp, c),
+                    stage="dynamo_graph_break_reason",
+                    src=where,
+                )
+            )
+        node = _condition_node(c0, gb0)
+        if node is not None:
+            evidence.append(
+                Evidence(
+                    text=f"the condition is `{node}` in the graph before the break",
+                    compile=compile_key(exp, c0),
+                    stage="dynamo_output_graph",
+                    node=node,
+                )
+            )
+        for r in list(resumes.values())[:2]:
+            evidence.append(
+                Evidence(
+                    text=f"resume function `{r.code_name}` compiled as {r.compile_id}",
+                    compile=compile_key(exp, r),
+                    stage="dynamo_output_graph" if "dynamo_output_graph" in r.graphs else None,
+                )
+            )
+        times = f" ({plural(len(hits), 'time')})" if len(hits) > 1 else ""
+        impact = (
+            f"{plural(graphs, 'graph')} instead of one, "
+            f"{plural(len(resumes), 'resume function')}{times}"
+        )
+        title = f"{cause.title}{f' at {where}' if where else ''}"
+        out.append(
+            finding(
+                cause.kind,
+                "problem",
+                title,
+                evidence,
+                cause.suggestion
+                + "\n`torch.compile(..., fullgraph=True)` turns any remaining break into an error.",
+                impact,
+                score=float(len(hits) + len(resumes)),
+            )
+        )
+    return out
+
+
+def _condition_node(c: Compile, gb: GraphBreak) -> str | None:
+    """The graph node of a data-dependent condition, where the graph holds it."""
+    graph = c.graphs.get("dynamo_output_graph")
+    if graph is None or "computed as follows" not in gb.reason:
+        return None
+    tail = gb.reason.split("computed as follows", 1)[1]
+    for m in _COND_NODE.finditer(tail):
+        if any(n.name == m["name"] for n in graph.nodes):
+            return m["name"]
+    return None
+
+
+def _is_logging(gb: GraphBreak) -> bool:
+    """A print, logging or warnings call: by the callee Dynamo names, not by its hints
+    (which mention ``_warnings.warn`` as an example for every skipped builtin)."""
+    low = gb.reason.lower()
+    if "builtin operator `print`" in low:
+        return True
+    m = _SKIPPED.search(gb.reason)
+    name = ((m["name"] or m["fn"]) if m else "").lower()
+    return any(w in name for w in ("print", "logging", "logger", "warn"))

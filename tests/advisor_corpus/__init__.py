@@ -1,0 +1,29 @@
+"""Small programs that each plant one known problem for the advisor (and clean ones).
+
+Every module defines ``EXPECT`` (the kind of the finding that must come first, or None
+for a clean program), ``run() -> Exploration``, and marks the planted source line with a
+``# PLANTED`` comment where the finding should point at a line.
+"""
+
+CASES = (
+    "gb_data_branch",
+    "gb_print",
+    "gb_item",
+    "gb_tolist_float",
+    "gb_nonzero",
+    "gb_random",
+    "gb_disabled",
+    "gb_in_loop_module",
+    "rc_shape",
+    "rc_dtype",
+    "rc_python_value",
+    "rc_limit",
+    "dyn_specialised",
+    "cache_miss",
+    "no_kernels",
+    "unrolled_trace",
+    "clean_pointwise",
+    "clean_mlp",
+    "clean_dynamic",
+    "clean_where",
+)

@@ -1,0 +1,80 @@
+"""Shared by tests/test_advisor.py and benchmarks/advisor_corpus.py: run a corpus case
+and check that each finding's evidence points at something that exists."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from compiler import Exploration
+from compiler.findings import Evidence, Finding
+
+GPU_RECORDINGS = {
+    # recording: the kind that must come first (None: no problem or warning)
+    "graph_break": "graph_break.data_dependent_branch",
+    "transformer_block": "gpu.fp32_matmul",
+    "pointwise": None,
+    "matmul_max_autotune": None,
+    "conv_net": None,
+}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_case(name: str) -> Any:
+    return importlib.import_module(f"advisor_corpus.{name}")
+
+
+def planted_src(module: Any) -> str | None:
+    """``file:line`` of the line marked ``# PLANTED`` in the case's file."""
+    path = Path(module.__file__)
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if "# PLANTED" in line:
+            return f"{path}:{number}"
+    return None
+
+
+def load_recording(name: str) -> Exploration:
+    return Exploration.from_json((ROOT / "notebooks" / "recordings" / f"{name}.json").read_text())
+
+
+def pane_ids(exp: Exploration) -> dict[str, set[str]]:
+    """Compile key -> the pane ids the explorer builds for it (the links' targets)."""
+    from explorer.view_model import build_view
+
+    view = build_view(exp, graph_renderer="builtin")
+    return {c["id"]: {p["id"] for p in c["panes"]} for c in view["compiles"]}
+
+
+def evidence_errors(exp: Exploration, f: Finding, panes: dict[str, set[str]]) -> list[str]:
+    """What in ``f``'s evidence does not point at a real place of ``exp``."""
+    errors = []
+    for e in f.evidence:
+        errors.extend(_one(exp, e, panes))
+    return errors
+
+
+def _one(exp: Exploration, e: Evidence, panes: dict[str, set[str]]) -> list[str]:
+    if e.compile is None:
+        return [] if e.stage is None else [f"stage {e.stage} without a compile"]
+    if e.compile not in panes:
+        return [f"no compile {e.compile} (have {sorted(panes)})"]
+    errors = []
+    if e.stage is not None and e.stage not in panes[e.compile]:
+        errors.append(f"compile {e.compile} has no pane {e.stage}")
+    c = next(c for c in exp.compiles if (c.key or str(c.compile_id)) == e.compile.split(":")[-1])
+    if e.node is not None:
+        graph = c.graphs.get(e.stage or "")
+        if graph is None or graph.node(e.node) is None:
+            errors.append(f"no node {e.node} in {e.compile} {e.stage}")
+    if e.kernel is not None:
+        keys = {k.id for k in c.kernels()} | _derived_ids(c)
+        if e.kernel not in keys:
+            errors.append(f"no kernel {e.kernel} in {e.compile}")
+    return errors
+
+
+def _derived_ids(c: Any) -> set[str]:
+    from compiler.advice._common import kernel_ids
+
+    return {kid for kid, _ in kernel_ids(c)}

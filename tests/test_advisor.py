@@ -1,0 +1,130 @@
+"""The advisor over a corpus of real programs that each plant one known problem.
+
+Each case compiles for real (mostly ``eager``/``aot_eager``, a few Inductor on CPU); GPU
+cases come from the H100 recordings. The planted problem must be the first finding, its
+evidence must point at a compile, pane, source line, node or kernel that exists, and the
+clean programs must get no problem or warning.
+"""
+
+from __future__ import annotations
+
+import pytest
+from advisor_corpus import CASES
+from advisor_corpus.check import (
+    GPU_RECORDINGS,
+    evidence_errors,
+    load_case,
+    load_recording,
+    pane_ids,
+    planted_src,
+)
+
+import compiler
+from compiler.findings import SEVERITIES, Finding, to_markdown
+
+
+def _alarms(findings: tuple[Finding, ...]) -> list[Finding]:
+    return [f for f in findings if f.severity in ("problem", "warning")]
+
+
+def _assert_ranked(findings: tuple[Finding, ...]) -> None:
+    order = [SEVERITIES.index(f.severity) for f in findings]
+    assert order == sorted(order), [f.severity for f in findings]
+
+
+@pytest.mark.parametrize("name", [c for c in CASES if not c.startswith("clean_")])
+def test_planted_problem_is_the_first_finding_and_its_evidence_resolves(name):
+    case = load_case(name)
+    exp = case.run()
+    findings = exp.findings()
+    assert findings, f"{name}: no finding at all"
+    first = findings[0]
+    assert first.kind == case.EXPECT, [f.kind for f in findings]
+    assert first.severity in ("problem", "warning")
+    assert first.suggestion and first.title
+    _assert_ranked(findings)
+    assert evidence_errors(exp, first, pane_ids(exp)) == []
+    where = planted_src(case)
+    if where is not None:
+        assert where in {e.src for e in first.evidence}, first.evidence
+
+
+@pytest.mark.parametrize("name", [c for c in CASES if c.startswith("clean_")])
+def test_clean_program_gets_no_problem_or_warning(name):
+    case = load_case(name)
+    assert case.EXPECT is None
+    findings = case.run().findings()
+    assert _alarms(findings) == []
+
+
+@pytest.mark.parametrize("name", sorted(GPU_RECORDINGS))
+def test_gpu_recording_gets_its_finding_first_or_no_alarm(name):
+    exp = load_recording(name)
+    findings = exp.findings()
+    expect = GPU_RECORDINGS[name]
+    if expect is None:
+        assert _alarms(findings) == []
+        return
+    assert findings[0].kind == expect, [f.kind for f in findings]
+    assert evidence_errors(exp, findings[0], pane_ids(exp)) == []
+
+
+def test_fp32_matmul_finding_goes_away_once_tf32_is_allowed_in_the_guards():
+    exp = load_recording("transformer_block")
+    c = exp.compiles[0]
+    assert c.guards is not None
+    tree = c.guards.tree.replace('"allow_tf32":false', '"allow_tf32":true')
+    import dataclasses
+
+    guards = dataclasses.replace(c.guards, tree=tree)
+    tf32 = dataclasses.replace(exp, compiles=(dataclasses.replace(c, guards=guards),))
+    kinds = [f.kind for f in tf32.findings()]
+    assert "gpu.fp32_matmul" not in kinds
+    assert "gpu.library_dominates" in kinds
+
+
+def test_compiled_slower_than_eager_names_the_host_side_from_call_timing():
+    """A measured call (the pointwise recording's compile) where the compiled call spends
+    most of its time on the host: the finding is a problem and says so."""
+    import dataclasses
+
+    exp = load_recording("pointwise")
+    timing = compiler.CallTiming(
+        runs=20,
+        eager_ms=0.020,
+        compiled_ms=0.045,
+        eager_spread_ms=(0.019, 0.022),
+        compiled_spread_ms=(0.043, 0.050),
+        device_ms=0.008,
+        cpu_ms=0.037,
+    )
+    slow = dataclasses.replace(exp, call_timing=timing)
+    first = slow.findings()[0]
+    assert first.kind == "gpu.slower_than_eager" and first.severity == "problem"
+    assert "host side" in first.title
+    assert 'mode="reduce-overhead"' in first.suggestion
+    assert evidence_errors(slow, first, pane_ids(slow)) == []
+
+
+def test_findings_survive_a_json_round_trip():
+    exp = load_case("gb_print").run()
+    again = compiler.Exploration.from_json(exp.to_json())
+    assert again.findings() == exp.findings()
+
+
+def test_markdown_lists_findings_with_their_links_and_snippets():
+    exp = load_case("gb_data_branch").run()
+    text = to_markdown(exp.findings())
+    assert text.startswith("## Findings\n")
+    assert "1. **Problem** A branch on tensor data breaks the graph" in text
+    assert "`dynamo_graph_break_reason`" in text and "torch.cond" in text
+    assert to_markdown(()).startswith("## Findings\n\nNo problems found")
+
+
+def test_report_starts_with_the_findings():
+    from compiler.report import summarize
+
+    text = summarize(load_case("gb_print").run())
+    head, _, _ = text.partition("\n## ")
+    assert text.index("## Findings") < text.index("## Compile")
+    assert head.startswith("# torch.compile report:")
