@@ -11,10 +11,10 @@ _BUCKETS = (
     (
         "Dynamo tracing",
         ("bytecode_tracing",),
-        "Dynamo traced a long stretch of Python, usually a loop it unrolled. Compile the "
-        "repeated body once and reuse it:\n"
-        "```python\n@torch.compiler.nested_compile_region\ndef block(x, i): ...\n```\n"
-        "or keep the loop out of the compiled function and compile its body.",
+        "Dynamo spent the compile interpreting Python: a large forward, or a loop it "
+        "unrolled. A block that repeats can be traced once and reused:\n"
+        "```python\n@torch.compiler.nested_compile_region\ndef block(x): ...\n```\n"
+        "or keep a long loop out of the compiled function and compile its body.",
     ),
     (
         "kernel compilation (C++/Triton)",

@@ -34,7 +34,7 @@ def findings(exp: Exploration) -> list[Ranked]:
 
 
 def _timed(c: Compile) -> list[tuple[str, Kernel, float]]:
-    """(kernel id, kernel, total µs per run) of every measured kernel of ``c``."""
+    """(kernel id, kernel, total measured µs: median x calls) of every measured kernel of ``c``."""
     rows = []
     for key, oc in zip(output_keys(c), c.output_code, strict=True):
         for k in oc.kernels:
@@ -109,7 +109,7 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
             kid, k, tot, c = slow
             evidence.append(
                 Evidence(
-                    text=f"slowest kernel {k.name}: {tot:.1f} µs per run",
+                    text=f"slowest kernel {k.name}: {tot:.1f} µs measured",
                     compile=compile_key(exp, c),
                     stage="kernel_timing",
                     kernel=kid,
@@ -185,7 +185,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                     "poor pattern (a transpose or a strided gather) or launches too few "
                     "blocks. Check its grid and index expressions; a `.contiguous()` before "
                     'the op or `mode="max-autotune"` (wider block-size search) often helps.',
-                    f"{tot * (1 - t.achieved_gbps / bw_peak):.1f} µs per run",
+                    f"{share:.0%} of kernel time at {t.achieved_gbps / bw_peak:.0%} of peak",
                     score=tot,
                 )
             )
@@ -199,7 +199,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
         is_mm = "conv" not in k.name
         ev = [
             Evidence(
-                text=f"{k.name}: {tot:.1f} µs per run ({k.timing.calls if k.timing else 0} calls), "
+                text=f"{k.name}: {tot:.1f} µs in {k.timing.calls if k.timing else 0} calls, "
                 f"{lib_total / total:.0%} of kernel time",
                 compile=key,
                 stage="kernel_timing",
@@ -224,7 +224,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                     "them in bf16 under autocast:\n```python\n"
                     'torch.set_float32_matmul_precision("high")   # TF32 for fp32 matmuls\n'
                     'with torch.autocast("cuda", dtype=torch.bfloat16):\n    y = model(x)\n```',
-                    f"up to {lib_total * 0.5:.0f} µs per run",
+                    f"{lib_total:.0f} µs of fp32 matmul over the measured calls",
                     score=lib_total,
                 )
             )

@@ -12,8 +12,10 @@ from ..model import Compile, Exploration, RecompileReason
 from ._common import Ranked, compile_key, finding, plural
 
 _TENSOR = re.compile(
-    r"tensor '(?P<input>[^']+)' (?P<what>[\w ]+?) mismatch(?: at index (?P<dim>\d+))?"
+    r"tensor '(?P<input>.+?)' (?P<what>[\w ]+?) mismatch(?: at index (?P<dim>\d+))?"
 )
+# Dynamo's sources: L['x'], kwargs['input_ids'], L['self'].weight -> the name a user wrote
+_SOURCE_NAME = re.compile(r"^(?:\w+\[')?(?P<name>[\w.]+?)(?:'\])?$")
 _VALUE = re.compile(r"^(?:L\[')?(?P<input>[A-Za-z_][\w.]*)(?:'\])?(?P<rest>[^#\n]*)")
 _TB = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _ORIGIN = re.compile(r"#\s*(?P<file>\S+):(?P<line>\d+) in \S+\s*$")
@@ -22,13 +24,20 @@ _EQ = re.compile(r"^Eq\((?P<sym>\w+), (?P<value>-?\d+)\)$")
 _LIMIT = ("recompile limit", "recompile_limit", "cache_size_limit", "cache size limit")
 
 
+def _guard_text(reason: RecompileReason) -> str:
+    """The failed guard alone: first line, without Dynamo's source comment and padding."""
+    first = reason.reason.strip().split("\n", 1)[0]
+    return " ".join(first.split("  #", 1)[0].split())
+
+
 def _cause(reason: RecompileReason) -> tuple[str, str, str]:
     """(input, what changed, a short label) for a failed-guard text."""
-    first = reason.reason.strip().split("\n", 1)[0]
+    first = _guard_text(reason)
     m = _TENSOR.search(first)
     if m:
         dim = f" dim {m['dim']}" if m["dim"] is not None else ""
-        return m["input"], m["what"].strip(), f"tensor `{m['input']}` {m['what'].strip()}{dim}"
+        name = _user_name(m["input"])
+        return name, m["what"].strip(), f"tensor `{name}` {m['what'].strip()}{dim}"
     if "___check_global_state" in first or "global state" in first.lower():
         return "", "global state", "global state (grad mode, autocast, TF32, threads)"
     if "___check_obj_id" in first or "id_match" in first.lower():
@@ -37,9 +46,14 @@ def _cause(reason: RecompileReason) -> tuple[str, str, str]:
         return "", "type", f"a different type: `{first[:80]}`"
     m = _VALUE.match(first)
     if m:
-        expr = f"{m['input']}{m['rest']}".strip()
-        return m["input"].split(".")[0], "value", f"`{expr}`"
+        name = m["input"].split(".")[0]
+        return name, "value", f"the Python value `{m['input']}` (guard `{first}`)"
     return "", "guard", f"`{first[:80]}`"
+
+
+def _user_name(source: str) -> str:
+    m = _SOURCE_NAME.match(source)
+    return m["name"] if m else source
 
 
 def _suggest(input_name: str, what: str, dims: set[str], exp: Exploration) -> str:
@@ -118,8 +132,13 @@ def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
     if limit:
         c = limit[0]
         n = len([x for x in cs if x.status != "failed"])
-        top = Counter(label for hits in causes.values() for _, _, label in hits).most_common(1)
-        why = f"; the guard that kept failing: {top[0][0]}" if top else ""
+        top = Counter(
+            (inp, what) for (inp, what), hits in causes.items() for _ in hits
+        ).most_common(1)
+        why = ""
+        if top:
+            inp, what = top[0][0]
+            why = f"; what kept changing: {what} of `{inp}`" if inp else f"; {what} kept changing"
         evidence = [
             Evidence(
                 text=f"compile {c.compile_id} gave up: {_first(c.metrics.fail_reason)}",
@@ -158,7 +177,7 @@ def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
         first = hits[0]
         evidence = [
             Evidence(
-                text=f"recompile {c.compile_id}: {reason.reason.strip().splitlines()[0]}",
+                text=f"recompile {c.compile_id}: {_guard_text(reason)}",
                 compile=compile_key(exp, c),
                 stage="recompile_reasons",
                 src=_src(c),
