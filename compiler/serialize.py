@@ -19,7 +19,6 @@ from .links import derive
 from .model import SCHEMA_VERSION, Exploration
 
 
-
 def _upgrade_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     """Schema 2.0 added ids and links computed from the other fields (``Compile.key``,
     ``Kernel.id``, ``Node.kernels``, ...): compute them for a 1.x document, with the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from pathlib import Path
 
 import programs
@@ -70,7 +71,7 @@ def test_live_module_stacks_name_real_submodules_outermost_first(blocks):
     assert stacks
     for stack in stacks:
         assert all(path in names for path in stack)
-        assert all(b.startswith(a + ".") for a, b in zip(stack, stack[1:], strict=False))
+        assert all(b.startswith(a + ".") for a, b in itertools.pairwise(stack))
     lin = next(n for n in dynamo.nodes if n.target.endswith("linear"))
     assert lin.module_stack == ("h.0", "h.0.lin")
 
