@@ -713,26 +713,6 @@ class Exploration:
 
         return from_json(text)
 
-    def to_html(self, path: str | None = None) -> str:
-        """One self-contained, offline HTML page of this exploration (written to
-        ``path`` if given), with the explorer's navigation and cross-links.
-
-        Rendering lives in the ``explorer`` package; this method only forwards to it,
-        so ``compiler`` itself still runs where explorer's dependencies are missing.
-        """
-        import importlib
-
-        try:
-            # imported by name: the dependency points upwards on purpose, and only here
-            export = importlib.import_module("explorer.export")
-        except ImportError as exc:
-            msg = (
-                "Exploration.to_html needs the explorer package and its dependencies: "
-                "pip install 'torch-compile-explorer[widgets]'"
-            )
-            raise ImportError(msg) from exc
-        return str(export.to_html(self, path))
-
     def __repr__(self) -> str:
         n = len(self.compiles)
         breaks = len(self.graph_breaks)
