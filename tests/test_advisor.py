@@ -122,7 +122,7 @@ def test_markdown_lists_findings_with_their_links_and_snippets():
 
 
 def test_report_starts_with_the_findings():
-    from compiler.report import summarize
+    from explorer.report import summarize
 
     text = summarize(load_case("gb_print").run())
     head, _, _ = text.partition("\n## ")
