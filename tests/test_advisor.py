@@ -17,6 +17,7 @@ from advisor_corpus.check import (
     load_recording,
     pane_ids,
     planted_src,
+    recorded_planted_line,
 )
 
 import compiler
@@ -67,6 +68,11 @@ def test_gpu_recording_gets_its_finding_first_or_no_alarm(name):
         return
     assert findings[0].kind == expect, [f.kind for f in findings]
     assert evidence_errors(exp, findings[0], pane_ids(exp)) == []
+    line = recorded_planted_line(name)
+    if line is not None:
+        # recorded elsewhere: the path differs, the script's line does not
+        srcs = {e.src for e in findings[0].evidence if e.src}
+        assert any(s.endswith(f"record_advisor_gpu.py:{line}") for s in srcs), srcs
 
 
 def test_fp32_matmul_finding_goes_away_once_tf32_is_allowed_in_the_guards():

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from ..findings import Evidence
-from ..model import CallTiming, Compile, Exploration, Kernel
-from ._common import Ranked, compile_key, finding, output_keys
+from ..model import CallTiming, Compile, Exploration, Kernel, Node
+from ._common import Ranked, compile_key, finding, output_keys, src
 
 _SLOWER = 1 / 1.05  # within 5% of eager is noise on a busy GPU
 _LOW_BW = 0.3  # of the measured copy bandwidth
@@ -30,7 +30,66 @@ def findings(exp: Exploration) -> list[Ranked]:
     for c in exp.compiles:
         out.extend(_kernels(exp, c))
         out.extend(_autotune(exp, c))
+        out.extend(_cudagraphs_skipped(exp, c))
     return out
+
+
+def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
+    reason = c.metrics.cudagraph_skip_reason
+    node: Node | None = None
+    stage = "compilation_metrics"
+    if not reason:
+        skips = exp.counters.get("inductor.cudagraph_skips", 0)
+        if not skips or c is not exp.compiles[0]:
+            return []
+        # torch counted the skip without the reason reaching the capture: infer the
+        # commonest one from the graph, an input the graph writes to
+        stage, node = _mutated_input(c)
+        if node is not None:
+            where = f" at `{node.source.code.strip()}`" if node.source else ""
+            reason = f"mutated inputs (the graph writes into input `{node.inputs[0]}`{where})"
+        else:
+            reason = f"reason not recorded (inductor.cudagraph_skips = {skips})"
+    return [
+        finding(
+            "gpu.cudagraphs_skipped",
+            "warning",
+            f"CUDA graphs were skipped for compile {c.compile_id}: {reason}",
+            [
+                Evidence(
+                    text=f"skip reason: {reason}",
+                    compile=compile_key(exp, c),
+                    stage=stage,
+                    node=node.name if node else None,
+                    src=src(node.source) if node else None,
+                )
+            ],
+            "The mode asked for CUDA graphs, but this graph runs with a launch per kernel. "
+            + _SKIP_ADVICE.get(_skip_kind(reason), "Remove the cause torch names.")
+            + " `TORCH_LOGS=perf_hints` prints the same reason while it compiles.",
+            "a kernel launch per kernel instead of one graph replay",
+            score=1.0,
+        )
+    ]
+
+
+_SKIP_ADVICE = {
+    "mutated": "An input is changed in place: return a new tensor instead (`x = x + 1`), "
+    "or make the mutated tensor a buffer of the module (buffers may be mutated).",
+    "cpu": "A CPU tensor takes part: move it to the GPU before the call, or make it a "
+    "Python scalar.",
+    "dynamic": "The graph has dynamic shapes: mark the sizes static "
+    "(`torch._dynamo.mark_static`) or pad to a few sizes.",
+    "non gpu": "An op runs on the CPU inside the graph: move it out of the compiled region.",
+}
+
+
+def _skip_kind(reason: str) -> str:
+    low = reason.lower()
+    for key in _SKIP_ADVICE:
+        if key in low:
+            return key
+    return ""
 
 
 def _timed(c: Compile) -> list[tuple[str, Kernel, float]]:
@@ -46,7 +105,8 @@ def _timed(c: Compile) -> list[tuple[str, Kernel, float]]:
 def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
     if t.speedup >= _SLOWER:
         return []
-    clearly = t.compiled_spread_ms[0] > t.eager_spread_ms[1] > 0 or t.runs == 0
+    # a quarter slower at the median, or slower in every run, is no measuring noise
+    clearly = t.speedup < 0.8 or t.compiled_spread_ms[0] > t.eager_spread_ms[1] > 0
     parts: list[str] = []
     advice: list[str] = []
     evidence: list[Evidence] = []
@@ -60,6 +120,23 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
         advice.append(
             "The GPU waits on Python: record the call as a CUDA graph so it replays with "
             'one launch:\n```python\ntorch.compile(fn, mode="reduce-overhead")\n```'
+        )
+    breaks = [(c, gb) for c in exp.compiles for gb in c.graph_breaks]
+    if breaks:
+        graphs = sum(1 for c in exp.compiles if "dynamo_output_graph" in c.graphs)
+        c, gb = breaks[0]
+        parts.append(f"{graphs} graphs per call, split by {len(breaks)} graph break(s)")
+        evidence.append(
+            Evidence(
+                text=f"graph break: {gb.summary}",
+                compile=compile_key(exp, c),
+                stage="dynamo_graph_break_reason",
+                src=src(gb.location),
+            )
+        )
+        advice.append(
+            "Each graph break adds a guard check, a second graph call and the Python "
+            "between them to every call: fix the break (see its finding) first."
         )
     if t.cudagraph_recordings > 0:
         parts.append(f"{t.cudagraph_recordings:g} CUDA graph recordings per call")
@@ -185,7 +262,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                     "poor pattern (a transpose or a strided gather) or launches too few "
                     "blocks. Check its grid and index expressions; a `.contiguous()` before "
                     'the op or `mode="max-autotune"` (wider block-size search) often helps.',
-                    f"{share:.0%} of kernel time at {t.achieved_gbps / bw_peak:.0%} of peak",
+                    f"{tot:.0f} µs measured, {share:.0%} of kernel time",
                     score=tot,
                 )
             )
@@ -296,3 +373,22 @@ def _autotune(exp: Exploration, c: Compile) -> list[Ranked]:
             )
         )
     return out
+
+
+_GATHER = (
+    " This kernel indexes with a tensor (a gather or scatter): its reads land at random, "
+    "so it cannot reach copy bandwidth; sorting the indices first restores locality."
+)
+
+
+def _mutated_input(c: Compile) -> tuple[str, Node | None]:
+    """(stage, the ``copy_`` node) where the AOT graph writes into an input, if any."""
+    for stage in ("aot_inference_graph", "aot_forward_graph"):
+        graph = c.graphs.get(stage)
+        if graph is None:
+            continue
+        inputs = {n.name for n in graph.nodes if n.op == "placeholder"}
+        for n in graph.nodes:
+            if "copy_" in n.target and n.inputs and n.inputs[0] in inputs:
+                return stage, n
+    return "compilation_metrics", None

@@ -17,6 +17,15 @@ GPU_RECORDINGS = {
     "pointwise": None,
     "matmul_max_autotune": None,
     "conv_net": None,
+    # made for the advisor by scripts/record_advisor_gpu.py
+    "advisor_slower_than_eager": "gpu.slower_than_eager",
+    "advisor_cudagraph_skipped": "gpu.cudagraphs_skipped",
+    "advisor_gather": "gpu.low_bandwidth",
+}
+# the planted line of a recording made by scripts/record_advisor_gpu.py, by its code
+GPU_PLANTED = {
+    "advisor_slower_than_eager": "if y.sum() > 0:",
+    "advisor_cudagraph_skipped": "x.add_(1)",
 }
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,8 +43,21 @@ def planted_src(module: Any) -> str | None:
     return None
 
 
+def recorded_planted_line(name: str) -> int | None:
+    """The line of ``GPU_PLANTED[name]`` in scripts/record_advisor_gpu.py."""
+    code = GPU_PLANTED.get(name)
+    script = ROOT / "scripts" / "record_advisor_gpu.py"
+    for number, line in enumerate(script.read_text().splitlines(), start=1):
+        if code is not None and line.strip() == code:
+            return number
+    return None
+
+
 def load_recording(name: str) -> Exploration:
-    return Exploration.from_json((ROOT / "notebooks" / "recordings" / f"{name}.json").read_text())
+    """A recording of the notebooks, or one made for this corpus (``advisor_*``)."""
+    here = Path(__file__).parent / "recordings" / f"{name}.json"
+    path = here if here.exists() else ROOT / "notebooks" / "recordings" / f"{name}.json"
+    return Exploration.from_json(path.read_text())
 
 
 def pane_ids(exp: Exploration) -> dict[str, set[str]]:
