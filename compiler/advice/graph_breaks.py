@@ -16,7 +16,9 @@ from ._common import Ranked, compile_key, finding, plural, resume_of, src
 
 # The condition's node, as Dynamo prints it under "computed as follows": "gt = gt(sum_1, 0)".
 _COND_NODE = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*) = \w+\(", re.MULTILINE)
-_SKIPPED = re.compile(r"trace the builtin `(?P<name>[^`]+?)\.?`|function `<function (?P<fn>\S+)")
+_SKIPPED = re.compile(
+    r"trace the (?:Python )?builtin `(?P<name>[^`]+?)\.?`|function `<function (?P<fn>\S+)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +79,26 @@ def _classify(gb: GraphBreak) -> _Cause:
             "graph there. Remove the `torch.compiler.disable` if the function is "
             "traceable, or move the call out of the compiled region.",
         )
-    if _is_logging(gb):
+    logging_fn = _logging_call(gb)
+    if logging_fn == "logger":
+        return _Cause(
+            "graph_break.logging",
+            "A logging.Logger call inside the compiled code breaks the graph",
+            f"`{code}` logs between two graphs. Move it out of the compiled function, or "
+            "let Dynamo drop the call while compiling (it then does not log from "
+            "compiled code):\n"
+            "```python\n"
+            "torch._dynamo.config.ignore_logging_functions.add(logger.warning)\n"
+            "```",
+        )
+    if logging_fn:
         return _Cause(
             "graph_break.logging",
             "Printing or logging inside the compiled code breaks the graph",
             f"`{code}` runs Python I/O between two graphs. Move it out of the compiled "
             "function, or let Dynamo run it after the graph instead of breaking:\n"
             "```python\n"
-            "torch._dynamo.config.reorderable_logging_functions.add(print)\n"
+            f"torch._dynamo.config.reorderable_logging_functions.add({logging_fn})\n"
             "```",
         )
     if "marked as skipped" in low or "does not know how to trace" in low or "c extension" in low:
@@ -207,12 +221,19 @@ def _condition_node(c: Compile, gb: GraphBreak) -> str | None:
     return None
 
 
-def _is_logging(gb: GraphBreak) -> bool:
-    """A print, logging or warnings call: by the callee Dynamo names, not by its hints
-    (which mention ``_warnings.warn`` as an example for every skipped builtin)."""
+def _logging_call(gb: GraphBreak) -> str:
+    """``print``, ``warnings.warn`` or ``logger`` for a break on that kind of call, else
+    "": by the callee Dynamo names, not by its hints (which cite ``_warnings.warn`` as an
+    example for every skipped builtin)."""
     low = gb.reason.lower()
     if "builtin operator `print`" in low:
-        return True
+        return "print"
+    if "logging.logger method" in low:
+        return "logger"
     m = _SKIPPED.search(gb.reason)
     name = ((m["name"] or m["fn"]) if m else "").lower()
-    return any(w in name for w in ("print", "logging", "logger", "warn"))
+    if "warn" in name:
+        return "warnings.warn"
+    if "print" in name:
+        return "print"
+    return "logger" if "logging" in name or "logger" in name else ""

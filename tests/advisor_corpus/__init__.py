@@ -14,6 +14,8 @@ CASES = (
     "gb_random",
     "gb_disabled",
     "gb_in_loop_module",
+    "gb_logger",
+    "gb_warnings",
     "rc_shape",
     "rc_dtype",
     "rc_python_value",
@@ -26,4 +28,5 @@ CASES = (
     "clean_mlp",
     "clean_dynamic",
     "clean_where",
+    "clean_training",
 )
