@@ -41,9 +41,11 @@ def findings(exp: Exploration) -> list[Ranked]:
                         )
                     ],
                     "Torch skipped its cache for this graph, so every process compiles it "
-                    "from scratch. `TORCH_LOGS=+inductor` names the reason in the "
-                    "`fx_graph_cache_bypass` line; the usual ones are a custom op or Triton "
-                    "kernel torch cannot hash, or a config value that is not serialisable.",
+                    'from scratch. `TORCH_LOGS=+inductor` names the reason ("Bypassing FX '
+                    'Graph Cache because ..."); the usual ones are a custom graph pass given '
+                    "as a plain function, a custom op or Triton kernel torch cannot hash, or "
+                    "a config value it cannot serialise. A custom pass becomes cacheable as a "
+                    "`torch._inductor.custom_graph_pass.CustomGraphPass` with a `uuid()`.",
                     "a full compile in every new process",
                     score=1.0,
                 )
@@ -51,7 +53,10 @@ def findings(exp: Exploration) -> list[Ranked]:
     if not caches_on:
         return out
     hits = [c for c in exp.compiles if _hit(c)]
-    misses = [c for c in exp.compiles if _missed(c) and not _hit(c)]
+    # a bypassed compile has its own finding above; a miss is one the cache could serve
+    misses = [
+        c for c in exp.compiles if any(e.endswith("_miss") for e in _missed(c)) and not _hit(c)
+    ]
     if not hits:
         if misses:
             out.append(

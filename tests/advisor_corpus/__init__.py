@@ -22,6 +22,7 @@ CASES = (
     "rc_limit",
     "dyn_specialised",
     "cache_miss",
+    "cache_bypass",
     "no_kernels",
     "unrolled_trace",
     "clean_pointwise",
