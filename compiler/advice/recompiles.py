@@ -38,16 +38,24 @@ def _cause(reason: RecompileReason) -> tuple[str, str, str]:
         dim = f" dim {m['dim']}" if m["dim"] is not None else ""
         name = _user_name(m["input"])
         return name, m["what"].strip(), f"tensor `{name}` {m['what'].strip()}{dim}"
-    if "___check_global_state" in first or "global state" in first.lower():
-        return "", "global state", "global state (grad mode, autocast, TF32, threads)"
+    if "global_state" in first.lower().replace(" ", "_"):
+        changed = first.split("changed:", 1)[1].strip() if "changed:" in first else ""
+        if changed == "grad_mode":
+            return "", "grad mode", "grad mode (a call under torch.no_grad())"
+        what = f"`{changed}`" if changed else "grad mode, autocast, TF32 or threads"
+        return "", "global state", f"global state ({what})"
     if "___check_obj_id" in first or "id_match" in first.lower():
         return "", "object identity", f"a different object: `{first[:80]}`"
     if "___check_type_id" in first or "type_match" in first.lower():
         return "", "type", f"a different type: `{first[:80]}`"
+    lhs = first.split(" == ", 1)[0].split(" != ", 1)[0].strip()
+    if lhs.endswith(".training"):
+        return lhs, "training", f"a module switching between train() and eval() (`{first}`)"
     m = _VALUE.match(first)
+    if m and m["rest"].lstrip().startswith(("==", "!=")):
+        return m["input"], "value", f"the Python value `{m['input']}` (guard `{first}`)"
     if m:
-        name = m["input"].split(".")[0]
-        return name, "value", f"the Python value `{m['input']}` (guard `{first}`)"
+        return lhs, "attribute", f"the attribute `{lhs}` (guard `{first}`)"
     return "", "guard", f"`{first[:80]}`"
 
 
@@ -79,6 +87,23 @@ def _suggest(input_name: str, what: str, dims: set[str], exp: Exploration) -> st
         return (
             f"`{name}` changes requires_grad between calls; keep it the same, or run "
             "inference under `torch.no_grad()` consistently."
+        )
+    if what == "grad mode":
+        return (
+            "The same function ran with and without grad (training and evaluation); each "
+            "gets its own graph, so one recompile per mode is expected and both stay cached."
+        )
+    if what == "training":
+        return (
+            "The module was switched between train() and eval(); each mode has its own "
+            "graph (dropout, batch norm), so one recompile per mode is expected and both "
+            "stay cached. Toggling more often than that costs nothing more."
+        )
+    if what == "attribute":
+        return (
+            f"`{name}` is read as a constant while tracing; when it changes, Dynamo "
+            "compiles again. Keep it fixed while the compiled code runs, or, if it must "
+            "change, store it as a tensor (a buffer) so the graph reads it as data."
         )
     if what == "value":
         return (
@@ -187,7 +212,7 @@ def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
         out.append(
             finding(
                 f"recompile.{what.replace(' ', '_')}",
-                "warning",
+                "info" if what in ("training", "grad mode") else "warning",
                 f"`{code_name}` recompiled {plural(len(hits), 'time')} because of {first[2]}",
                 evidence,
                 _suggest(inp, what, dims.get((inp, what), set()), exp),

@@ -30,4 +30,5 @@ CASES = (
     "clean_dynamic",
     "clean_where",
     "clean_training",
+    "clean_train_eval",
 )
