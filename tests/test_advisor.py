@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 from advisor_corpus import CASES
 from advisor_corpus.check import (
+    GPU_ALSO,
     GPU_RECORDINGS,
     evidence_errors,
     load_case,
@@ -43,6 +44,7 @@ def test_planted_problem_is_the_first_finding_and_its_evidence_resolves(name):
     assert first.kind == case.EXPECT, [f.kind for f in findings]
     assert first.severity in ("problem", "warning")
     assert first.suggestion and first.title
+    assert [f.kind for f in _alarms(findings) if f.kind != case.EXPECT] == []
     _assert_ranked(findings)
     assert evidence_errors(exp, first, pane_ids(exp)) == []
     where = planted_src(case)
@@ -68,6 +70,8 @@ def test_gpu_recording_gets_its_finding_first_or_no_alarm(name):
         return
     assert findings[0].kind == expect, [f.kind for f in findings]
     assert evidence_errors(exp, findings[0], pane_ids(exp)) == []
+    also = GPU_ALSO.get(name, set())
+    assert [f.kind for f in _alarms(findings) if f.kind not in {expect, *also}] == []
     line = recorded_planted_line(name)
     if line is not None:
         # recorded elsewhere: the path differs, the script's line does not
