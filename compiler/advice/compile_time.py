@@ -45,16 +45,20 @@ _UNROLLED = 100  # ops from one source line in one graph: a loop Dynamo unrolled
 
 def findings(exp: Exploration) -> list[Ranked]:
     out: list[Ranked] = []
+    dominated: dict[str, list[tuple[Compile, float, float]]] = {}
     for c in exp.compiles:
         unrolled = _unrolled(exp, c)
         if unrolled is not None:
             out.append(unrolled)
-        dominated = _dominant_phase(exp, c)
-        if dominated is not None:
-            out.append(dominated)
+        phase = _dominant_phase(c)
+        if phase is not None:
+            label, spent, total = phase
+            dominated.setdefault(label, []).append((c, spent, total))
         empty = _no_kernels(exp, c)
         if empty is not None:
             out.append(empty)
+    for label, hits in dominated.items():
+        out.append(_phase_finding(exp, label, hits))
     return out
 
 
@@ -93,39 +97,50 @@ def _unrolled(exp: Exploration, c: Compile) -> Ranked | None:
     )
 
 
-def _dominant_phase(exp: Exploration, c: Compile) -> Ranked | None:
+def _dominant_phase(c: Compile) -> tuple[str, float, float] | None:
+    """(bucket, seconds in it, compile seconds) when one bucket took most of ``c``."""
     total = c.metrics.entire_frame_seconds
     if not total or total < _MIN_SECONDS:
         return None
     seconds: dict[str, float] = {}
     for p in c.metrics.phases:
         seconds[p.name] = seconds.get(p.name, 0.0) + p.seconds
-    for label, names, advice in _BUCKETS:
+    for label, names, _ in _BUCKETS:
         spent = sum(seconds.get(n, 0.0) for n in names)
-        share = spent / total
-        if share < _DOMINANT:
-            continue
-        ops = c.metrics.graph_op_count or 0
-        # a phase share alone is no mistake (a cold kernel build is the price of compiling);
-        # the unrolled-loop rule names the mistake when there is one
-        severity = "info"
-        ops_text = f", for a graph of {ops} ops" if ops else ""
-        return finding(
-            "compile_time.phase",
-            severity,
-            f"Compile {c.compile_id} spent {share:.0%} of its {total:.1f} s in {label}{ops_text}",
-            [
-                Evidence(
-                    text=f"{label}: {spent:.2f} s of {total:.2f} s",
-                    compile=compile_key(exp, c),
-                    stage="compilation_metrics",
-                )
-            ],
-            advice,
-            f"{spent:.1f} s of compile time",
-            score=spent,
-        )
+        if spent / total >= _DOMINANT:
+            return label, spent, total
     return None
+
+
+def _phase_finding(
+    exp: Exploration, label: str, hits: list[tuple[Compile, float, float]]
+) -> Ranked:
+    """One note per phase, listing every compile it dominated."""
+    advice = next(a for name, _, a in _BUCKETS if name == label)
+    spent = sum(s for _, s, _ in hits)
+    total = sum(t for _, _, t in hits)
+    c0 = hits[0][0]
+    ops = c0.metrics.graph_op_count
+    which = f"Compile {c0.compile_id}" if len(hits) == 1 else f"{len(hits)} compiles"
+    ops_text = f", for a graph of {ops} ops" if ops and len(hits) == 1 else ""
+    # a phase share alone is no mistake (a cold kernel build is the price of compiling);
+    # the unrolled-loop rule names the mistake when there is one
+    return finding(
+        "compile_time.phase",
+        "info",
+        f"{which} spent {spent / total:.0%} of {total:.1f} s in {label}{ops_text}",
+        [
+            Evidence(
+                text=f"{label}: {s:.2f} s of {t:.2f} s",
+                compile=compile_key(exp, c),
+                stage="compilation_metrics",
+            )
+            for c, s, t in hits[:4]
+        ],
+        advice,
+        f"{spent:.1f} s of compile time",
+        score=spent,
+    )
 
 
 def _no_kernels(exp: Exploration, c: Compile) -> Ranked | None:

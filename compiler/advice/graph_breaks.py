@@ -51,7 +51,24 @@ def _classify(gb: GraphBreak) -> _Cause:
             "trace even with capture_scalar_outputs. Keep the values in a tensor and use "
             "tensor ops on them (indexing, torch.where) instead of a Python list.",
         )
-    if "item()" in low or "capture_scalar_outputs" in low or "tolist()" in low:
+    scalar = "item()" in low or "capture_scalar_outputs" in low or "tolist()" in low
+    if scalar and re.match(r"(if|elif|while|assert)\b", code):
+        # checked on torch 2.13: with capture_scalar_outputs the same line still breaks,
+        # now as a data-dependent branch on the captured scalar
+        return _Cause(
+            "graph_break.scalar_branch",
+            "A Python decision on a tensor's value (.item()) breaks the graph",
+            f"`{code}` branches in Python on a value read from a tensor. "
+            "`capture_scalar_outputs` would only move the break to the branch; decide "
+            "with tensor ops instead, or hand both branches to torch.cond:\n"
+            "```python\n"
+            "ids = torch.where(nxt == eos, ids_if_done, ids_if_not)   # both computed\n"
+            "out = torch.cond(nxt == eos, done_fn, step_fn, (ids,))\n"
+            "```\n"
+            "or take the decision out of the compiled function (compile the step, loop "
+            "and stop in Python).",
+        )
+    if scalar:
         return _Cause(
             "graph_break.scalar_output",
             "Reading a tensor as a Python number (.item() / .tolist()) breaks the graph",

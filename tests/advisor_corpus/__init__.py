@@ -9,6 +9,7 @@ CASES = (
     "gb_data_branch",
     "gb_print",
     "gb_item",
+    "gb_item_branch",
     "gb_tolist_float",
     "gb_nonzero",
     "gb_random",
