@@ -138,3 +138,23 @@ def test_report_starts_with_the_findings():
     head, _, _ = text.partition("\n## ")
     assert text.index("## Findings") < text.index("## Compile")
     assert head.startswith("# torch.compile report:")
+
+
+def test_a_torch_trace_log_gets_the_graph_break_first_with_working_links():
+    """The committed TORCH_TRACE log (tests/programs.py::with_print at two shapes)."""
+    from pathlib import Path
+
+    exp = compiler.load_trace(Path(__file__).parent / "data" / "traces" / "graph_break_eager")
+    findings = exp.findings()
+    first = findings[0]
+    assert first.kind == "graph_break.logging" and first.severity == "problem"
+    assert evidence_errors(exp, first, pane_ids(exp)) == []
+    programs = (Path(__file__).parent / "programs.py").read_text().splitlines()
+    line = next(i for i, t in enumerate(programs, 1) if 'print("halfway there")' in t)
+    assert any(e.src and e.src.endswith(f"programs.py:{line}") for e in first.evidence)
+    assert "2 graphs instead of one per call" in first.impact
+    # the recompile at the second shape is reported, its resume function's as a consequence
+    assert [(f.kind, f.severity) for f in findings[1:]] == [
+        ("recompile.size", "warning"),
+        ("recompile.size", "info"),
+    ]

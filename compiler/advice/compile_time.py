@@ -64,7 +64,9 @@ def findings(exp: Exploration) -> list[Ranked]:
 
 def _unrolled(exp: Exploration, c: Compile) -> Ranked | None:
     graph = c.graphs.get("dynamo_output_graph")
-    if graph is None:
+    ops = c.metrics.graph_op_count
+    # a loaded trace parses graphs on first read: skip the ones too small to matter
+    if graph is None or (ops is not None and ops < _UNROLLED):
         return None
     by_line: dict[str, list[str]] = {}
     for n in graph.nodes:

@@ -155,7 +155,8 @@ def _resumes(exp: Exploration, c: Compile, gb: GraphBreak) -> list[Compile]:
         if other.rank != c.rank or other is c:
             continue
         r = resume_of(other)
-        if other.parent == key or (r is not None and r[0] == c.code_name and r[1] in lines):
+        # ``parent`` also links a recompile N/k to N/k-1: only resume functions count
+        if r is not None and (other.parent == key or (r[0] == c.code_name and r[1] in lines)):
             out.append(other)
     return out
 
@@ -205,10 +206,11 @@ def findings(exp: Exploration) -> list[Ranked]:
                     stage="dynamo_output_graph" if "dynamo_output_graph" in r.graphs else None,
                 )
             )
-        times = f" ({plural(len(hits), 'time')})" if len(hits) > 1 else ""
+        # the same break in several compiles of the frame (recompiles): count per compile
+        per_call = max(1, round(graphs / len({id(c) for c, _ in hits})))
         impact = (
-            f"{plural(graphs, 'graph')} instead of one, "
-            f"{plural(len(resumes), 'resume function')}{times}"
+            f"{plural(per_call, 'graph')} instead of one per call, "
+            f"{plural(len(resumes), 'resume function')} compiled"
         )
         title = f"{cause.title}{f' at {where}' if where else ''}"
         out.append(

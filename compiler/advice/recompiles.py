@@ -229,9 +229,12 @@ def _split_off_by_break(exp: Exploration, c: Compile) -> str:
     if c.is_resume or c.code_name.startswith("torch_dynamo_resume_in_"):
         return "a graph break"
     for other in exp.compiles:
+        # a break inside this very frame does not make it a frame of its own
+        if other.rank != c.rank or other.compile_id.frame_id == c.compile_id.frame_id:
+            continue
         for gb in other.graph_breaks:
             for loc in gb.user_stack:
-                if loc.function == c.code_name and loc.filename == c.filename and other is not c:
+                if loc.function == c.code_name and loc.filename == c.filename:
                     at = f" at {gb.location}" if gb.location else ""
                     return f"the graph break{at}"
     return ""
