@@ -9,7 +9,7 @@ clean programs must get no problem or warning.
 from __future__ import annotations
 
 import pytest
-from advisor_corpus import CASES
+from advisor_corpus import CASES, INDUCTOR
 from advisor_corpus.check import (
     GPU_ALSO,
     GPU_RECORDINGS,
@@ -34,7 +34,15 @@ def _assert_ranked(findings: tuple[Finding, ...]) -> None:
     assert order == sorted(order), [f.severity for f in findings]
 
 
-@pytest.mark.parametrize("name", [c for c in CASES if not c.startswith("clean_")])
+def _cases(clean: bool) -> list[object]:
+    return [
+        pytest.param(c, marks=pytest.mark.slow) if c in INDUCTOR else c
+        for c in CASES
+        if c.startswith("clean_") == clean
+    ]
+
+
+@pytest.mark.parametrize("name", _cases(clean=False))
 def test_planted_problem_is_the_first_finding_and_its_evidence_resolves(name):
     case = load_case(name)
     exp = case.run()
@@ -52,7 +60,7 @@ def test_planted_problem_is_the_first_finding_and_its_evidence_resolves(name):
         assert where in {e.src for e in first.evidence}, first.evidence
 
 
-@pytest.mark.parametrize("name", [c for c in CASES if c.startswith("clean_")])
+@pytest.mark.parametrize("name", _cases(clean=True))
 def test_clean_program_gets_no_problem_or_warning(name):
     case = load_case(name)
     assert case.EXPECT is None

@@ -33,3 +33,6 @@ CASES = (
     "clean_training",
     "clean_train_eval",
 )
+
+# cases that compile with Inductor on the CPU (C++ kernel builds): marked slow in the tests
+INDUCTOR = frozenset({"cache_miss", "cache_bypass", "no_kernels", "clean_pointwise"})
