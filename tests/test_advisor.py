@@ -166,3 +166,39 @@ def test_a_torch_trace_log_gets_the_graph_break_first_with_working_links():
         ("recompile.size", "warning"),
         ("recompile.size", "info"),
     ]
+
+
+def test_max_autotune_choice_beaten_by_a_candidate_is_a_warning_on_the_autotuning_pane():
+    """The recorded max-autotune matmul, with the choice moved to a slower candidate (as a
+    stale autotune cache would leave it): the rule names both and links the pane."""
+    import dataclasses
+
+    exp = load_recording("matmul_max_autotune")
+    assert exp.findings() == () or all(f.severity == "info" for f in exp.findings())
+    c = exp.compiles[0]
+    (tuning,) = c.autotuning
+    slower = max((ch for ch in tuning.choices if ch.ms is not None), key=lambda ch: ch.ms or 0)
+    stale = dataclasses.replace(tuning, chosen=slower.name, chosen_kernel=None)
+    exp2 = dataclasses.replace(exp, compiles=(dataclasses.replace(c, autotuning=(stale,)),))
+    first = exp2.findings()[0]
+    assert first.kind == "gpu.autotune_not_fastest" and first.severity == "warning"
+    assert slower.name in first.title
+    assert evidence_errors(exp2, first, pane_ids(exp2)) == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("cudagraph_recordings", 1.0, "CUDA graph recordings per call"),
+        ("input_copy_bytes", 4e6, "MB of input copies per call"),
+    ],
+)
+def test_slower_than_eager_names_re_recordings_and_input_copies(field, value, said):
+    import dataclasses
+
+    exp = load_recording("advisor_slower_than_eager")
+    assert exp.call_timing is not None
+    timing = dataclasses.replace(exp.call_timing, cpu_ms=0.0, **{field: value})
+    first = dataclasses.replace(exp, call_timing=timing).findings()[0]
+    assert first.kind == "gpu.slower_than_eager"
+    assert said in first.title

@@ -117,27 +117,17 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
             f"the host side ({t.cpu_ms:.3f} ms of {t.compiled_ms:.3f} ms: guards, "
             "wrapper, kernel launches)"
         )
-        advice.append(
-            "The GPU waits on Python: record the call as a CUDA graph so it replays with "
-            'one launch:\n```python\ntorch.compile(fn, mode="reduce-overhead")\n```'
-        )
-    breaks = [(c, gb) for c in exp.compiles for gb in c.graph_breaks]
-    if breaks:
-        graphs = sum(1 for c in exp.compiles if "dynamo_output_graph" in c.graphs)
-        c, gb = breaks[0]
-        parts.append(f"{graphs} graphs per call, split by {len(breaks)} graph break(s)")
-        evidence.append(
-            Evidence(
-                text=f"graph break: {gb.summary}",
-                compile=compile_key(exp, c),
-                stage="dynamo_graph_break_reason",
-                src=src(gb.location),
+        mode = (exp.options.mode if exp.options else None) or ""
+        if "reduce-overhead" in mode:
+            advice.append(
+                "The GPU waits on Python although the mode asks for CUDA graphs: what "
+                "stops the replay (a skip, re-recordings, a graph break) is listed here."
             )
-        )
-        advice.append(
-            "Each graph break adds a guard check, a second graph call and the Python "
-            "between them to every call: fix the break (see its finding) first."
-        )
+        else:
+            advice.append(
+                "The GPU waits on Python: record the call as a CUDA graph so it replays "
+                'with one launch:\n```python\ntorch.compile(fn, mode="reduce-overhead")\n```'
+            )
     if t.cudagraph_recordings > 0:
         parts.append(f"{t.cudagraph_recordings:g} CUDA graph recordings per call")
         advice.append(
@@ -169,6 +159,23 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
                 "CUDA graphs were skipped for the reason torch gives; remove that cause "
                 "(CPU tensors, mutated inputs, dynamic shapes) to get the replay."
             )
+    breaks = [(c, gb) for c in exp.compiles for gb in c.graph_breaks]
+    if breaks:
+        graphs = sum(1 for c in exp.compiles if "dynamo_output_graph" in c.graphs)
+        c, gb = breaks[0]
+        parts.append(f"{graphs} graphs per call, split by {len(breaks)} graph break(s)")
+        evidence.append(
+            Evidence(
+                text=f"graph break: {gb.summary}",
+                compile=compile_key(exp, c),
+                stage="dynamo_graph_break_reason",
+                src=src(gb.location),
+            )
+        )
+        advice.append(
+            "Each graph break adds a guard check, a second graph call and the Python "
+            "between them to every call: fix the break (see its finding) first."
+        )
     partitions = exp.counters.get("inductor.cudagraph_partitions", 0)
     if partitions:
         parts.append(f"the CUDA graph split into {partitions} partitions")
