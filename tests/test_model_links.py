@@ -194,3 +194,18 @@ def test_an_autotune_winner_links_only_to_a_kernel_of_its_compile():
 
 def test_the_schema_major_is_2():
     assert SCHEMA_VERSION[0] == 2
+
+
+@pytest.mark.slow
+def test_joint_graph_nodes_link_to_kernels_only_through_same_op_nodes(blocks):
+    _, exp = blocks
+    c = exp.compiles[0]
+    joint = c.graphs["aot_joint_graph"]
+    targets = {
+        n.name: n.target
+        for stage in ("aot_forward_graph", "aot_backward_graph")
+        for n in c.graphs[stage].nodes
+    }
+    linked = [n for n in joint.nodes if n.kernels]
+    assert linked
+    assert all(targets[n.name] == n.target for n in linked)
