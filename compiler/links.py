@@ -111,8 +111,8 @@ def kernels_of_post(oc: OutputCode) -> Links:
 
 def compile_graph_kernels(stage: str, outputs: tuple[OutputCode, ...], posts: list[Links]) -> Links:
     """Node name -> kernel ids for a compile-level graph: Dynamo and pre-grad graphs
-    through ``Provenance.pre_to_post``, AOT graphs (the joint graph too) by their
-    post-grad node names."""
+    through ``Provenance.pre_to_post``, AOT graphs by their post-grad node names (the
+    joint graph: ``_joint_kernels``)."""
     out: dict[str, list[str]] = {}
     for oc, post in zip(outputs, posts, strict=True):
         if stage in _DYNAMO_LIKE:
@@ -122,9 +122,7 @@ def compile_graph_kernels(stage: str, outputs: tuple[OutputCode, ...], posts: li
                         found = out.setdefault(pre, [])
                         if kid not in found:
                             found.append(kid)
-        elif AOT_GRAPH_OF.get(stage) == oc.graph or stage in _JOINT:
-            # the partitioner copies joint nodes into the forward and backward graphs
-            # under their joint names
+        elif AOT_GRAPH_OF.get(stage) == oc.graph:
             for name, kids in post.items():
                 found = out.setdefault(name, [])
                 found.extend(k for k in kids if k not in found)
@@ -161,21 +159,24 @@ def _deferred(
     return Graph.deferred(stage=graph.stage, text=graph.text, parse=parse)
 
 
-def _joint_kernels(c: Compile, links: Links) -> Callable[[Graph], Links]:
-    """Kernel links of a joint graph: by name through the forward and backward graphs,
-    only where the node of that name there runs the same op (names can be reused)."""
+def _joint_kernels(
+    c: Compile, outputs: tuple[OutputCode, ...], posts: list[Links]
+) -> Callable[[Graph], Links]:
+    """Kernel links of a joint graph: the partitioner copies joint nodes into the forward
+    and backward graphs under their joint names, so a joint node links to what the node
+    of its name in the forward (backward) output code ran, where that node runs the
+    same op (names can be reused)."""
 
     def kernels(joint: Graph) -> Links:
-        targets: dict[str, str] = {}
-        for stage in ("aot_forward_graph", "aot_backward_graph"):
-            g = c.graphs.get(stage)
-            for n in g.nodes if g is not None else ():
-                targets.setdefault(n.name, n.target)
-        return {
-            n.name: links[n.name]
-            for n in joint.nodes
-            if n.name in links and targets.get(n.name) == n.target
-        }
+        targets = {n.name: n.target for n in joint.nodes}
+        out: dict[str, list[str]] = {}
+        for oc, post in zip(outputs, posts, strict=True):
+            aot = c.graphs.get(f"aot_{oc.graph}_graph")
+            for n in aot.nodes if aot is not None else ():
+                if n.name in post and targets.get(n.name) == n.target:
+                    found = out.setdefault(n.name, [])
+                    found.extend(k for k in post[n.name] if k not in found)
+        return {k: tuple(v) for k, v in out.items()}
 
     return kernels
 
@@ -273,7 +274,7 @@ def derive_compile(c: Compile, key: str, parent: str | None) -> Compile:
     graphs = {
         stage: _deferred(
             g,
-            _joint_kernels(c, compile_graph_kernels(stage, outputs, posts))
+            _joint_kernels(c, outputs, posts)
             if stage in _JOINT
             else compile_graph_kernels(stage, outputs, posts),
             compile_stacks,

@@ -201,11 +201,10 @@ def test_joint_graph_nodes_link_to_kernels_only_through_same_op_nodes(blocks):
     _, exp = blocks
     c = exp.compiles[0]
     joint = c.graphs["aot_joint_graph"]
-    targets = {
-        n.name: n.target
-        for stage in ("aot_forward_graph", "aot_backward_graph")
-        for n in c.graphs[stage].nodes
-    }
+    ids = {k.id: oc.graph for oc in c.output_code for k in oc.kernels}
     linked = [n for n in joint.nodes if n.kernels]
     assert linked
-    assert all(targets[n.name] == n.target for n in linked)
+    for n in linked:
+        for kid in n.kernels:
+            aot = c.graphs[f"aot_{ids[kid]}_graph"].node(n.name)
+            assert aot is not None and aot.target == n.target and kid in aot.kernels
