@@ -139,8 +139,11 @@ class Node:
     # the provenance maps; empty where torch recorded no link.
     kernels: tuple[str, ...] = ()
     # the nn.Module hierarchy the node came from, outermost first, as module paths
-    # (``("h", "h.0", "h.0.attn")``), from ``nn_module_stack`` (live capture) or what a
-    # trace holds (stack traces, parameter names); empty for top-level code.
+    # (``("transformer", "transformer.h.0", "transformer.h.0.attn")``; containers that
+    # are never called, like a ModuleList ``h``, are not in it, as in torch's own
+    # stacks): from ``nn_module_stack`` (live capture), or on a trace reconstructed from
+    # parameter names and carried to AOT/post-grad graphs through provenance (see
+    # compiler/module_stack.py); empty for top-level code.
     module_stack: tuple[str, ...] = ()
 
 
