@@ -173,8 +173,14 @@ class Graph:
             >>> g.parse_error
             'empty'
         """
+        def parse_once() -> tuple[tuple[Node, ...], str | None]:
+            try:
+                return parse()
+            except Exception as exc:  # a view reading .nodes must get a graph, not a crash
+                return (), f"{type(exc).__name__}: {exc}"
+
         graph = cls(stage=stage, text=text)
-        _defer_graph(graph, parse)
+        _defer_graph(graph, parse_once)
         return graph
 
     def node(self, name: str, module: str = "") -> Node | None:
