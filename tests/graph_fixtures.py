@@ -9,9 +9,9 @@ gives a joint graph of about 2,300 nodes; 24 layers about 4,600.
 TEST DATA: until the compiler fills ``Node.module_stack`` (the "model" work), the
 ``module_stack`` of each node here is derived by ``derived_module_stacks`` from Dynamo's
 parameter names (``l_self_modules_transformer_modules_h_modules_0_...``): the joint graph's
-``primals_N`` are the Dynamo graph's placeholders in order, every other node takes the deepest
-stack among its inputs, or else the stack its users share. That derivation lives only here, for tests;
-where the capture filled ``module_stack``, it is used as is.
+``primals_N`` are the Dynamo graph's placeholders in order, every other node takes the
+deepest stack among its inputs, or else the stack its users share. That derivation lives only
+here, for tests; where the capture filled ``module_stack``, it is used as is.
 """
 
 from __future__ import annotations
@@ -35,8 +35,13 @@ def gpt2_training_step(n_layer: int) -> compiler.Exploration:
 
     torch.manual_seed(0)
     config = transformers.GPT2Config(
-        n_layer=n_layer, n_embd=64, n_head=2, n_positions=32, vocab_size=128,
-        bos_token_id=0, eos_token_id=0,
+        n_layer=n_layer,
+        n_embd=64,
+        n_head=2,
+        n_positions=32,
+        vocab_size=128,
+        bos_token_id=0,
+        eos_token_id=0,
     )
     model = transformers.GPT2LMHeadModel(config)
     ids = torch.randint(0, 128, (1, 16))
@@ -125,14 +130,21 @@ def graph_pane(exp: compiler.Exploration, stage: str) -> dict[str, Any]:
                 "args": list(n.args),
                 "kwargs": dict(n.kwargs),
                 "meta": [
-                    {"dtype": m.dtype, "shape": list(m.shape), "stride": list(m.stride), "device": m.device}
+                    {
+                        "dtype": m.dtype,
+                        "shape": list(m.shape),
+                        "stride": list(m.stride),
+                        "device": m.device,
+                    }
                     for m in n.meta
                 ],
                 "module_stack": stack,
                 "inputs": [index[s] for s in n.inputs if s in index],
                 "users": [index[s] for s in n.users if s in index],
                 "src": f"{src.filename}:{src.line}" if src else None,
-                "loc": {"filename": src.filename, "line": src.line, "function": src.function} if src else None,
+                "loc": {"filename": src.filename, "line": src.line, "function": src.function}
+                if src
+                else None,
                 "code": src.code if src else "",
                 "kernels": list(n.kernels),
                 "line": n.line,

@@ -18,18 +18,32 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("transformers", reason="needs transformers: pip install transformers (torch pinned)")
-pytest.importorskip("playwright", reason="needs playwright: bash scripts/setup.sh --browser test lab")
+pytest.importorskip(
+    "transformers", reason="needs transformers: pip install transformers (torch pinned)"
+)
+pytest.importorskip(
+    "playwright", reason="needs playwright: bash scripts/setup.sh --browser test lab"
+)
 
-import graph_fixtures  # noqa: E402
+import graph_fixtures
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-    pytest.skip(f"{CHROMIUM} (Debian's chromium) is missing; bash scripts/setup.sh --browser", allow_module_level=True)
+    pytest.skip(
+        f"{CHROMIUM} (Debian's chromium) is missing; bash scripts/setup.sh --browser",
+        allow_module_level=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +79,9 @@ def _open(page) -> dict[str, Any]:
 
 
 def _group_labels(page) -> list[str]:
-    return page.eval_on_selector_all(".gc-group .gc-t1", "els => els.map(e => e.textContent.slice(2))")
+    return page.eval_on_selector_all(
+        ".gc-group .gc-t1", "els => els.map(e => e.textContent.slice(2))"
+    )
 
 
 def _first(joint_pane, module: str, target: str) -> tuple[int, dict[str, Any]]:
@@ -78,8 +94,11 @@ def _first(joint_pane, module: str, target: str) -> tuple[int, dict[str, Any]]:
 def test_a_12_layer_joint_graph_opens_as_its_blocks_not_thousands_of_boxes(page, joint_pane):
     opened = _open(page)
     count = len(joint_pane["nodes"])
-    print(f"\nopen {count} nodes: built {opened['built']:.0f} ms, painted {opened['painted']:.0f} ms, "
-          f"{opened['boxes']} boxes")
+    built, painted = opened["built"], opened["painted"]
+    print(
+        f"\nopen {count} nodes: built {built:.0f} ms, painted {painted:.0f} ms, "
+        f"{opened['boxes']} boxes"
+    )
     assert count > 2000
     labels = _group_labels(page)
     assert [label for label in labels if label.startswith("h.")] == [f"h.{k}" for k in range(12)]
@@ -93,16 +112,26 @@ def test_clicking_a_block_expands_it_and_lays_out_its_nodes(page, joint_pane):
     page.click(".gc-group[data-group='transformer.h.3']")
     assert page.locator(".gc-frame .gc-head[data-group='transformer.h.3']").count() == 1
     assert "h.3" not in _group_labels(page)
-    inside = {k for n in joint_pane["nodes"] for k in n["module_stack"] if k.startswith("transformer.h.3.")}
+    inside = {
+        k
+        for n in joint_pane["nodes"]
+        for k in n["module_stack"]
+        if k.startswith("transformer.h.3.")
+    }
     shown = set(page.eval_on_selector_all(".gc-unit", "els => els.map(e => e.dataset.group || '')"))
     children = {k for k in inside if k.count(".") == 3}
     assert children and children <= shown
     assert page.locator(".gc-unit").count() > before
     # A layout, not a pile: no two visible boxes overlap.
-    boxes = page.eval_on_selector_all(".gc-unit > rect", "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })")
+    boxes = page.eval_on_selector_all(
+        ".gc-unit > rect",
+        "els => els.map(e => e.getBoundingClientRect()).map(r => [r.x, r.y, r.width, r.height])",
+    )
     for k, (x, y, w, h) in enumerate(boxes):
-        for x2, y2, w2, h2 in boxes[k + 1:]:
-            assert x + w <= x2 + 0.5 or x2 + w2 <= x + 0.5 or y + h <= y2 + 0.5 or y2 + h2 <= y + 0.5
+        for x2, y2, w2, h2 in boxes[k + 1 :]:
+            assert (
+                x + w <= x2 + 0.5 or x2 + w2 <= x + 0.5 or y + h <= y2 + 0.5 or y2 + h2 <= y + 0.5
+            )
     page.click(".gc-head[data-group='transformer.h.3']")
     assert "h.3" in _group_labels(page)
 
@@ -140,8 +169,15 @@ def test_following_an_edge_selects_a_neighbour(page, joint_pane):
 
 def test_a_source_line_selection_colours_its_nodes_and_the_blocks_holding_them(page, joint_pane):
     _open(page)
-    node = next(n for n in joint_pane["nodes"] if n["src"] and "transformer.h.5" in n["module_stack"])
+    node = next(
+        n for n in joint_pane["nodes"] if n["src"] and "transformer.h.5" in n["module_stack"]
+    )
     page.evaluate(f"canvas.update({json.dumps({'src': node['src']})})")
-    marked = page.eval_on_selector_all(".gc-src", "els => els.map(e => e.dataset.group || e.dataset.node)")
+    marked = page.eval_on_selector_all(
+        ".gc-src", "els => els.map(e => e.dataset.group || e.dataset.node)"
+    )
     assert "transformer.h.5" in marked
-    assert all("hl-1" in c for c in page.eval_on_selector_all(".gc-src", "els => els.map(e => e.className.baseVal)"))
+    assert all(
+        "hl-1" in c
+        for c in page.eval_on_selector_all(".gc-src", "els => els.map(e => e.className.baseVal)")
+    )

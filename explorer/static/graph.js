@@ -189,11 +189,15 @@ class GraphCanvas {
     const searchBox = gcEl("div", "gc-searchbox");
     searchBox.append(this.search, this.results);
     this.info = gcEl("span", "gc-info");
+    const zoomIn = gcEl("button", "gc-btn", "+");
+    zoomIn.title = "zoom in (or Ctrl + wheel)";
+    const zoomOut = gcEl("button", "gc-btn", "−");
+    zoomOut.title = "zoom out (or Ctrl + wheel)";
     const fit = gcEl("button", "gc-btn", "fit");
     fit.title = "fit the graph in the view";
     const reset = gcEl("button", "gc-btn", "collapse");
     reset.title = "collapse every block";
-    bar.append(searchBox, this.info, fit, reset);
+    bar.append(searchBox, this.info, zoomIn, zoomOut, fit, reset);
     const body = gcEl("div", "gc-body");
     this.viewport = gcEl("div", "gc-view");
     this.svg = gcSvg("svg", { class: "gc-svg" });
@@ -217,6 +221,9 @@ class GraphCanvas {
     this.el.append(bar, body);
     this.host.append(this.el);
 
+    const zoomMiddle = (f) => this.zoomAt(this.viewport.clientWidth / 2, this.viewport.clientHeight / 2, f);
+    this.on(zoomIn, "click", () => zoomMiddle(1.25));
+    this.on(zoomOut, "click", () => zoomMiddle(0.8));
     this.on(fit, "click", () => this.fit(false));
     this.on(reset, "click", () => {
       this.expanded = new Set([this.root]);
@@ -329,27 +336,36 @@ class GraphCanvas {
     this.worldEl.setAttribute("transform", `translate(${v.x},${v.y}) scale(${v.k})`);
   }
 
-  /** Fit the graph in the view; on open, keep text readable and start at the top. */
+  /** Fit the graph in the view; on open, keep text readable (full width, from the top). */
   fit(onOpen) {
     const vw = this.viewport.clientWidth || 800;
     const vh = this.viewport.clientHeight || 560;
     const w = this.world.w + 40;
     const h = this.world.h + 40;
     let k = Math.min(vw / w, vh / h, 1.2);
-    if (onOpen) k = Math.max(Math.min(k, 1), Math.min(0.6, vw / w));
+    if (onOpen) k = Math.max(Math.min(k, 1), Math.min(1, vw / w));
     this.view.k = k;
     this.view.x = (vw - this.world.w * k) / 2;
     this.view.y = h * k <= vh ? (vh - this.world.h * k) / 2 : 20 * k;
     this.applyView();
   }
 
+  /** Wheel and trackpad scroll pan; with Ctrl or Cmd (and trackpad pinch) they zoom. */
   wheel(e) {
     e.preventDefault();
+    if (!(e.ctrlKey || e.metaKey)) {
+      this.view.x -= e.deltaX;
+      this.view.y -= e.deltaY;
+      this.applyView();
+      return;
+    }
     const r = this.svg.getBoundingClientRect();
-    const px = e.clientX - r.left;
-    const py = e.clientY - r.top;
+    this.zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * 0.01));
+  }
+
+  zoomAt(px, py, factor) {
     const v = this.view;
-    const k = Math.min(3, Math.max(0.05, v.k * Math.exp(-e.deltaY * 0.0015)));
+    const k = Math.min(3, Math.max(0.05, v.k * factor));
     v.x = px - ((px - v.x) * k) / v.k;
     v.y = py - ((py - v.y) * k) / v.k;
     v.k = k;
