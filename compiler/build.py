@@ -15,6 +15,7 @@ from typing import Any
 from .dynamo_text import parse_graph_break, parse_guards, parse_recompile_reasons, parse_stack_trace
 from .events import Event
 from .graph_text import parse_graph
+from .links import derive
 from .model import (
     AutotuneChoice,
     Autotuning,
@@ -22,6 +23,7 @@ from .model import (
     Compile,
     CompileId,
     CompileMetrics,
+    Graph,
     GraphBreak,
     Kernel,
     OutputCode,
@@ -65,6 +67,9 @@ BYTECODE_EVENT = "explorer_bytecode"
 FUSION_IR_EVENT = "explorer_fusion_ir"
 AUTOTUNE_EVENT = "explorer_autotune"
 CUDAGRAPH_EVENT = "explorer_cudagraph"
+# {"stage": graph trace key, "stacks": {node name: [module path, ...]}}: the
+# nn_module_stack of each node of a graph torch logged (live capture only).
+MODULE_STACK_EVENT = "explorer_module_stack"
 
 _MISSING_IN_TRACE = {
     "bytecode": (
@@ -84,6 +89,7 @@ class _Pending:
 
     graphs: dict[str, Any] = field(default_factory=dict)
     fusion: dict[str, str] = field(default_factory=dict)
+    module_stacks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -97,6 +103,7 @@ class _CompileState:
     attempts: int = 1
     bytecode: dict[str, Any] = field(default_factory=dict)
     graphs: dict[str, Any] = field(default_factory=dict)
+    module_stacks: dict[str, dict[str, Any]] = field(default_factory=dict)
     guards_text: str | None = None
     symbolic_guards: list[str] = field(default_factory=list)
     graph_breaks: list[GraphBreak] = field(default_factory=list)
@@ -144,7 +151,7 @@ def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
         state.attempts = max(state.attempts, event.compile_id.attempt + 1)
         _apply(state, event, strings, facts)
     compiles = [_finish(state, source) for state in states.values()]
-    return BuildResult(compiles=compiles, facts=facts)
+    return BuildResult(compiles=derive(compiles), facts=facts)
 
 
 def _intern(event: Event, strings: dict[tuple[int | None, int], str]) -> None:
@@ -212,6 +219,10 @@ def _apply(state: _CompileState, event: Event, strings: _Strings, facts: dict[st
         state.graphs[name] = payload
     elif name in INDUCTOR_GRAPHS and payload is not None:
         state.pending.graphs[name] = payload
+    elif event.key == MODULE_STACK_EVENT and isinstance(meta, dict):
+        stage = str(meta.get("stage"))
+        target = state.pending if stage in INDUCTOR_GRAPHS else state
+        target.module_stacks[stage] = meta.get("stacks") or {}
     elif event.key == CUDAGRAPH_EVENT and isinstance(meta, dict):
         what = str(meta.get("what"))
         state.cudagraph[what] = state.cudagraph.get(what, 0) + 1
@@ -300,7 +311,7 @@ def _finish(state: _CompileState, source: str) -> Compile:
     info = _json(state.artifacts.get("triton_kernel_info", ""))
     if isinstance(info, dict):
         outputs = [_with_kernel_info(o, info) for o in outputs]
-    graphs = {k: parse_graph(k, v) for k, v in state.graphs.items()}
+    graphs = {k: _graph(k, v, state.module_stacks.get(k)) for k, v in state.graphs.items()}
     bytecode = None
     if state.bytecode:
         bytecode = Bytecode(code_name=str(state.bytecode.get("code_name", state.code_name)),
@@ -424,12 +435,26 @@ def _output_code(
         aot_id=aot,
         text=text,
         path=path,
-        graphs={k: parse_graph(k, v) for k, v in pending.graphs.items()},
+        graphs={k: _graph(k, v, pending.module_stacks.get(k)) for k, v in pending.graphs.items()},
         kernels=tuple(kernels),
         schedule=schedule,
         provenance=provenance,
         errors=tuple(errors),
     )
+
+
+def _graph(stage: str, text: str, stacks: dict[str, Any] | None) -> Graph:
+    """Parse a graph's text; with live capture's module stacks where it recorded them."""
+    graph = parse_graph(stage, text)
+    if not stacks:
+        return graph
+    nodes = tuple(
+        replace(n, module_stack=tuple(str(p) for p in stacks[n.name]))
+        if n.module == "" and stacks.get(n.name)
+        else n
+        for n in graph.nodes
+    )
+    return replace(graph, nodes=nodes)
 
 
 def _with_kernel_info(out: OutputCode, info: dict[str, Any]) -> OutputCode:

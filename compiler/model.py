@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
-SCHEMA_VERSION = (1, 4)
+SCHEMA_VERSION = (2, 0)
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 

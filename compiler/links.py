@@ -1,0 +1,247 @@
+"""The ids and links of an Exploration, computed once from what was captured.
+
+``derive(compiles)`` fills the schema 2.0 fields that are facts about other fields:
+``Compile.key``/``parent``, ``OutputCode.key``, ``Kernel.id``, ``Node.kernels``,
+``Node.module_stack`` (where live capture did not record it), the bytecode line
+tables, Triton's lowered-line maps and ``Autotuning.chosen_kernel``. Live capture and
+trace loading both call it (through ``build.build_compiles``), and so does the upgrade
+of schema 1.x files, so every Exploration carries them whatever its origin.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+
+from . import module_stack
+from .autotune_link import chosen_kernel
+from .bytecode_lines import dis_source_lines
+from .lowered_lines import with_source_lines
+from .model import Compile, CompileId, Graph, OutputCode
+
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
+# AOT graphs share node names with the post-grad graphs of the output code they became.
+AOT_GRAPH_OF = {
+    "aot_forward_graph": "forward",
+    "aot_backward_graph": "backward",
+    "aot_inference_graph": "inference",
+}
+_DYNAMO_LIKE = ("dynamo_output_graph", "before_pre_grad_graph", "after_pre_grad_graph")
+
+Links = dict[str, tuple[str, ...]]
+
+
+def compile_key(c: Compile) -> str:
+    """``0/1``, or ``rank1:0/1`` when the compile ran on a rank (several ranks).
+
+    Example:
+        >>> compile_key(Compile(compile_id=CompileId.from_string("0/1"), rank=1))
+        'rank1:0/1'
+    """
+    cid = str(c.compile_id)
+    return cid if c.rank is None else f"rank{c.rank}:{cid}"
+
+
+def compile_parents(compiles: list[Compile]) -> list[str | None]:
+    """Each compile's parent key: ``N/k`` hangs under ``N/k-1``; a resume function
+    (``torch_dynamo_resume_in_f_at_12``) under the compile of ``f`` whose graph break is
+    at line 12 (else the last compile of ``f`` with a graph break, else of ``f``)."""
+    by_key = {(c.rank, str(c.compile_id)): i for i, c in enumerate(compiles)}
+    keys = [compile_key(c) for c in compiles]
+    by_code: dict[tuple[int | None, str], list[int]] = {}
+    out: list[str | None] = []
+    for i, c in enumerate(compiles):
+        parent = None
+        cid = c.compile_id
+        if cid.frame_compile_id and cid.compiled_autograd_id is None:
+            prev = CompileId(frame_id=cid.frame_id, frame_compile_id=cid.frame_compile_id - 1)
+            j = by_key.get((c.rank, str(prev)))
+            parent = keys[j] if j is not None else None
+        m = _RESUME.match(c.code_name)
+        if parent is None and m:
+            fn, line = m["fn"], int(m["line"])
+            candidates = by_code.get((c.rank, fn), [])
+            at_line = [
+                j
+                for j in candidates
+                if any(
+                    gb.location is not None and gb.location.line == line
+                    for gb in compiles[j].graph_breaks
+                )
+            ]
+            pick = at_line or [j for j in candidates if compiles[j].graph_breaks] or candidates
+            parent = keys[pick[-1]] if pick else None
+        out.append(parent)
+        by_code.setdefault((c.rank, c.code_name), []).append(i)
+    return out
+
+
+def output_code_keys(outputs: tuple[OutputCode, ...]) -> list[str]:
+    """``forward``, ``backward``, ``inference``; ``forward#2`` for a second forward."""
+    keys: list[str] = []
+    for oc in outputs:
+        base = oc.graph or "output"
+        key, n = base, 1
+        while key in keys:
+            n += 1
+            key = f"{base}#{n}"
+        keys.append(key)
+    return keys
+
+
+def kernels_of_post(oc: OutputCode) -> Links:
+    """Post-grad node name -> ids of the kernels it went into (``oc`` keyed, kernels
+    with ids): Inductor's provenance map, then each kernel's own node lists."""
+    out: dict[str, list[str]] = {}
+    ids = {k.name: k.id for k in oc.kernels}
+    for post, names in oc.provenance.post_to_kernel.items():
+        for name in names:
+            if name in ids:
+                out.setdefault(post, []).append(ids[name])
+    for k in oc.kernels:
+        for post in (*k.post_grad_nodes, *k.source_nodes):
+            found = out.setdefault(post, [])
+            if k.id not in found:
+                found.append(k.id)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def compile_graph_kernels(stage: str, outputs: tuple[OutputCode, ...], posts: list[Links]) -> Links:
+    """Node name -> kernel ids for a compile-level graph: Dynamo and pre-grad graphs
+    through ``Provenance.pre_to_post``, AOT graphs by their post-grad node names."""
+    out: dict[str, list[str]] = {}
+    for oc, post in zip(outputs, posts, strict=True):
+        if stage in _DYNAMO_LIKE:
+            for pre, post_names in oc.provenance.pre_to_post.items():
+                for name in post_names:
+                    for kid in post.get(name, ()):
+                        found = out.setdefault(pre, [])
+                        if kid not in found:
+                            found.append(kid)
+        elif AOT_GRAPH_OF.get(stage) == oc.graph:
+            for name, kids in post.items():
+                found = out.setdefault(name, [])
+                found.extend(k for k in kids if k not in found)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _with_node_links(
+    graph: Graph, kernels: Mapping[str, tuple[str, ...]], stacks: Mapping[str, tuple[str, ...]]
+) -> Graph:
+    if not graph.nodes or (not kernels and not stacks):
+        return graph
+    nodes = []
+    for n in graph.nodes:
+        ks = kernels.get(n.name, n.kernels) if n.module == "" else n.kernels
+        ms = n.module_stack or (stacks.get(n.name, ()) if n.module == "" else ())
+        nodes.append(
+            n
+            if ks is n.kernels and ms is n.module_stack
+            else replace(n, kernels=ks, module_stack=ms)
+        )
+    return replace(graph, nodes=tuple(nodes))
+
+
+def _has_stacks(graph: Graph | None) -> bool:
+    return graph is not None and any(n.module_stack for n in graph.nodes)
+
+
+def _stacks(graph: Graph) -> dict[str, tuple[str, ...]]:
+    return {n.name: n.module_stack for n in graph.nodes if n.module == "" and n.module_stack}
+
+
+def _link_outputs(c: Compile) -> tuple[tuple[OutputCode, ...], list[Links]]:
+    outputs = []
+    posts = []
+    for key, oc in zip(output_code_keys(c.output_code), c.output_code, strict=True):
+        kernels = tuple(
+            with_source_lines(replace(k, id=f"{key}/{k.name}"))
+            if k.variants
+            else replace(k, id=f"{key}/{k.name}")
+            for k in oc.kernels
+        )
+        oc = replace(oc, key=key, kernels=kernels)
+        post = kernels_of_post(oc)
+        outputs.append(oc)
+        posts.append(post)
+    return tuple(outputs), posts
+
+
+def _dynamo_stacks(c: Compile) -> dict[str, tuple[str, ...]]:
+    for stage in _DYNAMO_LIKE:
+        g = c.graphs.get(stage)
+        if _has_stacks(g):
+            return _stacks(g)  # type: ignore[arg-type]  # _has_stacks checked it
+    g = c.graphs.get("dynamo_output_graph")
+    return module_stack.dynamo_stacks(g) if g is not None else {}
+
+
+def derive_compile(c: Compile, key: str, parent: str | None) -> Compile:
+    """One compile with its ids, links, line tables and module stacks filled in."""
+    outputs, posts = _link_outputs(c)
+    dynamo = _dynamo_stacks(c)
+    linked_outputs = []
+    # node name -> stack over the post-grad graphs so far: a backward graph reads the
+    # forward's saved tensors under their forward names, and has no provenance map on
+    # torch 2.13, so its stacks start from those.
+    by_name: dict[str, tuple[str, ...]] = {}
+    post_stacks: dict[str, dict[str, tuple[str, ...]]] = {}
+    for oc, post in zip(outputs, posts, strict=True):
+        graphs = {}
+        for stage, g in oc.graphs.items():
+            if _has_stacks(g):
+                mapped: Mapping[str, tuple[str, ...]] = {}
+            else:
+                mapped = module_stack.mapped_stacks(g, oc.provenance.post_to_pre, dynamo, by_name)
+            graphs[stage] = _with_node_links(g, post, mapped)
+        found = next((_stacks(g) for g in graphs.values() if _has_stacks(g)), {})
+        post_stacks[oc.graph] = found
+        by_name.update(found)
+        linked_outputs.append(replace(oc, graphs=graphs))
+    graphs = {}
+    for stage, g in c.graphs.items():
+        kernels = compile_graph_kernels(stage, outputs, posts)
+        if _has_stacks(g):
+            stacks: Mapping[str, tuple[str, ...]] = {}
+        elif stage in _DYNAMO_LIKE:
+            stacks = dynamo
+        else:
+            # AOT graphs share node names with the post-grad graphs, whose stacks came
+            # through provenance; the joint graph shares them with both
+            same = post_stacks.get(AOT_GRAPH_OF.get(stage, ""), by_name)
+            stacks = module_stack.mapped_stacks(g, {}, {}, same)
+        graphs[stage] = _with_node_links(g, kernels, stacks)
+    bytecode = c.bytecode
+    if bytecode is not None and not (bytecode.original_lines or bytecode.transformed_lines):
+        bytecode = replace(
+            bytecode,
+            original_lines=dis_source_lines(bytecode.original or ""),
+            transformed_lines=dis_source_lines(bytecode.transformed or ""),
+        )
+    all_kernels = [k for oc in linked_outputs for k in oc.kernels]
+    chosen = [chosen_kernel(a, all_kernels) for a in c.autotuning]
+    claimed = [kid for kid in chosen if kid is not None]
+    # a kernel claimed by two ops proves neither
+    autotuning = tuple(
+        replace(a, chosen_kernel=kid if kid is not None and claimed.count(kid) == 1 else None)
+        for a, kid in zip(c.autotuning, chosen, strict=True)
+    )
+    return replace(
+        c,
+        key=key,
+        parent=parent,
+        output_code=tuple(linked_outputs),
+        graphs=graphs,
+        bytecode=bytecode,
+        autotuning=autotuning,
+    )
+
+
+def derive(compiles: list[Compile]) -> list[Compile]:
+    """Every compile with the schema 2.0 derived fields filled in (see the module doc)."""
+    parents = compile_parents(compiles)
+    return [
+        derive_compile(c, compile_key(c), parent)
+        for c, parent in zip(compiles, parents, strict=True)
+    ]
