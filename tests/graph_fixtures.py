@@ -54,7 +54,32 @@ def gpt2_training_step(n_layer: int) -> compiler.Exploration:
     return compiler.explore(step, ids, backend="aot_eager")
 
 
-def _largest(exp: compiler.Exploration, stage: str) -> tuple[compiler.Compile, compiler.Graph]:
+def gpt2_inference(n_layer: int) -> compiler.Exploration:
+    """Capture a no-grad forward of an ``n_layer`` GPT-2 with Inductor (C++ kernels on CPU)."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(
+        n_layer=n_layer,
+        n_embd=64,
+        n_head=2,
+        n_positions=32,
+        vocab_size=128,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    model = transformers.GPT2LMHeadModel(config).eval()
+    ids = torch.randint(0, 128, (1, 16))
+
+    def forward(ids: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return model(ids).logits
+
+    return compiler.explore(forward, ids)
+
+
+def largest(exp: compiler.Exploration, stage: str) -> tuple[compiler.Compile, compiler.Graph]:
     found = [(c, c.graphs[stage]) for c in exp.compiles if stage in c.graphs]
     if not found:
         msg = f"no compile in this exploration has a {stage!r} graph"
@@ -113,7 +138,7 @@ def derived_module_stacks(dynamo: compiler.Graph, graph: compiler.Graph) -> list
 
 def graph_pane(exp: compiler.Exploration, stage: str) -> dict[str, Any]:
     """The GraphPane (as JSON data) of the largest ``stage`` graph in ``exp``."""
-    compile_, graph = _largest(exp, stage)
+    compile_, graph = largest(exp, stage)
     index = {n.name: i for i, n in enumerate(graph.nodes)}
     if any(n.module_stack for n in graph.nodes):
         stacks = [list(n.module_stack) for n in graph.nodes]

@@ -47,28 +47,43 @@ if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
 
 
 @pytest.fixture(scope="module")
-def joint_pane() -> dict[str, Any]:
-    exp = graph_fixtures.gpt2_training_step(12)
-    return graph_fixtures.graph_pane(exp, "aot_joint_graph")
+def training() -> Any:
+    return graph_fixtures.gpt2_training_step(12)
 
 
 @pytest.fixture(scope="module")
-def page(joint_pane, tmp_path_factory):
+def joint_pane(training) -> dict[str, Any]:
+    return graph_fixtures.graph_pane(training, "aot_joint_graph")
+
+
+@pytest.fixture(scope="module")
+def browser():
     from playwright.sync_api import sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
-    html = tmp_path_factory.mktemp("graph") / "canvas.html"
-    html.write_text(graph_fixtures.harness_html(joint_pane), encoding="utf-8")
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        pg = browser.new_page(viewport={"width": 1300, "height": 720})
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.goto(html.as_uri())
-        pg.wait_for_function("window.harnessReady === true")
-        pg.errors = errors
-        yield pg
-        browser.close()
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _page_for(browser, pane: dict[str, Any], folder: Path):
+    html = folder / f"canvas-{pane['stage']}.html"
+    html.write_text(graph_fixtures.harness_html(pane), encoding="utf-8")
+    pg = browser.new_page(viewport={"width": 1300, "height": 720})
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(html.as_uri())
+    pg.wait_for_function("window.harnessReady === true")
+    pg.errors = errors
+    return pg
+
+
+@pytest.fixture(scope="module")
+def page(browser, joint_pane, tmp_path_factory):
+    pg = _page_for(browser, joint_pane, tmp_path_factory.mktemp("graph"))
+    yield pg
+    pg.close()
 
 
 def _open(page) -> dict[str, Any]:
@@ -181,3 +196,39 @@ def test_a_source_line_selection_colours_its_nodes_and_the_blocks_holding_them(p
         "hl-1" in c
         for c in page.eval_on_selector_all(".gc-src", "els => els.map(e => e.className.baseVal)")
     )
+
+
+def test_the_dynamo_graph_opens_as_the_module_tree_the_capture_recorded(
+    browser, training, tmp_path
+):
+    pane = graph_fixtures.graph_pane(training, "dynamo_output_graph")
+    _, graph = graph_fixtures.largest(training, "dynamo_output_graph")
+    assert any(n.module_stack for n in graph.nodes)  # the capture's own stacks, not test data
+    pg = _page_for(browser, pane, tmp_path)
+    opened = _open(pg)
+    print(f"\nopen {len(pane['nodes'])} nodes (dynamo): painted {opened['painted']:.0f} ms")
+    labels = _group_labels(pg)
+    assert [label for label in labels if label.startswith("h.")] == [f"h.{k}" for k in range(12)]
+    # The last block is below the fold: pan to it as a user scrolling down would.
+    pg.evaluate("canvas.centre(canvas.findGroup('transformer.h.11'))")
+    pg.click(".gc-group[data-group='transformer.h.11']")
+    assert pg.locator(".gc-group[data-group='transformer.h.11.attn']").count() == 1
+    pg.close()
+
+
+@pytest.mark.slow
+def test_a_kernel_link_of_a_node_selects_that_kernel(browser, tmp_path):
+    exp = graph_fixtures.gpt2_inference(2)
+    pane = graph_fixtures.graph_pane(exp, "aot_inference_graph")
+    i, node = next(
+        (i, n) for i, n in enumerate(pane["nodes"]) if n["kernels"] and n["module_stack"]
+    )
+    pg = _page_for(browser, pane, tmp_path)
+    _open(pg)
+    pg.fill(".gc-search", node["name"])
+    pg.keyboard.press("Enter")
+    assert "gc-sel" in pg.locator(f".gc-node[data-node='{i}']").get_attribute("class")
+    assert pg.locator(".gc-kernel").all_text_contents() == node["kernels"]
+    pg.locator(".gc-kernel").first.click()
+    assert pg.evaluate("window.selects")[-1] == {"kernel": node["kernels"][0]}
+    pg.close()
