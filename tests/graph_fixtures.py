@@ -9,8 +9,9 @@ gives a joint graph of about 2,300 nodes; 24 layers about 4,600.
 TEST DATA: until the compiler fills ``Node.module_stack`` (the "model" work), the
 ``module_stack`` of each node here is derived by ``derived_module_stacks`` from Dynamo's
 parameter names (``l_self_modules_transformer_modules_h_modules_0_...``): the joint graph's
-``primals_N`` are the Dynamo graph's placeholders in order, every other node takes the
-deepest stack among its inputs, or else the stack its users share. That derivation lives only
+``primals_N`` are the Dynamo graph's placeholders in order, every other node takes the stack
+of a parameter it reads, else the deepest stack among its inputs, else the stack its users
+share. That derivation lives only
 here, for tests; where the capture filled ``module_stack``, it is used as is.
 """
 
@@ -116,9 +117,12 @@ def derived_module_stacks(dynamo: compiler.Graph, graph: compiler.Graph) -> list
             # The deepest module among the inputs (the last on ties): a backward op reads
             # the activations and weights its forward op saved, so it lands beside that op
             # rather than with the gradient it receives.
+            params = [by_primal[name] for name in n.inputs if name in by_primal]
             for name in n.inputs:
                 if stacks.get(name) and len(stacks[name]) >= len(stack):
                     stack = stacks[name]
+            # A parameter names its module exactly (a layer norm reads its own weight).
+            stack = params[0] if params else stack
         stacks[n.name] = stack
     # Nodes that read no module's output (masks, constants): the modules their users share.
     for n in reversed(graph.nodes):

@@ -43,6 +43,12 @@ function gcMetaText(m) {
   return m ? `${m.dtype}[${(m.shape || []).join(", ")}]` : "";
 }
 
+/** A collapsed group's second line: its size, and where a run of nodes came from. */
+function gcGroupNote(g) {
+  const count = `${g.members.length.toLocaleString()} nodes`;
+  return g.note ? `${count} · ${g.note}` : count;
+}
+
 function gcUnitKey(u) {
   return typeof u === "number" ? "n" + u : "g" + u.key;
 }
@@ -140,8 +146,9 @@ class GraphCanvas {
       const head = (u.label.length + 12) * GC_CHAR_W;
       return { w: Math.max(l.width, head) + 2 * GC_PAD, h: l.height + GC_HEAD + 2 * GC_PAD };
     }
-    const chars = Math.min(GC_LABEL_MAX, Math.max(u.label.length, 12));
-    return { w: chars * 7.2 + 24, h: GC_GROUP_H };
+    const title = Math.min(GC_LABEL_MAX, u.label.length + 2) * 7.2;
+    const second = Math.min(GC_LABEL_MAX, gcGroupNote(u).length) * 6.1;
+    return { w: Math.max(title, second, 80) + 20, h: GC_GROUP_H };
   }
 
   layoutOf(g) {
@@ -314,7 +321,7 @@ class GraphCanvas {
     const b = gcSvg("text", { x: 8, y: group ? 31 : 28, class: "gc-t2" });
     if (group) {
       a.textContent = `▸ ${gcClip(u.label)}`;
-      b.textContent = `${u.members.length.toLocaleString()} nodes`;
+      b.textContent = gcClip(gcGroupNote(u));
       el.dataset.group = u.key;
     } else {
       a.textContent = gcClip(n.name);

@@ -15,7 +15,7 @@
  * @typedef {{
  *   key: string, label: string, depth: number, parent: GcGroup|null, path: GcGroup[],
  *   kids: GcUnit[], members: number[], first: number, synthetic: boolean,
- *   edges: [number, number][]|null, layout: any, size: {w: number, h: number}|null,
+ *   edges: [number, number][]|null, layout: any, note: string,
  * }} GcGroup
  * @typedef {number|GcGroup} GcUnit  a node index or a group
  */
@@ -39,7 +39,7 @@ function gcGroup(key, label, parent, synthetic) {
     synthetic,
     edges: null,
     layout: null,
-    size: null,
+    note: "",
   };
   g.path = parent && parent.depth > 0 ? parent.path.concat([g]) : parent ? [g] : [];
   if (parent) parent.kids.push(g);
@@ -133,6 +133,7 @@ function gcSplitRuns(g, nodes, deepest) {
       const run = direct.slice(s, s + size);
       const label = `${nodes[run[0]].name} … ${nodes[run[run.length - 1]].name}`;
       const r = gcGroup(`${g.key}\u0001${s}`, label, null, true);
+      r.note = gcCommonSource(run, nodes);
       r.parent = g;
       r.depth = g.depth + 1;
       r.path = g.depth > 0 ? g.path.concat([r]) : [r];
@@ -143,6 +144,19 @@ function gcSplitRuns(g, nodes, deepest) {
     g.kids = kids;
   }
   for (const k of g.kids) if (typeof k !== "number") gcSplitRuns(k, nodes, deepest);
+}
+
+/** The source line most nodes of a run came from (`modeling_gpt2.py:191`), or "". */
+function gcCommonSource(run, nodes) {
+  const counts = new Map();
+  for (const i of run) {
+    const src = nodes[i].src;
+    if (src) counts.set(src, (counts.get(src) || 0) + 1);
+  }
+  let best = "";
+  let most = 0;
+  for (const [src, c] of counts) if (c > most) [best, most] = [src, c];
+  return best ? best.split("/").pop() : "";
 }
 
 function gcFirst(u) {
@@ -180,7 +194,11 @@ function gcGroupEdges(g, nodes, chain) {
     const b = index.get(gcChildOf(chain, g, i));
     for (const j of nodes[i].inputs || []) {
       if (!gcContains(chain, g, j)) continue;
-      const a = index.get(gcChildOf(chain, g, j));
+      const from = gcChildOf(chain, g, j);
+      // The inputs box feeds nearly everything: routing those edges would fill the view
+      // with parallel lanes. They show when a node is selected (its neighbourhood).
+      if (typeof from !== "number" && from.key === GC_INPUTS_KEY) continue;
+      const a = index.get(from);
       if (a === b || a === undefined || b === undefined) continue;
       const key = a * width + b;
       if (seen.has(key)) continue;
