@@ -147,6 +147,13 @@ def test_clicking_a_block_expands_it_and_lays_out_its_nodes(page, joint_pane):
             assert (
                 x + w <= x2 + 0.5 or x2 + w2 <= x + 0.5 or y + h <= y2 + 0.5 or y2 + h2 <= y + 0.5
             )
+    # Layered: at every open level, an edge in graph order runs downwards.
+    upward = page.evaluate(
+        """() => [canvas.root, canvas.findGroup('transformer.h.3')].flatMap((g) =>
+          g.edges
+            .filter(([a, b]) => a < b && !(g.layout.pos[a].y < g.layout.pos[b].y)))"""
+    )
+    assert upward == []
     page.click(".gc-head[data-group='transformer.h.3']")
     assert "h.3" in _group_labels(page)
 
@@ -232,3 +239,16 @@ def test_a_kernel_link_of_a_node_selects_that_kernel(browser, tmp_path):
     pg.locator(".gc-kernel").first.click()
     assert pg.evaluate("window.selects")[-1] == {"kernel": node["kernels"][0]}
     pg.close()
+
+
+def test_a_selected_node_in_a_collapsed_block_marks_the_block_until_revealed(page, joint_pane):
+    _open(page)
+    i, node = _first(joint_pane, "transformer.h.9.attn", "torch.ops.aten.bmm.default")
+    page.evaluate(f"canvas.update({json.dumps({'node': node['name'], 'src': node['src']})})")
+    assert "gc-sel-in" in page.locator(".gc-group[data-group='transformer.h.9']").get_attribute(
+        "class"
+    )
+    assert page.locator(f".gc-node[data-node='{i}']").count() == 0
+    page.evaluate(f"canvas.reveal({i})")
+    assert "gc-sel" in page.locator(f".gc-node[data-node='{i}']").get_attribute("class")
+    assert page.locator(".gc-head[data-group='transformer.h.9']").count() == 1
