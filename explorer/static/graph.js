@@ -292,7 +292,9 @@ class GraphCanvas {
     walk(this.root);
     this.worldEl.append(frames, edges, units, this.overlay);
     this.stats.units = count;
-    this.info.textContent = `${this.nodes.length.toLocaleString()} nodes · ${count} boxes`;
+    this.info.textContent = this.nodes.length
+      ? `${this.nodes.length.toLocaleString()} nodes · ${count} boxes`
+      : "this graph has no parsed nodes (its text is in the text view)";
     this.applyView();
     this.stats.renderMs = performance.now() - t0;
   }
