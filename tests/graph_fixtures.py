@@ -190,7 +190,7 @@ def graph_pane(exp: compiler.Exploration, stage: str) -> dict[str, Any]:
 
 
 # The canvas files in the order the ES module concatenates them (graph.js needs the others).
-GRAPH_SCRIPTS = ("graph_tree.js", "graph_layout.js", "graph.js")
+GRAPH_SCRIPTS = ("graph_tree.js", "graph_layout.js", "graph_panel.js", "graph.js")
 
 _HARNESS = """<!doctype html>
 <html><head><meta charset="utf-8"><title>graph canvas</title><style>{css}

@@ -1,5 +1,5 @@
 // The graph canvas: one FX/ATen graph pane, grouped by module, laid out when opened.
-// Needs graph_tree.js and graph_layout.js before it in the concatenated ES module.
+// Concatenated after graph_tree.js, graph_layout.js and graph_panel.js into one ES module.
 // Only the visible units are laid out: a collapsed group is one box, an expanded group
 // lays out its own children once (cached), so opening a block re-lays out that block and
 // the few levels above it, never the whole graph.
@@ -476,56 +476,11 @@ class GraphCanvas {
   }
 
   runSearch() {
-    const q = this.search.value.trim().toLowerCase();
-    this.results.replaceChildren();
-    this.hits = [];
-    this.hitAt = 0;
-    if (!q) {
-      this.results.hidden = true;
-      return;
-    }
-    const exact = [];
-    const prefix = [];
-    const rest = [];
-    this.nodes.forEach((n, i) => {
-      const name = n.name.toLowerCase();
-      if (name === q) exact.push(i);
-      else if (name.startsWith(q)) prefix.push(i);
-      else if (name.includes(q) || (n.target || "").toLowerCase().includes(q)) rest.push(i);
-    });
-    const all = exact.concat(prefix, rest);
-    this.hits = all.slice(0, GC_SEARCH_MAX);
-    const head = gcEl("div", "gc-hits", `${all.length.toLocaleString()} match${all.length === 1 ? "" : "es"}`);
-    this.results.append(head);
-    this.hits.forEach((i, j) => {
-      const n = this.nodes[i];
-      const row = gcEl("div", "gc-hit" + (j === 0 ? " gc-hit-on" : ""));
-      const stack = n.module_stack && n.module_stack.length ? n.module_stack[n.module_stack.length - 1] : "";
-      row.append(gcEl("span", "gc-hit-name", n.name), gcEl("span", "gc-hit-op", gcShortTarget(n)));
-      if (stack) row.append(gcEl("span", "gc-hit-mod", stack));
-      row.addEventListener("mousedown", (e) => {
-        e.preventDefault();
-        this.pick(i);
-      });
-      this.results.append(row);
-    });
-    this.results.hidden = false;
+    gcRunSearch(this);
   }
 
   searchKey(e) {
-    const rows = this.results.querySelectorAll(".gc-hit");
-    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
-      e.preventDefault();
-      if (!rows.length) return;
-      rows[this.hitAt].classList.remove("gc-hit-on");
-      this.hitAt = (this.hitAt + (e.key === "ArrowDown" ? 1 : rows.length - 1)) % rows.length;
-      rows[this.hitAt].classList.add("gc-hit-on");
-    } else if (e.key === "Enter" && this.hits && this.hits.length) {
-      e.preventDefault();
-      this.pick(this.hits[this.hitAt]);
-    } else if (e.key === "Escape") {
-      this.results.hidden = true;
-    }
+    gcSearchKey(this, e);
   }
 
   pick(i) {
@@ -588,47 +543,7 @@ class GraphCanvas {
   }
 
   renderSide() {
-    this.side.replaceChildren();
-    if (this.sel < 0) {
-      this.side.append(
-        gcEl("div", "gc-hint", "Boxes are the model's modules: click one to open it. Click a node, or search, to see its inputs and users."),
-      );
-      return;
-    }
-    const n = this.nodes[this.sel];
-    this.side.append(gcEl("div", "gc-side-name", n.name), gcEl("div", "gc-side-target", `${n.op} ${n.target}`));
-    for (const m of n.meta || []) {
-      this.side.append(gcEl("div", "gc-side-meta", `${gcMetaText(m)} ${m.device || ""}`.trim()));
-    }
-    if (n.module_stack && n.module_stack.length) {
-      this.side.append(gcEl("div", "gc-side-mod", n.module_stack[n.module_stack.length - 1]));
-    }
-    if (n.src) this.side.append(gcEl("div", "gc-side-src", n.src));
-    if (n.code) this.side.append(gcEl("pre", "gc-side-code", n.code));
-    if (n.kernels && n.kernels.length) {
-      this.side.append(gcEl("div", "gc-side-h", "kernels"));
-      for (const id of n.kernels) {
-        const b = gcEl("button", "gc-kernel", id);
-        b.addEventListener("click", () => this.ctx.select({ kernel: id }));
-        this.side.append(b);
-      }
-    }
-    this.sideList("inputs", n.inputs || [], "gc-nb-in");
-    this.sideList("users", n.users || [], "gc-nb-out");
-  }
-
-  sideList(title, list, cls) {
-    this.side.append(gcEl("div", "gc-side-h", `${title} (${list.length})`));
-    const box = gcEl("div", `gc-side-list ${cls}`);
-    for (const j of list) {
-      const m = this.nodes[j];
-      const b = gcEl("button", "gc-follow");
-      b.dataset.node = m.name;
-      b.append(gcEl("span", "gc-follow-name", m.name), gcEl("span", "gc-follow-op", gcShortTarget(m)));
-      b.addEventListener("click", () => this.choose(j, true));
-      box.append(b);
-    }
-    this.side.append(box);
+    gcRenderSide(this);
   }
 
   destroy() {
