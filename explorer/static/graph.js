@@ -155,7 +155,7 @@ class GraphCanvas {
     if (g.layout) return g.layout;
     const sizes = g.kids.map((k) => this.sizeOf(k));
     const edges = gcGroupEdges(g, this.nodes, this.chain);
-    g.layout = layeredLayout(sizes, edges);
+    g.layout = gcLayeredLayout(sizes, edges);
     g.layout.sizes = sizes;
     return g.layout;
   }

@@ -15,11 +15,11 @@
  * }} LayeredLayout
  */
 
-const LAYOUT_GAP_X = 18; // between neighbouring boxes in one layer
-const LAYOUT_GAP_DUMMY = 6; // around the bend points of long edges
-const LAYOUT_GAP_Y = 34; // between layers
-const LAYOUT_SWEEPS = 8; // crossing-reduction passes (down and up alternate)
-const LAYOUT_PLACE_SWEEPS = 6; // x-placement passes
+const GC_LAYOUT_GAP_X = 18; // between neighbouring boxes in one layer
+const GC_LAYOUT_GAP_DUMMY = 6; // around the bend points of long edges
+const GC_LAYOUT_GAP_Y = 34; // between layers
+const GC_LAYOUT_SWEEPS = 8; // crossing-reduction passes (down and up alternate)
+const GC_LAYOUT_PLACE_SWEEPS = 6; // x-placement passes
 
 /**
  * Lay out a directed graph in layers, top to bottom.
@@ -28,14 +28,14 @@ const LAYOUT_PLACE_SWEEPS = 6; // x-placement passes
  * that appears earlier) are reversed for layering and routed back up, so any graph lays
  * out, cyclic or not, once its units are lifted to one level.
  *
- * Example: `layeredLayout([{w: 40, h: 20}, {w: 40, h: 20}], [[0, 1]])` puts unit 1
+ * Example: `gcLayeredLayout([{w: 40, h: 20}, {w: 40, h: 20}], [[0, 1]])` puts unit 1
  * under unit 0 and routes one edge between them.
  *
  * @param {LayoutUnit[]} units
  * @param {[number, number][]} edges  unit indices, no self loops
  * @returns {LayeredLayout}
  */
-function layeredLayout(units, edges) {
+function gcLayeredLayout(units, edges) {
   const n = units.length;
   if (n === 0) return { width: 0, height: 0, pos: [], routes: [] };
   // 1. Cycle breaking by graph order: every edge points from a lower to a higher index.
@@ -91,8 +91,8 @@ function layeredLayout(units, edges) {
   const setRanks = () => rows.forEach((row) => row.forEach((v, i) => (rank[v] = i)));
   setRanks();
   let best = rows.map((r) => r.slice());
-  let bestCross = countCrossings(rows, down, rank);
-  for (let s = 0; s < LAYOUT_SWEEPS && bestCross > 0; s++) {
+  let bestCross = gcCountCrossings(rows, down, rank);
+  for (let s = 0; s < GC_LAYOUT_SWEEPS && bestCross > 0; s++) {
     const goingDown = s % 2 === 0;
     const order = goingDown ? rows.keys() : [...rows.keys()].reverse();
     for (const l of order) {
@@ -111,7 +111,7 @@ function layeredLayout(units, edges) {
       row.sort((p, q) => key[p] - key[q] || rank[p] - rank[q]);
       row.forEach((v, i) => (rank[v] = i));
     }
-    const cross = countCrossings(rows, down, rank);
+    const cross = gcCountCrossings(rows, down, rank);
     if (cross < bestCross) {
       bestCross = cross;
       best = rows.map((r) => r.slice());
@@ -122,7 +122,7 @@ function layeredLayout(units, edges) {
   // 5. x placement: each vertex wants the mean x of its neighbours; the order and the
   // gaps within a layer are constraints; solved per layer exactly (isotonic regression).
   const x = new Float64Array(nv);
-  const gap = (a, b) => (vw[a] + vw[b]) / 2 + (a < n && b < n ? LAYOUT_GAP_X : LAYOUT_GAP_DUMMY);
+  const gap = (a, b) => (vw[a] + vw[b]) / 2 + (a < n && b < n ? GC_LAYOUT_GAP_X : GC_LAYOUT_GAP_DUMMY);
   for (const row of rows) {
     let at = 0;
     row.forEach((v, i) => {
@@ -130,7 +130,7 @@ function layeredLayout(units, edges) {
       x[v] = at;
     });
   }
-  for (let s = 0; s < LAYOUT_PLACE_SWEEPS; s++) {
+  for (let s = 0; s < GC_LAYOUT_PLACE_SWEEPS; s++) {
     const goingDown = s % 2 === 0;
     const order = goingDown ? [...rows.keys()] : [...rows.keys()].reverse();
     for (const l of order) {
@@ -148,7 +148,7 @@ function layeredLayout(units, edges) {
         }
         return sum / weight;
       });
-      placeRow(row, want, gap, x);
+      gcPlaceRow(row, want, gap, x);
     }
   }
   // 6. y per layer, then normalise to start at 0 and build the routes.
@@ -158,7 +158,7 @@ function layeredLayout(units, edges) {
   let y = 0;
   for (let l = 0; l < depth; l++) {
     layerY[l] = y + layerH[l] / 2;
-    y += layerH[l] + LAYOUT_GAP_Y;
+    y += layerH[l] + GC_LAYOUT_GAP_Y;
   }
   let minX = Infinity;
   let maxX = -Infinity;
@@ -177,11 +177,11 @@ function layeredLayout(units, edges) {
     });
     return edges[e][0] < edges[e][1] ? pts : pts.reverse();
   });
-  return { width: maxX - minX, height: Math.max(0, y - LAYOUT_GAP_Y), pos, routes };
+  return { width: maxX - minX, height: Math.max(0, y - GC_LAYOUT_GAP_Y), pos, routes };
 }
 
 /** Place one layer: as close to `want` as the order and the gaps allow (least squares). */
-function placeRow(row, want, gap, x) {
+function gcPlaceRow(row, want, gap, x) {
   // With offsets c_i (the cumulative minimum gaps), x_i = y_i + c_i and the gap
   // constraints become y non-decreasing: pool adjacent violators solves it in O(n).
   const m = row.length;
@@ -209,7 +209,7 @@ function placeRow(row, want, gap, x) {
 }
 
 /** Edge crossings between consecutive layers (insertion count over the lower ends). */
-function countCrossings(rows, down, rank) {
+function gcCountCrossings(rows, down, rank) {
   let total = 0;
   for (let l = 0; l + 1 < rows.length; l++) {
     const ends = [];
@@ -217,13 +217,13 @@ function countCrossings(rows, down, rank) {
       const below = down[v].map((u) => rank[u]).sort((a, b) => a - b);
       for (const r of below) ends.push(r);
     }
-    total += inversions(ends);
+    total += gcInversions(ends);
   }
   return total;
 }
 
 /** Number of pairs i < j with a[i] > a[j], by merge sort. */
-function inversions(a) {
+function gcInversions(a) {
   if (a.length < 2) return 0;
   let count = 0;
   let src = Float64Array.from(a);
