@@ -187,6 +187,10 @@ def test_following_an_edge_selects_a_neighbour(page, joint_pane):
     # The node we came from is now an input of the selection, highlighted as such.
     assert "gc-nb-in" in page.locator(f".gc-node[data-node='{i}']").get_attribute("class")
     assert page.locator(".gc-side-name").text_content() == user["name"]
+    # And back up the same edge through the drawn neighbourhood of the new selection.
+    page.click(f".gc-hood-unit.gc-nb-in[data-node='{node['name']}']")
+    assert page.evaluate("window.selects")[-1] == {"node": node["name"], "src": node["src"]}
+    assert "gc-sel" in page.locator(f".gc-node[data-node='{i}']").get_attribute("class")
 
 
 def test_a_source_line_selection_colours_its_nodes_and_the_blocks_holding_them(page, joint_pane):

@@ -68,6 +68,7 @@ function gcRenderSide(c) {
   }
   const n = c.nodes[c.sel];
   c.side.append(gcEl("div", "gc-side-name", n.name), gcEl("div", "gc-side-target", `${n.op} ${n.target}`));
+  c.side.append(gcNeighbourhood(c, c.sel));
   for (const m of n.meta || []) {
     c.side.append(gcEl("div", "gc-side-meta", `${gcMetaText(m)} ${m.device || ""}`.trim()));
   }
@@ -86,6 +87,48 @@ function gcRenderSide(c) {
   }
   gcSideList(c, "inputs", n.inputs || [], "gc-nb-in");
   gcSideList(c, "users", n.users || [], "gc-nb-out");
+}
+
+const GC_HOOD_MAX = 6; // inputs or users drawn around the selected node
+const GC_HOOD_CHARS = 16;
+
+/**
+ * The selected node with its inputs above and its users below, laid out as a small layered
+ * graph; clicking a neighbour follows that edge. Long lists are cut (the lists below are not).
+ */
+function gcNeighbourhood(c, i) {
+  const n = c.nodes[i];
+  const ins = [...new Set(n.inputs || [])];
+  const outs = [...new Set(n.users || [])];
+  const ids = [...ins.slice(0, GC_HOOD_MAX), i, ...outs.slice(0, GC_HOOD_MAX)];
+  const at = ids.indexOf(i);
+  const units = ids.map((j) => ({ w: Math.min(GC_HOOD_CHARS, c.nodes[j].name.length) * 6.6 + 14, h: 22 }));
+  const edges = ids.flatMap((_, k) => (k < at ? [[k, at]] : k > at ? [[at, k]] : []));
+  const l = gcLayeredLayout(units, edges);
+  const box = gcEl("div", "gc-hood");
+  const svg = gcSvg("svg", { class: "gc-hood-svg", viewBox: `-4 -4 ${l.width + 8} ${l.height + 8}` });
+  svg.style.maxHeight = `${Math.min(160, l.height + 8)}px`;
+  l.routes.forEach((pts) => svg.append(gcSvg("path", { d: gcPathD(pts), class: "gc-edge" })));
+  ids.forEach((j, k) => {
+    const u = units[k];
+    const cls = k === at ? "gc-hood-self" : k < at ? "gc-nb-in" : "gc-nb-out";
+    const g = gcSvg("g", { class: `gc-hood-unit ${cls}`, transform: `translate(${l.pos[k].x - u.w / 2},${l.pos[k].y - u.h / 2})` });
+    g.append(gcSvg("rect", { width: u.w, height: u.h, rx: 3 }));
+    const t = gcSvg("text", { x: 7, y: 15 });
+    t.textContent = gcClip(c.nodes[j].name, GC_HOOD_CHARS);
+    const title = gcSvg("title", {});
+    title.textContent = `${c.nodes[j].name} = ${c.nodes[j].target}`;
+    g.append(title, t);
+    if (k !== at) {
+      g.dataset.node = c.nodes[j].name;
+      g.addEventListener("click", () => c.choose(j, true));
+    }
+    svg.append(g);
+  });
+  box.append(svg);
+  const cut = Math.max(0, ins.length - GC_HOOD_MAX) + Math.max(0, outs.length - GC_HOOD_MAX);
+  if (cut) box.append(gcEl("div", "gc-hint", `${cut} more in the lists below`));
+  return box;
 }
 
 /** Neighbours as buttons; clicking one follows the edge to it. */
