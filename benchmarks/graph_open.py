@@ -2,7 +2,8 @@
 
 Real graphs: the ``aot_joint_graph`` of GPT-2 training steps (``transformers`` config, tiny
 widths, 5/15/26 layers: about 1k, 3k and 5k nodes), captured with ``backend="aot_eager"``
-on the CPU. Each is opened in the graph canvas (explorer/static/graph*.js) in a static page;
+on the CPU, and the Dynamo graph of each (with the module stacks the capture recorded).
+Each is opened in the graph canvas (explorer/static/graph*.js) in a static page;
 "open" is from ``new GraphCanvas(...)`` to the next painted frame, the median of 5 opens
 after one warm-up. Also timed: expanding one block, opening every group at once (the worst
 case), and the same graph with its module stacks removed (a graph with no module
@@ -89,13 +90,16 @@ def main() -> None:
     panes = []
     for layers in LAYERS:
         t0 = time.perf_counter()
-        pane = graph_fixtures.graph_pane(
-            graph_fixtures.gpt2_training_step(layers), "aot_joint_graph"
-        )
+        exp = graph_fixtures.gpt2_training_step(layers)
+        pane = graph_fixtures.graph_pane(exp, "aot_joint_graph")
         took = time.perf_counter() - t0
         print(f"captured GPT-2 {layers} layers: {len(pane['nodes'])} nodes in {took:.1f} s")
         panes.append((f"gpt2-{layers}L joint", pane))
-    bare = json.loads(json.dumps(panes[-1][1]))
+        # The Dynamo graph carries the module stacks the capture itself recorded.
+        panes.append(
+            (f"gpt2-{layers}L dynamo", graph_fixtures.graph_pane(exp, "dynamo_output_graph"))
+        )
+    bare = json.loads(json.dumps(panes[-2][1]))
     for n in bare["nodes"]:
         n["module_stack"] = []
     panes.append(("gpt2-26L joint, no module stacks", bare))

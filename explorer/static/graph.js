@@ -96,6 +96,16 @@ class GraphCanvas {
     this.fit(true);
     this.update(this.selection);
     this.stats.openMs = performance.now() - t0;
+    if (!this.viewport.clientWidth && typeof ResizeObserver !== "undefined") {
+      // Opened while hidden (a pane in a closed tab): fit once it gets a size.
+      this.resizer = new ResizeObserver(() => {
+        if (!this.viewport.clientWidth) return;
+        this.resizer.disconnect();
+        this.resizer = null;
+        this.fit(true);
+      });
+      this.resizer.observe(this.viewport);
+    }
   }
 
   // ---- structure -------------------------------------------------------------------------
@@ -550,6 +560,7 @@ class GraphCanvas {
     for (const [target, type, fn, opts] of this.listeners) target.removeEventListener(type, fn, opts);
     this.listeners = [];
     if (this.endDrag) this.endDrag();
+    if (this.resizer) this.resizer.disconnect();
     this.el.remove();
   }
 }
