@@ -99,6 +99,12 @@ def _group_labels(page) -> list[str]:
     )
 
 
+def _click_block(page, key: str) -> None:
+    # A block may be below the fold: pan to it first, as a user scrolling down would.
+    page.evaluate(f"canvas.centre(canvas.findGroup({json.dumps(key)}))")
+    page.click(f".gc-group[data-group='{key}']")
+
+
 def _first(joint_pane, module: str, target: str) -> tuple[int, dict[str, Any]]:
     for i, n in enumerate(joint_pane["nodes"]):
         if n["module_stack"] and n["module_stack"][-1].startswith(module) and n["target"] == target:
@@ -124,7 +130,7 @@ def test_a_12_layer_joint_graph_opens_as_its_blocks_not_thousands_of_boxes(page,
 def test_clicking_a_block_expands_it_and_lays_out_its_nodes(page, joint_pane):
     _open(page)
     before = page.locator(".gc-unit").count()
-    page.click(".gc-group[data-group='transformer.h.3']")
+    _click_block(page, "transformer.h.3")
     assert page.locator(".gc-frame .gc-head[data-group='transformer.h.3']").count() == 1
     assert "h.3" not in _group_labels(page)
     inside = {
@@ -220,10 +226,15 @@ def test_the_dynamo_graph_opens_as_the_module_tree_the_capture_recorded(
     print(f"\nopen {len(pane['nodes'])} nodes (dynamo): painted {opened['painted']:.0f} ms")
     labels = _group_labels(pg)
     assert [label for label in labels if label.startswith("h.")] == [f"h.{k}" for k in range(12)]
-    # The last block is below the fold: pan to it as a user scrolling down would.
-    pg.evaluate("canvas.centre(canvas.findGroup('transformer.h.11'))")
-    pg.click(".gc-group[data-group='transformer.h.11']")
+    _click_block(pg, "transformer.h.11")
     assert pg.locator(".gc-group[data-group='transformer.h.11.attn']").count() == 1
+    # The block reads top to bottom: ln_1, attn, the residual add, ln_2, mlp, the add.
+    # (Dynamo lists every parameter first; the block's order must not follow them.)
+    upward = pg.evaluate(
+        """() => { const g = canvas.findGroup('transformer.h.11');
+          return g.edges.filter(([a, b]) => !(g.layout.pos[a].y < g.layout.pos[b].y)); }"""
+    )
+    assert upward == []
     pg.close()
 
 

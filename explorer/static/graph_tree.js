@@ -111,13 +111,20 @@ function gcBuildTree(nodes) {
   deepest.forEach((g, i) => g.kids.push(i));
   gcSplitRuns(root, nodes, deepest);
   const chain = deepest.map((g) => g.path);
+  // A group's place in graph order is its first computing node: Dynamo lists every
+  // parameter first, so counting placeholders would put a block's MLP (whose weights come
+  // early) before the residual add that feeds it, and its edges would be drawn upwards.
+  const sourceOnly = (i) => nodes[i].op === "placeholder" || nodes[i].op === "get_attr";
   deepest.forEach((g, i) => {
-    for (const a of g.path) {
-      a.members.push(i);
-      if (i < a.first) a.first = i;
-    }
+    for (const a of g.path) a.members.push(i);
   });
+  const orderOf = (g) => {
+    const computing = g.members.find((i) => !sourceOnly(i));
+    g.first = computing === undefined ? g.members[0] : computing;
+    for (const k of g.kids) if (typeof k !== "number") orderOf(k);
+  };
   root.members = nodes.map((_, i) => i);
+  for (const k of root.kids) if (typeof k !== "number") orderOf(k);
   root.first = 0;
   gcSortKids(root);
   return { root, chain };
