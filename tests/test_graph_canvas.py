@@ -253,6 +253,11 @@ def test_a_kernel_link_of_a_node_selects_that_kernel(browser, tmp_path):
     assert pg.locator(".gc-kernel").all_text_contents() == node["kernels"]
     pg.locator(".gc-kernel").first.click()
     assert pg.evaluate("window.selects")[-1] == {"kernel": node["kernels"][0]}
+    # The shell feeds the kernel back: every node that went into it is marked.
+    fused = {str(j) for j, n in enumerate(pane["nodes"]) if node["kernels"][0] in n["kernels"]}
+    marked = pg.eval_on_selector_all(".gc-node.gc-kin", "els => els.map(e => e.dataset.node)")
+    assert str(i) in marked
+    assert set(marked) <= fused
     pg.close()
 
 

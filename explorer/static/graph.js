@@ -72,7 +72,12 @@ class GraphCanvas {
     this.nodes = pane.nodes || [];
     this.byName = new Map();
     this.bySrc = new Map();
+    this.byKernel = new Map();
     this.nodes.forEach((n, i) => {
+      for (const k of n.kernels || []) {
+        if (!this.byKernel.has(k)) this.byKernel.set(k, []);
+        this.byKernel.get(k).push(i);
+      }
       if (!this.byName.has(n.name)) this.byName.set(n.name, i);
       if (n.src) {
         if (!this.bySrc.has(n.src)) this.bySrc.set(n.src, []);
@@ -501,8 +506,10 @@ class GraphCanvas {
   // ---- highlighting ----------------------------------------------------------------------
 
   /**
-   * Re-highlight for a selection ({compile, stage, src, node, kernel}) without relayout.
-   * @param {{src?: string|null, node?: string|null}} selection
+   * Re-highlight for a selection ({compile, stage, src, node, kernel}) without relayout:
+   * the selected source line's nodes in its colour, the selected node and its neighbours,
+   * the nodes that went into the selected kernel; a collapsed block stands in for its nodes.
+   * @param {{src?: string|null, node?: string|null, kernel?: string|null}} selection
    */
   update(selection) {
     this.selection = selection || {};
@@ -524,6 +531,16 @@ class GraphCanvas {
         if (seen.has(rep)) continue;
         seen.add(rep);
         mark(rep, "gc-src", ...(cls ? [cls] : []));
+      }
+    }
+    // The nodes that went into the selected kernel (and the blocks holding them).
+    const kernel = this.selection.kernel;
+    if (kernel && this.byKernel.has(kernel)) {
+      const seen = new Set();
+      for (const i of this.byKernel.get(kernel)) {
+        const rep = this.repOf(i);
+        if (!seen.has(rep)) mark(rep, "gc-kin");
+        seen.add(rep);
       }
     }
     const name = this.selection.node;
