@@ -238,10 +238,30 @@ def test_the_dynamo_graph_opens_as_the_module_tree_the_capture_recorded(
     pg.close()
 
 
+@pytest.fixture(scope="module")
+def inductor_training() -> Any:
+    return graph_fixtures.gpt2_training_step(2, backend="inductor")
+
+
 @pytest.mark.slow
-def test_a_kernel_link_of_a_node_selects_that_kernel(browser, tmp_path):
-    exp = graph_fixtures.gpt2_inference(2)
-    pane = graph_fixtures.graph_pane(exp, "aot_inference_graph")
+def test_an_inductor_joint_graph_opens_as_the_blocks_the_capture_recorded(
+    browser, inductor_training, tmp_path
+):
+    pane = graph_fixtures.graph_pane(inductor_training, "aot_joint_graph")
+    _, graph = graph_fixtures.largest(inductor_training, "aot_joint_graph")
+    assert any(n.module_stack for n in graph.nodes)  # the capture's own stacks, not test data
+    pg = _page_for(browser, pane, tmp_path)
+    opened = _open(pg)
+    assert opened["boxes"] < len(pane["nodes"]) / 4
+    # Two blocks fit in the view, open or not: each is one box or one frame.
+    for block in ("transformer.h.0", "transformer.h.1"):
+        assert pg.locator(f"[data-group='{block}']").count() == 1
+    pg.close()
+
+
+@pytest.mark.slow
+def test_a_kernel_link_of_a_node_selects_that_kernel(browser, inductor_training, tmp_path):
+    pane = graph_fixtures.graph_pane(inductor_training, "aot_forward_graph")
     i, node = next(
         (i, n) for i, n in enumerate(pane["nodes"]) if n["kernels"] and n["module_stack"]
     )

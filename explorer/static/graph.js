@@ -6,6 +6,8 @@
 
 const GC_SVG = "http://www.w3.org/2000/svg";
 const GC_OPEN_UNITS = 60; // at most this many boxes when a graph opens
+const GC_OPEN_SCALE = 0.6; // smallest zoom a graph opens at
+const GC_REPEAT_MIN = 4; // numbered siblings (h.0, h.1, ...) from this many are repeated blocks
 const GC_NODE_H = 34;
 const GC_GROUP_H = 40;
 const GC_CHAR_W = 6.6; // monospace 11px
@@ -115,17 +117,36 @@ class GraphCanvas {
 
   // ---- structure -------------------------------------------------------------------------
 
-  /** Expand whole levels while the view stays under GC_OPEN_UNITS boxes; always open chains. */
+  /**
+   * What is open when a graph opens: level by level, the biggest groups first, while the
+   * view stays under GC_OPEN_UNITS boxes. Repeated blocks (h.0, h.1, ... four or more
+   * numbered siblings) open or stay closed together, and stay closed: the model reads as
+   * its blocks first. Boxes the view made (runs of nodes, the inputs) stay closed.
+   */
   openDefault() {
     let frontier = this.root.kids.filter((k) => typeof k !== "number");
     let shown = this.root.kids.length;
     while (frontier.length) {
-      const extra = frontier.reduce((s, g) => s + g.kids.length - 1, 0);
-      const open = shown + extra <= GC_OPEN_UNITS ? frontier : frontier.filter((g) => g.kids.length <= 1);
-      if (!open.length) break;
-      for (const g of open) this.expanded.add(g);
-      shown += open.reduce((s, g) => s + g.kids.length - 1, 0);
-      frontier = open.flatMap((g) => g.kids.filter((k) => typeof k !== "number"));
+      const families = new Map();
+      for (const g of frontier) {
+        if (g.synthetic) continue; // runs and the inputs box exist to stay folded
+        const m = /^(.*?)\.?\d+$/.exec(g.label);
+        const key = m && !g.synthetic ? `${g.parent.key}\u0002${m[1]}` : g.key;
+        if (!families.has(key)) families.set(key, []);
+        families.get(key).push(g);
+      }
+      const size = (fam) => fam.reduce((s, g) => s + g.members.length, 0);
+      const opened = [];
+      for (const fam of [...families.values()].sort((a, b) => size(b) - size(a))) {
+        const extra = fam.reduce((s, g) => s + g.kids.length - 1, 0);
+        const repeated = fam.length >= GC_REPEAT_MIN;
+        if (fam.every((g) => g.kids.length <= 1) || (!repeated && shown + extra <= GC_OPEN_UNITS)) {
+          for (const g of fam) this.expanded.add(g);
+          opened.push(...fam);
+          shown += extra;
+        }
+      }
+      frontier = opened.flatMap((g) => g.kids.filter((k) => typeof k !== "number"));
     }
   }
 
@@ -367,7 +388,8 @@ class GraphCanvas {
     const w = this.world.w + 40;
     const h = this.world.h + 40;
     let k = Math.min(vw / w, vh / h, 1.2);
-    if (onOpen) k = Math.max(Math.min(k, 1), Math.min(1, vw / w));
+    // Opening: fit if the text stays readable, else readable from the top, centred.
+    if (onOpen) k = Math.max(Math.min(k, 1), Math.min(1, Math.max(GC_OPEN_SCALE, vw / w)));
     this.view.k = k;
     this.view.x = (vw - this.world.w * k) / 2;
     this.view.y = h * k <= vh ? (vh - this.world.h * k) / 2 : 20 * k;
