@@ -139,8 +139,11 @@ class Node:
     # the provenance maps; empty where torch recorded no link.
     kernels: tuple[str, ...] = ()
     # the nn.Module hierarchy the node came from, outermost first, as module paths
-    # (``("h", "h.0", "h.0.attn")``), from ``nn_module_stack`` (live capture) or what a
-    # trace holds (stack traces, parameter names); empty for top-level code.
+    # (``("transformer", "transformer.h.0", "transformer.h.0.attn")``; containers that
+    # are never called, like a ModuleList ``h``, are not in it, as in torch's own
+    # stacks): from ``nn_module_stack`` (live capture), or on a trace reconstructed from
+    # parameter names and carried to AOT/post-grad graphs through provenance (see
+    # compiler/module_stack.py); empty for top-level code.
     module_stack: tuple[str, ...] = ()
 
 
@@ -712,26 +715,6 @@ class Exploration:
         from .serialize import from_json
 
         return from_json(text)
-
-    def to_html(self, path: str | None = None) -> str:
-        """One self-contained, offline HTML page of this exploration (written to
-        ``path`` if given), with the explorer's navigation and cross-links.
-
-        Rendering lives in the ``explorer`` package; this method only forwards to it,
-        so ``compiler`` itself still runs where explorer's dependencies are missing.
-        """
-        import importlib
-
-        try:
-            # imported by name: the dependency points upwards on purpose, and only here
-            export = importlib.import_module("explorer.export")
-        except ImportError as exc:
-            msg = (
-                "Exploration.to_html needs the explorer package and its dependencies: "
-                "pip install 'torch-compile-explorer[widgets]'"
-            )
-            raise ImportError(msg) from exc
-        return str(export.to_html(self, path))
 
     def __repr__(self) -> str:
         n = len(self.compiles)

@@ -194,3 +194,17 @@ def test_an_autotune_winner_links_only_to_a_kernel_of_its_compile():
 
 def test_the_schema_major_is_2():
     assert SCHEMA_VERSION[0] == 2
+
+
+@pytest.mark.slow
+def test_joint_graph_nodes_link_to_kernels_only_through_same_op_nodes(blocks):
+    _, exp = blocks
+    c = exp.compiles[0]
+    joint = c.graphs["aot_joint_graph"]
+    ids = {k.id: oc.graph for oc in c.output_code for k in oc.kernels}
+    linked = [n for n in joint.nodes if n.kernels]
+    assert linked
+    for n in linked:
+        for kid in n.kernels:
+            aot = c.graphs[f"aot_{ids[kid]}_graph"].node(n.name)
+            assert aot is not None and aot.target == n.target and kid in aot.kernels
