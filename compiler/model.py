@@ -139,8 +139,11 @@ class Node:
     # the provenance maps; empty where torch recorded no link.
     kernels: tuple[str, ...] = ()
     # the nn.Module hierarchy the node came from, outermost first, as module paths
-    # (``("h", "h.0", "h.0.attn")``), from ``nn_module_stack`` (live capture) or what a
-    # trace holds (stack traces, parameter names); empty for top-level code.
+    # (``("transformer", "transformer.h.0", "transformer.h.0.attn")``; containers that
+    # are never called, like a ModuleList ``h``, are not in it, as in torch's own
+    # stacks): from ``nn_module_stack`` (live capture), or on a trace reconstructed from
+    # parameter names and carried to AOT/post-grad graphs through provenance (see
+    # compiler/module_stack.py); empty for top-level code.
     module_stack: tuple[str, ...] = ()
 
 
@@ -170,8 +173,14 @@ class Graph:
             >>> g.parse_error
             'empty'
         """
+        def parse_once() -> tuple[tuple[Node, ...], str | None]:
+            try:
+                return parse()
+            except Exception as exc:  # a view reading .nodes must get a graph, not a crash
+                return (), f"{type(exc).__name__}: {exc}"
+
         graph = cls(stage=stage, text=text)
-        _defer_graph(graph, parse)
+        _defer_graph(graph, parse_once)
         return graph
 
     def node(self, name: str, module: str = "") -> Node | None:
