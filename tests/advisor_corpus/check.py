@@ -65,12 +65,18 @@ def load_recording(name: str) -> Exploration:
     return Exploration.from_json(path.read_text())
 
 
+_SRC = "*src*"  # the key under which pane_ids keeps the view's source-line keys
+
+
 def pane_ids(exp: Exploration) -> dict[str, set[str]]:
-    """Compile key -> the pane ids the explorer builds for it (the links' targets)."""
+    """Compile key -> the pane ids the explorer builds for it (the links' targets), and
+    under ``_SRC`` the source-line keys the view can select."""
     from explorer.view_model import build_view
 
     view = build_view(exp, graph_renderer="builtin")
-    return {c["id"]: {p["id"] for p in c["panes"]} for c in view["compiles"]}
+    out = {c["id"]: {p["id"] for p in c["panes"]} for c in view["compiles"]}
+    out[_SRC] = set(view["src_keys"])
+    return out
 
 
 def evidence_errors(exp: Exploration, f: Finding, panes: dict[str, set[str]]) -> list[str]:
@@ -78,6 +84,8 @@ def evidence_errors(exp: Exploration, f: Finding, panes: dict[str, set[str]]) ->
     errors = []
     for e in f.evidence:
         errors.extend(_one(exp, e, panes))
+        if e.src is not None and e.src not in panes[_SRC]:
+            errors.append(f"the view has no source line {e.src}")
     return errors
 
 
