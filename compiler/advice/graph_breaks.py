@@ -11,14 +11,17 @@ import re
 from dataclasses import dataclass
 
 from ..findings import Evidence
-from ..model import Compile, Exploration, GraphBreak
+from ..model import Compile, Exploration, GraphBreak, SourceLoc
 from ._common import Ranked, compile_key, finding, plural, resume_of, src
 
 # The condition's node, as Dynamo prints it under "computed as follows": "gt = gt(sum_1, 0)".
 _COND_NODE = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*) = \w+\(", re.MULTILINE)
 _SKIPPED = re.compile(
     r"trace the (?:Python )?builtin `(?P<name>[^`]+?)\.?`|function `<function (?P<fn>\S+)"
+    r"|the function `(?P<skipped>[^`]+)` in file|UserDefinedClassVariable\(<class '(?P<cls>[^']+)'>"
 )
+# torch's own files: a break reported inside them is shown at the user's line that led there
+_TORCH_FILE = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]|[/\\]torch[/\\]_dynamo[/\\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +34,8 @@ class _Cause:
 def _classify(gb: GraphBreak) -> _Cause:
     text = f"{gb.summary}\n{gb.reason}"
     low = text.lower()
-    code = (gb.location.code.strip() if gb.location else "") or "the line"
+    loc = user_location(gb)
+    code = (loc.code.strip() if loc else "") or "the line"
     if "data-dependent branching" in low or "jump with tensorvariable" in low:
         return _Cause(
             "graph_break.data_dependent_branch",
@@ -71,7 +75,7 @@ def _classify(gb: GraphBreak) -> _Cause:
     if scalar:
         return _Cause(
             "graph_break.scalar_output",
-            "Reading a tensor as a Python number (.item() / .tolist()) breaks the graph",
+            "A tensor value read into Python (.item(), .tolist(), a NumPy scalar) breaks the graph",
             f"`{code}` reads a tensor value into Python. Let Dynamo keep it symbolic:\n"
             "```python\n"
             "torch._dynamo.config.capture_scalar_outputs = True\n"
@@ -119,8 +123,7 @@ def _classify(gb: GraphBreak) -> _Cause:
             "```",
         )
     if "marked as skipped" in low or "does not know how to trace" in low or "c extension" in low:
-        m = _SKIPPED.search(gb.reason)
-        name = (m["name"] or m["fn"]) if m else "the function"
+        name = _callee(gb) or "a function"
         extra = ""
         if "random" in name.lower():
             extra = " Here `torch.rand(())` draws the number inside the graph instead."
@@ -165,7 +168,8 @@ def findings(exp: Exploration) -> list[Ranked]:
     groups: dict[tuple[str, str | None, str], list[tuple[Compile, GraphBreak]]] = {}
     for c in exp.compiles:
         for gb in c.graph_breaks:
-            groups.setdefault((gb.summary, src(gb.location), c.code_name), []).append((c, gb))
+            where = src(user_location(gb))
+            groups.setdefault((gb.summary, where, c.code_name), []).append((c, gb))
     out = []
     for (_, where, _), hits in groups.items():
         c0, gb0 = hits[0]
@@ -179,7 +183,8 @@ def findings(exp: Exploration) -> list[Ranked]:
         evidence = []
         for c, gb in hits[:3]:
             loc = f" at {where}" if where else ""
-            code = f": `{gb.location.code.strip()}`" if gb.location and gb.location.code else ""
+            uloc = user_location(gb)
+            code = f": `{uloc.code.strip()}`" if uloc and uloc.code else ""
             evidence.append(
                 Evidence(
                     text=f"{gb.summary}{loc}{code}",
@@ -249,10 +254,29 @@ def _logging_call(gb: GraphBreak) -> str:
         return "print"
     if "logging.logger method" in low:
         return "logger"
-    m = _SKIPPED.search(gb.reason)
-    name = ((m["name"] or m["fn"]) if m else "").lower()
+    name = _callee(gb).lower()
     if "warn" in name:
         return "warnings.warn"
     if "print" in name:
         return "print"
     return "logger" if "logging" in name or "logger" in name else ""
+
+
+def _callee(gb: GraphBreak) -> str:
+    """The function or class Dynamo could not call, as its message names it; "" if none."""
+    m = _SKIPPED.search(gb.reason)
+    if m is None:
+        return ""
+    return str(m["name"] or m["fn"] or m["skipped"] or m["cls"] or "")
+
+
+def user_location(gb: GraphBreak) -> SourceLoc | None:
+    """Where in user code the break happened: its location, or, when torch reports it
+    inside its own files (a polyfill, a skipped torch function), the innermost frame of
+    the user stack outside them."""
+    if gb.location is not None and not _TORCH_FILE.search(gb.location.filename):
+        return gb.location
+    for loc in reversed(gb.user_stack):
+        if not _TORCH_FILE.search(loc.filename) and loc.filename and loc.line:
+            return loc
+    return gb.location

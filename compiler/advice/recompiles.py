@@ -16,6 +16,10 @@ _TENSOR = re.compile(
 )
 # Dynamo's sources: L['x'], kwargs['input_ids'], L['self'].weight -> the name a user wrote
 _SOURCE_NAME = re.compile(r"^(?:\w+\[')?(?P<name>[\w.]+?)(?:'\])?$")
+_ARG_VALUE = re.compile(
+    r"^(?:len\((?:L\[')?(?P<len>[A-Za-z_]\w*)(?:'\])?\)"
+    r"|(?:L\[')?(?P<name>[A-Za-z_]\w*)(?:'\])?(?:\[[^\]]*\])*)$"
+)
 _VALUE = re.compile(r"^(?:L\[')?(?P<input>[A-Za-z_][\w.]*)(?:'\])?(?P<rest>[^#\n]*)")
 _TB = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _ORIGIN = re.compile(r"#\s*(?P<file>\S+):(?P<line>\d+) in \S+\s*$")
@@ -51,9 +55,12 @@ def _cause(reason: RecompileReason) -> tuple[str, str, str]:
     lhs = first.split(" == ", 1)[0].split(" != ", 1)[0].strip()
     if lhs.endswith(".training"):
         return lhs, "training", f"a module switching between train() and eval() (`{first}`)"
+    # an argument's value, an element or the length of it: `tag`, `sizes[0]`, `len(sizes)`
+    arg = _ARG_VALUE.match(lhs)
+    if arg:
+        name = arg["name"] or arg["len"]
+        return name, "value", f"the Python value `{name}` (guard `{first}`)"
     m = _VALUE.match(first)
-    if m and m["rest"].lstrip().startswith(("==", "!=")):
-        return m["input"], "value", f"the Python value `{m['input']}` (guard `{first}`)"
     if m:
         return lhs, "attribute", f"the attribute `{lhs}` (guard `{first}`)"
     return "", "guard", f"`{first[:80]}`"
