@@ -36,6 +36,14 @@ def _classify(gb: GraphBreak) -> _Cause:
     low = text.lower()
     loc = user_location(gb)
     code = (loc.code.strip() if loc else "") or "the line"
+    if "torch._dynamo.graph_break()" in low:
+        return _Cause(
+            "graph_break.explicit",
+            "An explicit torch._dynamo.graph_break() splits the graph",
+            f"`{code}` asks for the break. Remove it unless it is there on purpose "
+            "(debugging, or to keep a region out of one graph); "
+            "`torch.compiler.disable` on a function says the same more visibly.",
+        )
     if "data-dependent branching" in low or "jump with tensorvariable" in low:
         return _Cause(
             "graph_break.data_dependent_branch",

@@ -55,6 +55,10 @@ def _cause(reason: RecompileReason) -> tuple[str, str, str]:
     lhs = first.split(" == ", 1)[0].split(" != ", 1)[0].strip()
     if lhs.endswith(".training"):
         return lhs, "training", f"a module switching between train() and eval() (`{first}`)"
+    glob = re.match(r"^G\['(?P<name>[^']+)'\]", lhs)
+    if glob:
+        name = glob["name"]
+        return name, "global", f"the global `{name}` (guard `{first}`)"
     # an argument's value, an element or the length of it: `tag`, `sizes[0]`, `len(sizes)`
     arg = _ARG_VALUE.match(lhs)
     if arg:
@@ -105,6 +109,12 @@ def _suggest(input_name: str, what: str, dims: set[str], exp: Exploration) -> st
             "The module was switched between train() and eval(); each mode has its own "
             "graph (dropout, batch norm), so one recompile per mode is expected and both "
             "stay cached. Toggling more often than that costs nothing more."
+        )
+    if what == "global":
+        return (
+            f"The global `{name}` is read as a constant while tracing; each new value "
+            "compiles again. Pass it as an argument (a tensor if it changes often), or "
+            "keep it fixed once the compiled code runs."
         )
     if what == "attribute":
         return (
