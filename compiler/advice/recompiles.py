@@ -125,11 +125,15 @@ def _suggest(input_name: str, what: str, dims: set[str], exp: Exploration) -> st
     if what == "value":
         return (
             f"`{name}` is a Python value Dynamo bakes into the graph as a constant, so each "
-            "new value compiles again. Pass it as a tensor, make it one of a few fixed "
-            "choices, or hoist the decision out of the compiled function:\n"
-            f"```python\nfns = {{m: torch.compile(partial(fn, {name}=m)) for m in MODES}}\n```\n"
-            "An int that changes every call can be made symbolic with "
-            "`torch._dynamo.config.specialize_int = False` (the default) or `dynamic=True`."
+            "new value compiles again (an int becomes symbolic by itself after its first "
+            "change; strings, bools, lists and other objects do not). Pass a number that "
+            "varies as a tensor; for a mode flag, make the choice outside the compiled "
+            "code, e.g. one small function per mode:\n"
+            "```python\n"
+            f"# instead of f(x, {name}) branching on {name} inside\n"
+            'step = {"relu": step_relu, "tanh": step_tanh}[mode]   # each compiled once\n'
+            "```\n"
+            "If only a few values occur, the recompiles stop once each is compiled."
         )
     if what == "global state":
         return (
