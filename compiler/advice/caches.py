@@ -23,6 +23,7 @@ def _missed(c: Compile) -> list[str]:
 
 
 def findings(exp: Exploration) -> list[Ranked]:
+    """Cache bypasses, and misses where a warm start was expected."""
     caches_on = exp.source == "trace" or (exp.options is not None and exp.options.keep_caches)
     out: list[Ranked] = []
     for c in exp.compiles:

@@ -44,6 +44,8 @@ _UNROLLED = 100  # ops from one source line in one graph: a loop Dynamo unrolled
 
 
 def findings(exp: Exploration) -> list[Ranked]:
+    """Unrolled loops, the phase that dominated compile time, and compiles
+    that produced no kernels (or only library calls)."""
     out: list[Ranked] = []
     dominated: dict[str, list[tuple[Compile, float, float]]] = {}
     for c in exp.compiles:

@@ -24,6 +24,7 @@ _TF32_OFF = re.compile(r'"allow_tf32"\s*:\s*false')
 
 
 def findings(exp: Exploration) -> list[Ranked]:
+    """GPU findings from measured timings; nothing where nothing was measured."""
     out: list[Ranked] = []
     if exp.call_timing is not None:
         out.extend(_slower_than_eager(exp, exp.call_timing))

@@ -173,6 +173,7 @@ def _resumes(exp: Exploration, c: Compile, gb: GraphBreak) -> list[Compile]:
 
 
 def findings(exp: Exploration) -> list[Ranked]:
+    """One finding per graph break cause and place, with what it cost."""
     groups: dict[tuple[str, str | None, str], list[tuple[Compile, GraphBreak]]] = {}
     for c in exp.compiles:
         for gb in c.graph_breaks:

@@ -144,6 +144,8 @@ def _suggest(input_name: str, what: str, dims: set[str], exp: Exploration) -> st
 
 
 def findings(exp: Exploration) -> list[Ranked]:
+    """Recompiles per frame and failed guard, the recompile limit, and
+    ``dynamic=True`` compiles that specialised a size."""
     out: list[Ranked] = []
     # by frame id: a compile that failed (the recompile limit) may carry no code name
     frames: dict[tuple[int | None, int | None, int | None], list[Compile]] = {}
