@@ -47,6 +47,7 @@ from .model import (
     StageError,
     TensorMeta,
 )
+from .progress import Progress, reporting
 from .script import explore_path, explore_script
 from .trace import load_trace
 
@@ -73,6 +74,7 @@ __all__ = [
     "Options",
     "OutputCode",
     "Phase",
+    "Progress",
     "Provenance",
     "RecompileReason",
     "Recording",
@@ -88,4 +90,5 @@ __all__ = [
     "explore_script",
     "load_trace",
     "recording",
+    "reporting",
 ]

@@ -33,6 +33,7 @@ __all__ = [
     "ExplorationWidget",
     "load",
     "load_ipython_extension",
+    "missing_packages",
     "show",
     "unload_ipython_extension",
     "view",
@@ -66,7 +67,11 @@ def show(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -> Ex
     """
     import compiler
 
-    return view(compiler.explore(target, *inputs, **compile_options))
+    from ._progress import showing_progress
+
+    with showing_progress():
+        exploration = compiler.explore(target, *inputs, **compile_options)
+    return view(exploration)
 
 
 def load(trace_path: str | os.PathLike[str]) -> ExplorationWidget:
@@ -108,13 +113,60 @@ def view(exploration: Exploration) -> ExplorationWidget:
         >>> explorer.view(exp).exploration is exp
         True
     """
+    missing = missing_packages()
+    if missing:
+        raise ImportError(_missing_message(missing))
     from .widget import ExplorationWidget
 
     return ExplorationWidget(exploration)
 
 
+# What the widget needs beyond the compiler: (import name, pip name).
+_WIDGET_PACKAGES = (
+    ("anywidget", "anywidget"), ("ipywidgets", "ipywidgets"), ("IPython", "ipython"),
+)  # fmt: skip
+
+
+def missing_packages() -> list[str]:
+    """The pip names of the widget's packages that this environment lacks (none normally:
+    they are part of the base install).
+
+    Example:
+        >>> import explorer
+        >>> explorer.missing_packages()
+        []
+    """
+    import importlib.util
+
+    def lacks(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is None
+        except (ImportError, ValueError):  # a broken or half-removed install
+            return True
+
+    return [pip for name, pip in _WIDGET_PACKAGES if lacks(name)]
+
+
+def _missing_message(missing: list[str]) -> str:
+    return (
+        f"the explorer's widget needs {', '.join(missing)}, which this environment lacks. "
+        f"Install {'them' if len(missing) > 1 else 'it'} with: pip install {' '.join(missing)} "
+        "(or reinstall with pip install torch-compile-explorer), then restart the kernel."
+    )
+
+
 def load_ipython_extension(ip: InteractiveShell) -> None:
-    """``%load_ext explorer``: register the ``%%compile`` cell magic."""
+    """``%load_ext explorer``: register ``%%compile`` and ``%%compare``.
+
+    Checks first that the widget's packages are installed, so a missing one is named
+    (with the pip command) before any cell compiles anything.
+    """
+    missing = missing_packages()
+    if missing:
+        from IPython.core.error import UsageError
+
+        # IPython shows a UsageError as its message alone, without a traceback.
+        raise UsageError(_missing_message(missing))
     from ._magic import CompileMagics
 
     ip.register_magics(CompileMagics)
