@@ -21,6 +21,7 @@ from .errors import (
     TraceFormatError,
 )
 from .explore import explore
+from .exported import explore_export
 from .model import (
     SCHEMA_VERSION,
     Bytecode,
@@ -86,6 +87,7 @@ __all__ = [
     "TensorMeta",
     "TraceFormatError",
     "explore",
+    "explore_export",
     "explore_path",
     "explore_script",
     "load_trace",
