@@ -11,6 +11,7 @@ Example:
 """
 
 from .capture import Recording, recording
+from .compare import CompareProgress, CompareRow, Comparison, Config, compare
 from .errors import (
     CompileError,
     ExploreError,
@@ -56,10 +57,14 @@ __all__ = [
     "SCHEMA_VERSION",
     "Bytecode",
     "CallTiming",
+    "CompareProgress",
+    "CompareRow",
+    "Comparison",
     "Compile",
     "CompileError",
     "CompileId",
     "CompileMetrics",
+    "Config",
     "Environment",
     "Exploration",
     "ExploreError",
@@ -86,6 +91,7 @@ __all__ = [
     "TargetError",
     "TensorMeta",
     "TraceFormatError",
+    "compare",
     "explore",
     "explore_export",
     "explore_path",

@@ -192,10 +192,7 @@ def _user_line(exc: BaseException) -> str:
     """``file:line`` of the last user frame the failure passed through, or ""."""
     import torch
 
-    skip = tuple(
-        os.path.dirname(os.path.abspath(p)) + os.sep
-        for p in (torch.__file__, __file__)
-    )
+    skip = tuple(os.path.dirname(os.path.abspath(p)) + os.sep for p in (torch.__file__, __file__))
     found = ""
     text = str(exc)
     _, marker, stack = text.partition("from user code:")

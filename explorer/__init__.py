@@ -25,18 +25,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from compiler import Exploration
+    from compiler import Comparison, Exploration
 
+    from .compare_widget import CompareView
     from .widget import ExplorationWidget
 
 __all__ = [
     "ExplorationWidget",
+    "compare",
     "load",
     "load_ipython_extension",
     "missing_packages",
     "show",
     "unload_ipython_extension",
     "view",
+    "view_comparison",
 ]
 
 
@@ -155,6 +158,46 @@ def _missing_message(missing: list[str]) -> str:
     )
 
 
+def compare(target: Callable[..., Any], *inputs: Any, **compare_options: Any) -> CompareView:
+    """``compiler.compare`` with its progress under the cell, shown as a table and a chart.
+
+    Args:
+        target: a function or an ``nn.Module``, not yet compiled.
+        *inputs: its example inputs.
+        **compare_options: ``configs``, ``steps``, ``warmup``, ``record`` as in
+            ``compiler.compare``.
+
+    Returns:
+        A ``CompareView``: click a row (or ``.select(name)``) to explore its compiles;
+        ``.comparison.to_markdown()`` is the compile log.
+
+    Example:
+        >>> import torch, explorer
+        >>> v = explorer.compare(torch.nn.Linear(4, 4), torch.randn(2, 4), configs=["aot_eager"])
+        >>> [r.name for r in v.comparison.rows]
+        ['eager', 'aot_eager']
+    """
+    import compiler
+
+    from ._progress import showing_progress
+
+    with showing_progress("compare") as status:
+        comparison = compiler.compare(
+            target, *inputs, progress=lambda p: status(str(p)), **compare_options
+        )
+    return view_comparison(comparison)
+
+
+def view_comparison(comparison: Comparison) -> CompareView:
+    """The table, bar chart and per-row explorer of a ``compiler.compare`` result."""
+    missing = missing_packages()
+    if missing:
+        raise ImportError(_missing_message(missing))
+    from .compare_widget import CompareView
+
+    return CompareView(comparison)
+
+
 def load_ipython_extension(ip: InteractiveShell) -> None:
     """``%load_ext explorer``: register ``%%compile`` and ``%%compare``.
 
@@ -167,22 +210,26 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
 
         # IPython shows a UsageError as its message alone, without a traceback.
         raise UsageError(_missing_message(missing))
+    from ._compare_magic import CompareMagics
     from ._magic import CompileMagics
 
     ip.register_magics(CompileMagics)
+    ip.register_magics(CompareMagics)
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:
-    """``%unload_ext explorer``: remove ``%%compile`` again (earlier widgets keep working)."""
+    """``%unload_ext explorer``: remove ``%%compile`` and ``%%compare`` (widgets keep working)."""
+    from ._compare_magic import CompareMagics
     from ._magic import CompileMagics
 
     manager = ip.magics_manager
-    for kind, names in CompileMagics.magics.items():
-        for name in names:
-            registered = manager.magics[kind].get(name)
-            if isinstance(getattr(registered, "__self__", None), CompileMagics):
-                del manager.magics[kind][name]
-    manager.registry.pop(CompileMagics.__name__, None)
+    for cls in (CompileMagics, CompareMagics):
+        for kind, names in cls.magics.items():
+            for name in names:
+                registered = manager.magics[kind].get(name)
+                if isinstance(getattr(registered, "__self__", None), cls):
+                    del manager.magics[kind][name]
+        manager.registry.pop(cls.__name__, None)
 
 
 def __getattr__(name: str) -> Any:

@@ -13,7 +13,7 @@ import contextlib
 import html
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from compiler.progress import Progress, reporting
@@ -60,6 +60,10 @@ class _Line:
         return self.text
 
 
+def _no_status(_: str) -> None:
+    return None
+
+
 def _in_kernel() -> bool:
     try:
         from IPython import get_ipython
@@ -70,20 +74,25 @@ def _in_kernel() -> bool:
 
 
 @contextlib.contextmanager
-def showing_progress(what: str = "torch.compile", *, delay_s: float = 0.7) -> Iterator[None]:
+def showing_progress(
+    what: str = "torch.compile", *, delay_s: float = 0.7
+) -> Iterator[Callable[[str], None]]:
     """Show the compiler's phase and the elapsed time under the running cell.
+
+    Yields a function that sets a status shown before the phase (``compare`` uses it
+    for the configuration and step it is on).
 
     Args:
         what: the line's prefix, e.g. ``torch.compile`` or ``compare``.
         delay_s: nothing shows before this many seconds (quick compiles stay quiet).
     """
     if not _in_kernel():
-        yield
+        yield _no_status
         return
     from IPython.display import display
 
     start = time.perf_counter()
-    state: dict[str, Any] = {"text": "starting", "handle": None}
+    state: dict[str, Any] = {"text": "starting", "status": "", "handle": None}
     lock = threading.Lock()
     stop = threading.Event()
 
@@ -91,13 +100,19 @@ def showing_progress(what: str = "torch.compile", *, delay_s: float = 0.7) -> It
         with lock:
             state["text"] = describe(progress)
 
+    def set_status(text: str) -> None:
+        with lock:
+            state["status"] = text
+            state["text"] = ""
+
     def refresh() -> None:
         while not stop.wait(0.5):
             elapsed = time.perf_counter() - start
             if elapsed < delay_s:
                 continue
             with lock:
-                line = _Line(f"{what}: {state['text']} · {elapsed:.1f} s")
+                parts = [p for p in (state["status"], state["text"]) if p]
+                line = _Line(f"{what}: {' · '.join(parts)} · {elapsed:.1f} s")
                 if state["handle"] is None:
                     state["handle"] = display(line, display_id=True)
                 else:
@@ -107,7 +122,7 @@ def showing_progress(what: str = "torch.compile", *, delay_s: float = 0.7) -> It
     ticker.start()
     try:
         with reporting(on_progress):
-            yield
+            yield set_status
     finally:
         stop.set()
         ticker.join()
