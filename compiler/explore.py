@@ -122,7 +122,10 @@ def explore(
     exploration = rec.exploration()
     if rec_failure is not None:
         error = _classify(rec_failure, target, example_inputs, kwargs, opts, exploration)
-        if wrap and wrap_defaulted and isinstance(error, CompileError):
+        internal = not (
+            _compat.is_graph_break_error(rec_failure) or _compat.is_backend_failure(rec_failure)
+        )
+        if wrap and wrap_defaulted and internal and isinstance(error, CompileError):
             # Compiling a callable that compiles code itself is the usual cause of an
             # internal Dynamo error here: name the way out.
             error.args = (
