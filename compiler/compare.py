@@ -241,6 +241,14 @@ def compare(
             row = dataclasses.replace(row, matches_eager=_same(eager_out, out))
         rows.append(row)
         step("done")
+    noisy = [r.name for r in rows if r.spread_ms and r.spread_ms[0] > 0
+             and r.spread_ms[1] / r.spread_ms[0] > 10]  # fmt: skip
+    if noisy:
+        notes.append(
+            f"calls of {', '.join(noisy)} varied more than 10x between the fastest and the "
+            "slowest: the machine was busy, so compare medians with care (on a shared CPU, "
+            "torch.set_num_threads(1) avoids threads waiting for each other)"
+        )
     eager = rows[0].median_ms
     rows = [
         dataclasses.replace(r, speedup=eager / r.median_ms) if eager and r.median_ms else r
