@@ -21,6 +21,7 @@ import dataclasses
 import inspect
 import os
 import traceback
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -116,7 +117,10 @@ def _stages(program: Any, decompose: bool) -> tuple[dict[str, Graph], list[Stage
     stages = {"exported_program": parse_graph("exported_program", text)}
     if decompose:
         try:
-            core = program.run_decompositions()
+            with warnings.catch_warnings():
+                # torch 2.13 warns about its own pytree internals while copying the program
+                warnings.simplefilter("ignore", FutureWarning)
+                core = program.run_decompositions()
             text = core.graph_module.print_readable(print_output=False)
             stages["exported_program_decomposed"] = parse_graph("exported_program_decomposed", text)
         except Exception as exc:  # a decomposition torch cannot run: say so, keep the rest
