@@ -6,10 +6,10 @@ import ast
 import os
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 import nbformat
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder"
