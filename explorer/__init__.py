@@ -1,9 +1,11 @@
 """The torch.compile explorer in Jupyter: the ``%%compile`` magic and the widget.
 
 Load the extension in a notebook with ``%load_ext explorer``, then put ``%%compile``
-on top of a cell (``%%compile?`` lists the options). From Python, ``show`` compiles a
-function or module and returns the widget, ``load`` opens a ``TORCH_TRACE`` log and
-``view`` shows an ``Exploration`` you already have.
+on top of a cell (``%%compile?`` lists the options), or ``%%compare`` to time a cell's
+last expression eagerly and compiled. From Python, ``show`` compiles a function or module
+and returns the widget, ``load`` opens a ``TORCH_TRACE`` log, ``view`` shows an
+``Exploration`` you already have and ``compare`` runs ``compiler.compare`` into a table
+and chart.
 
 Importing this package imports neither IPython nor ipywidgets nor anywidget (nor
 torch): they load when a widget or the magic is first used, so the rendering modules
