@@ -21,7 +21,7 @@ from .errors import (
     TargetError,
     TraceFormatError,
 )
-from .explore import explore
+from .explore import classify_failure, explore
 from .exported import explore_export
 from .model import (
     SCHEMA_VERSION,
@@ -91,6 +91,7 @@ __all__ = [
     "TargetError",
     "TensorMeta",
     "TraceFormatError",
+    "classify_failure",
     "compare",
     "explore",
     "explore_export",

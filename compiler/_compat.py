@@ -198,3 +198,32 @@ def cudagraph_trees_logger() -> logging.Logger:
 def torch_version() -> str:
     """``torch.__version__`` as a string."""
     return str(torch.__version__)
+
+
+def graph_module_of_trace_call() -> torch.fx.GraphModule | None:
+    """The GraphModule whose text the structured-trace record being handled prints, or None.
+
+    Called from a ``torch.__trace`` log handler: the record is emitted inside
+    ``torch._logging._internal.trace_structured``, whose ``payload_fn`` is a lambda over
+    the graph module for ``dynamo_output_graph``, ``aot_inference_graph`` and the
+    pre/post-grad artifacts (checked on torch 2.13; other graphs log a string made
+    earlier, and give None). The module's ``node.meta`` holds ``nn_module_stack``,
+    which the text omits.
+    """
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "trace_structured" and code.co_filename.endswith("_internal.py"):
+            payload_fn = frame.f_locals.get("payload_fn")
+            for cell in getattr(payload_fn, "__closure__", None) or ():
+                try:
+                    value = cell.cell_contents
+                except ValueError:  # an empty cell
+                    continue
+                if isinstance(value, torch.fx.GraphModule):
+                    return value
+            return None
+        frame = frame.f_back  # type: ignore[assignment]
+    return None

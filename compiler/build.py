@@ -14,7 +14,8 @@ from typing import Any
 
 from .dynamo_text import parse_graph_break, parse_guards, parse_recompile_reasons, parse_stack_trace
 from .events import Event
-from .graph_text import parse_graph
+from .graph_text import deferred_graph, parse_nodes
+from .links import derive
 from .model import (
     AutotuneChoice,
     Autotuning,
@@ -22,8 +23,10 @@ from .model import (
     Compile,
     CompileId,
     CompileMetrics,
+    Graph,
     GraphBreak,
     Kernel,
+    Node,
     OutputCode,
     Phase,
     Provenance,
@@ -33,6 +36,7 @@ from .model import (
 )
 from .output_code import (
     aot_id,
+    call_index,
     extern_kernel,
     graph_kind,
     kernel_name,
@@ -65,6 +69,9 @@ BYTECODE_EVENT = "explorer_bytecode"
 FUSION_IR_EVENT = "explorer_fusion_ir"
 AUTOTUNE_EVENT = "explorer_autotune"
 CUDAGRAPH_EVENT = "explorer_cudagraph"
+# {"stage": graph trace key, "stacks": {node name: [module path, ...]}}: the
+# nn_module_stack of each node of a graph torch logged (live capture only).
+MODULE_STACK_EVENT = "explorer_module_stack"
 
 _MISSING_IN_TRACE = {
     "bytecode": (
@@ -84,6 +91,7 @@ class _Pending:
 
     graphs: dict[str, Any] = field(default_factory=dict)
     fusion: dict[str, str] = field(default_factory=dict)
+    module_stacks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -97,6 +105,7 @@ class _CompileState:
     attempts: int = 1
     bytecode: dict[str, Any] = field(default_factory=dict)
     graphs: dict[str, Any] = field(default_factory=dict)
+    module_stacks: dict[str, dict[str, Any]] = field(default_factory=dict)
     guards_text: str | None = None
     symbolic_guards: list[str] = field(default_factory=list)
     graph_breaks: list[GraphBreak] = field(default_factory=list)
@@ -144,7 +153,7 @@ def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
         state.attempts = max(state.attempts, event.compile_id.attempt + 1)
         _apply(state, event, strings, facts)
     compiles = [_finish(state, source) for state in states.values()]
-    return BuildResult(compiles=compiles, facts=facts)
+    return BuildResult(compiles=derive(compiles), facts=facts)
 
 
 def _intern(event: Event, strings: dict[tuple[int | None, int], str]) -> None:
@@ -212,6 +221,10 @@ def _apply(state: _CompileState, event: Event, strings: _Strings, facts: dict[st
         state.graphs[name] = payload
     elif name in INDUCTOR_GRAPHS and payload is not None:
         state.pending.graphs[name] = payload
+    elif event.key == MODULE_STACK_EVENT and isinstance(meta, dict):
+        stage = str(meta.get("stage"))
+        target = state.pending if stage in INDUCTOR_GRAPHS else state
+        target.module_stacks[stage] = meta.get("stacks") or {}
     elif event.key == CUDAGRAPH_EVENT and isinstance(meta, dict):
         what = str(meta.get("what"))
         state.cudagraph[what] = state.cudagraph.get(what, 0) + 1
@@ -300,7 +313,7 @@ def _finish(state: _CompileState, source: str) -> Compile:
     info = _json(state.artifacts.get("triton_kernel_info", ""))
     if isinstance(info, dict):
         outputs = [_with_kernel_info(o, info) for o in outputs]
-    graphs = {k: parse_graph(k, v) for k, v in state.graphs.items()}
+    graphs = {k: _graph(k, v, state.module_stacks.get(k)) for k, v in state.graphs.items()}
     bytecode = None
     if state.bytecode:
         bytecode = Bytecode(code_name=str(state.bytecode.get("code_name", state.code_name)),
@@ -397,12 +410,21 @@ def _output_code(
     # Library calls appear in the node map, and in the stack-trace map even when the
     # node map is empty.
     library_calls = [*provenance.kernel_to_post, *(stacks if isinstance(stacks, dict) else ())]
+    lines: list[str] | None = None
+    calls_of = None
     for key in library_calls:
         name = kernel_name(str(key))
         if name not in known and name.startswith("extern_kernels."):
-            kernels.append(extern_kernel(text, name))
+            if lines is None:
+                lines = text.split("\n")
+                calls_of = call_index(lines)
+            kernels.append(extern_kernel(text, name, lines, calls_of))
             known.add(name)
-    kernels = [_link_kernel(k, provenance, stacks) for k in kernels]
+    traces_of: dict[str, list[Any]] = {}
+    if isinstance(stacks, dict):
+        for key, traces in stacks.items():
+            traces_of.setdefault(kernel_name(str(key)), []).extend(traces or ())
+    kernels = [_link_kernel(k, provenance, traces_of.get(k.name, [])) for k in kernels]
     if not text:
         errors.append(
             StageError(
@@ -424,12 +446,31 @@ def _output_code(
         aot_id=aot,
         text=text,
         path=path,
-        graphs={k: parse_graph(k, v) for k, v in pending.graphs.items()},
+        graphs={k: _graph(k, v, pending.module_stacks.get(k)) for k, v in pending.graphs.items()},
         kernels=tuple(kernels),
         schedule=schedule,
         provenance=provenance,
         errors=tuple(errors),
     )
+
+
+def _graph(stage: str, text: str, stacks: dict[str, Any] | None) -> Graph:
+    """A graph of ``text``, parsed on first read; with live capture's module stacks
+    where it recorded them."""
+    if not stacks:
+        return deferred_graph(stage, text)
+
+    def parse() -> tuple[tuple[Node, ...], str | None]:
+        nodes, error = parse_nodes(text)
+        nodes = tuple(
+            replace(n, module_stack=tuple(str(p) for p in stacks[n.name]))
+            if n.module == "" and stacks.get(n.name)
+            else n
+            for n in nodes
+        )
+        return nodes, error
+
+    return Graph.deferred(stage=stage, text=text, parse=parse)
 
 
 def _with_kernel_info(out: OutputCode, info: dict[str, Any]) -> OutputCode:
@@ -470,15 +511,11 @@ def _provenance(mappings: Any) -> Provenance:
     )
 
 
-def _link_kernel(kernel: Kernel, provenance: Provenance, stacks: Any) -> Kernel:
-    stack: list[SourceLoc] = []
-    if isinstance(stacks, dict):
-        for key, traces in stacks.items():
-            if kernel_name(key) == kernel.name:
-                for trace in traces or ():
-                    for loc in parse_stack_trace(str(trace)):
-                        if loc not in stack:
-                            stack.append(loc)
+def _link_kernel(kernel: Kernel, provenance: Provenance, traces: list[Any]) -> Kernel:
+    stack: dict[SourceLoc, None] = {}
+    for trace in traces:
+        for loc in parse_stack_trace(str(trace)):
+            stack.setdefault(loc, None)
     return replace(
         kernel,
         post_grad_nodes=provenance.kernel_to_post.get(kernel.name, ()),

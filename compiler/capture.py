@@ -31,12 +31,16 @@ from . import _compat
 from .build import (
     AUTOTUNE_EVENT,
     BYTECODE_EVENT,
+    COMPILE_GRAPHS,
     CUDAGRAPH_EVENT,
     FUSION_IR_EVENT,
+    INDUCTOR_GRAPHS,
+    MODULE_STACK_EVENT,
     build_compiles,
 )
 from .events import Event, event_from_dict
 from .kernel_timing import launch_grid
+from .lowered_lines import with_source_lines
 from .model import (
     Compile,
     CompileId,
@@ -48,7 +52,10 @@ from .model import (
     StageError,
     TritonVariant,
 )
+from .module_stack import module_paths
 from .triton_stages import collect_variants
+
+GRAPH_STAGES = COMPILE_GRAPHS | INDUCTOR_GRAPHS
 
 
 class _TraceHandler(logging.Handler):
@@ -64,6 +71,31 @@ class _TraceHandler(logging.Handler):
             event = event_from_dict(metadata, getattr(record, "payload", None))
             if event is not None:
                 self.sink.append(event)
+                if event.name in GRAPH_STAGES:
+                    self._module_stacks(event)
+
+    def _module_stacks(self, event: Event) -> None:
+        """Record each node's ``nn_module_stack``, which the graph's text leaves out."""
+        gm = _compat.graph_module_of_trace_call()
+        if gm is None:
+            return
+        stacks = {}
+        for node in gm.graph.nodes:
+            found = node.meta.get("nn_module_stack")
+            if isinstance(found, dict):
+                paths = module_paths(found)
+                if paths:
+                    stacks[node.name] = list(paths)
+        if stacks:
+            meta = {"stage": event.name, "stacks": stacks}
+            self.sink.append(
+                Event(
+                    key=MODULE_STACK_EVENT,
+                    metadata=meta,
+                    compile_id=event.compile_id,
+                    rank=event.rank,
+                )
+            )
 
 
 class _CudagraphHandler(logging.Handler):
@@ -212,7 +244,7 @@ def _with_variants(compile_: Compile, variants: dict[str, tuple[TritonVariant, .
         found = _with_cached_choice(k.info, variants[k.name])
         chosen = next((v for v in found if v.chosen), None)
         grid = launch_grid(out, k, chosen.config) if chosen else ()
-        return dataclasses.replace(k, variants=found, grid=grid)
+        return with_source_lines(dataclasses.replace(k, variants=found, grid=grid))
 
     outputs = tuple(
         dataclasses.replace(out, kernels=tuple(kernel(out, k) for k in out.kernels))

@@ -9,6 +9,7 @@ log, so a view never needs to know which one it is looking at.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
-SCHEMA_VERSION = (1, 4)
+SCHEMA_VERSION = (2, 0)
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
@@ -138,8 +139,11 @@ class Node:
     # the provenance maps; empty where torch recorded no link.
     kernels: tuple[str, ...] = ()
     # the nn.Module hierarchy the node came from, outermost first, as module paths
-    # (``("h", "h.0", "h.0.attn")``), from ``nn_module_stack`` (live capture) or what a
-    # trace holds (stack traces, parameter names); empty for top-level code.
+    # (``("transformer", "transformer.h.0", "transformer.h.0.attn")``; containers that
+    # are never called, like a ModuleList ``h``, are not in it, as in torch's own
+    # stacks): from ``nn_module_stack`` (live capture), or on a trace reconstructed from
+    # parameter names and carried to AOT/post-grad graphs through provenance (see
+    # compiler/module_stack.py); empty for top-level code.
     module_stack: tuple[str, ...] = ()
 
 
@@ -147,7 +151,9 @@ class Node:
 class Graph:
     """A graph at one stage (``dynamo_output_graph``, ``aot_forward_graph``, ...).
 
-    ``text`` is exactly what torch emitted; ``nodes`` is parsed from it.
+    ``text`` is exactly what torch emitted; ``nodes`` is parsed from it. A loaded trace
+    or a live capture parses it on first access (``Graph.deferred``): ``nodes`` and
+    ``parse_error`` read like plain fields, but a graph nobody looks at is never parsed.
     """
 
     stage: str
@@ -155,12 +161,85 @@ class Graph:
     nodes: tuple[Node, ...] = ()
     parse_error: str | None = None
 
+    @classmethod
+    def deferred(
+        cls, *, stage: str, text: str, parse: Callable[[], tuple[tuple[Node, ...], str | None]]
+    ) -> Graph:
+        """A graph whose ``nodes`` and ``parse_error`` come from ``parse()``, called once,
+        when either is first read.
+
+        Example:
+            >>> g = Graph.deferred(stage="s", text="", parse=lambda: ((), "empty"))
+            >>> g.parse_error
+            'empty'
+        """
+        def parse_once() -> tuple[tuple[Node, ...], str | None]:
+            try:
+                return parse()
+            except Exception as exc:  # a view reading .nodes must get a graph, not a crash
+                return (), f"{type(exc).__name__}: {exc}"
+
+        graph = cls(stage=stage, text=text)
+        _defer_graph(graph, parse_once)
+        return graph
+
     def node(self, name: str, module: str = "") -> Node | None:
         """The node called ``name`` (in nested module ``module``), or None."""
         for n in self.nodes:
             if n.name == name and n.module == module:
                 return n
         return None
+
+
+class _Deferred:
+    """What a deferred object's first derived slot holds until one of them is read."""
+
+    __slots__ = ("parse",)
+
+    def __init__(self, parse: Callable[[], tuple[Any, ...]]) -> None:
+        self.parse = parse
+
+
+class _ParsedOnRead:
+    """Slot wrapper for fields computed from another field on first read (``Graph.nodes``
+    and ``parse_error`` from ``text``; ``Guards.guards`` from ``tree``): the first read
+    of any of them runs the deferred parse and stores every result in its slot (frozen
+    dataclasses forbid ``setattr``, not slot writes)."""
+
+    def __init__(self, slots: tuple[Any, ...], index: int) -> None:
+        self.slots = slots
+        self.slot = slots[index]
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self.slot.__get__(obj, owner)
+        value = self.slots[0].__get__(obj, owner)
+        if isinstance(value, _Deferred):
+            for slot, result in zip(self.slots, value.parse(), strict=True):
+                slot.__set__(obj, result)
+        return self.slot.__get__(obj, owner)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+
+def _derived_on_read(
+    cls: type, *names: str
+) -> Callable[[Any, Callable[[], tuple[Any, ...]]], None]:
+    """Make ``names`` (fields of slotted ``cls``) computable on first read; returns the
+    function that defers them on one instance: ``defer(obj, parse)``, where ``parse()``
+    returns their values in the order of ``names``."""
+    slots = tuple(cls.__dict__[name] for name in names)
+    for i, name in enumerate(names):
+        setattr(cls, name, _ParsedOnRead(slots, i))
+
+    def defer(obj: Any, parse: Callable[[], tuple[Any, ...]]) -> None:
+        slots[0].__set__(obj, _Deferred(parse))
+
+    return defer
+
+
+_defer_graph = _derived_on_read(Graph, "nodes", "parse_error")
 
 
 @dataclass(**_FROZEN)
@@ -196,11 +275,27 @@ class Guard:
 
 @dataclass(**_FROZEN)
 class Guards:
-    """The guard tree text Dynamo printed, plus its guards as a list."""
+    """The guard tree text Dynamo printed, plus its guards as a list.
+
+    A loaded trace parses ``guards`` from ``tree`` on first read (``Guards.deferred``):
+    a large model has tens of thousands of guards, and most views never list them.
+    """
 
     tree: str
     guards: tuple[Guard, ...] = ()
     symbolic: tuple[str, ...] = ()
+
+    @classmethod
+    def deferred(
+        cls, *, tree: str, symbolic: tuple[str, ...], parse: Callable[[], tuple[Guard, ...]]
+    ) -> Guards:
+        """Guards whose ``guards`` come from ``parse()``, called once, on first read."""
+        guards = cls(tree=tree, symbolic=symbolic)
+        _defer_guards(guards, lambda: (parse(),))
+        return guards
+
+
+_defer_guards = _derived_on_read(Guards, "guards")
 
 
 @dataclass(**_FROZEN)
@@ -626,26 +721,6 @@ class Exploration:
         from .serialize import from_json
 
         return from_json(text)
-
-    def to_html(self, path: str | None = None) -> str:
-        """One self-contained, offline HTML page of this exploration (written to
-        ``path`` if given), with the explorer's navigation and cross-links.
-
-        Rendering lives in the ``explorer`` package; this method only forwards to it,
-        so ``compiler`` itself still runs where explorer's dependencies are missing.
-        """
-        import importlib
-
-        try:
-            # imported by name: the dependency points upwards on purpose, and only here
-            export = importlib.import_module("explorer.export")
-        except ImportError as exc:
-            msg = (
-                "Exploration.to_html needs the explorer package and its dependencies: "
-                "pip install 'torch-compile-explorer[widgets]'"
-            )
-            raise ImportError(msg) from exc
-        return str(export.to_html(self, path))
 
     def __repr__(self) -> str:
         n = len(self.compiles)

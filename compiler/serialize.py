@@ -15,10 +15,29 @@ from typing import Any, Union
 
 from . import model
 from .errors import SchemaVersionError, TraceFormatError
+from .links import derive
 from .model import SCHEMA_VERSION, Exploration
 
+
+def _upgrade_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2.0 added ids and links computed from the other fields (``Compile.key``,
+    ``Kernel.id``, ``Node.kernels``, ...): compute them for a 1.x document, with the
+    same ``links.derive`` live capture and trace loading use."""
+    unknown: list[str] = []
+    exp = _build(Exploration, data, "exploration", unknown)
+    if not isinstance(exp, Exploration):
+        raise TraceFormatError("the 'exploration' entry does not describe an Exploration")
+    upgraded = dataclasses.replace(
+        exp,
+        compiles=tuple(derive(list(exp.compiles))),
+        unknown_keys=(*exp.unknown_keys, *unknown),
+    )
+    out: dict[str, Any] = to_dict(upgraded)
+    return out
+
+
 # _UPGRADES[n] turns a major-version-n dict into a major-version-(n+1) dict.
-_UPGRADES: dict[int, typing.Callable[[dict[str, Any]], dict[str, Any]]] = {}
+_UPGRADES: dict[int, typing.Callable[[dict[str, Any]], dict[str, Any]]] = {1: _upgrade_1_to_2}
 
 
 def to_dict(value: Any) -> Any:

@@ -108,3 +108,27 @@ def markup_program(folder):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+class Blocks(nn.Module):
+    """Two residual blocks in a ModuleList: a module tree like a transformer's ``h.0``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        class Block(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+                self.norm = nn.LayerNorm(8)
+
+            def forward(self, x):
+                return self.norm(torch.relu(self.lin(x)) + x)
+
+        self.h = nn.ModuleList([Block(), Block()])
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        for block in self.h:
+            x = block(x)
+        return self.head(x).sum()
