@@ -11,6 +11,7 @@ Example:
 """
 
 from .capture import Recording, recording
+from .compare import CompareProgress, CompareRow, Comparison, Config, compare
 from .errors import (
     CompileError,
     ExploreError,
@@ -21,6 +22,7 @@ from .errors import (
     TraceFormatError,
 )
 from .explore import classify_failure, explore
+from .exported import explore_export
 from .model import (
     SCHEMA_VERSION,
     Bytecode,
@@ -47,6 +49,7 @@ from .model import (
     StageError,
     TensorMeta,
 )
+from .progress import Progress, reporting
 from .script import explore_path, explore_script
 from .trace import load_trace
 
@@ -54,10 +57,14 @@ __all__ = [
     "SCHEMA_VERSION",
     "Bytecode",
     "CallTiming",
+    "CompareProgress",
+    "CompareRow",
+    "Comparison",
     "Compile",
     "CompileError",
     "CompileId",
     "CompileMetrics",
+    "Config",
     "Environment",
     "Exploration",
     "ExploreError",
@@ -73,6 +80,7 @@ __all__ = [
     "Options",
     "OutputCode",
     "Phase",
+    "Progress",
     "Provenance",
     "RecompileReason",
     "Recording",
@@ -84,9 +92,12 @@ __all__ = [
     "TensorMeta",
     "TraceFormatError",
     "classify_failure",
+    "compare",
     "explore",
+    "explore_export",
     "explore_path",
     "explore_script",
     "load_trace",
     "recording",
+    "reporting",
 ]

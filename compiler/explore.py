@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 from . import _compat
@@ -39,7 +41,9 @@ def explore(
             cache hit skips are then missing, and the Exploration says so).
         wrap: compile ``target`` with torch.compile (True), or run it as it is and
             record the compiles it triggers itself (False). By default, targets
-            already returned by ``torch.compile`` run as they are, others are wrapped.
+            already returned by ``torch.compile``, and functions whose code calls
+            ``torch.compile`` or reads a compiled function or module (a training step,
+            ``lambda: run(torch.compile(f))``), run as they are; others are wrapped.
         reset: reset Dynamo first (``torch.compiler.reset()``) so that every
             compile is recorded, numbered from ``0/0``, rather than served from
             code compiled earlier in the process.
@@ -77,9 +81,18 @@ def explore(
             f"{type(target).__name__} ({target!r:.60}). Pass the callable itself, not its result."
         )
         raise TargetError(msg)
-    already_compiled = _compat.is_compiled(target)
+    wrap_defaulted = wrap is None
     if wrap is None:
-        wrap = not already_compiled
+        calls_compiled = not _compat.is_compiled(target) and _calls_compiled_code(target)
+        wrap = not (_compat.is_compiled(target) or calls_compiled)
+        if calls_compiled and (mode or options or backend != "inductor"):
+            msg = (
+                f"{describe_target(target)} calls compiled code itself (torch.compile or a "
+                "compiled function or module), so explore() would run it as it is and the "
+                "backend, mode and options given here would not apply. Pass wrap=False and give "
+                "them to your own torch.compile call, or wrap=True to compile the whole callable."
+            )
+            raise OptionError(msg)
     _check_options(backend, mode, options, wrap)
     opts = Options(
         backend=backend if isinstance(backend, str) else describe_target(backend),
@@ -116,16 +129,55 @@ def explore(
                 with torch.no_grad():
                     return target(*example_inputs, **kwargs)
 
-        raise classify_failure(
+        error = classify_failure(
             rec_failure,
             target=describe_target(target),
             options=opts,
             exploration=exploration,
             rerun_eagerly=rerun,
-        ) from rec_failure
+        )
+        internal = not (
+            _compat.is_graph_break_error(rec_failure) or _compat.is_backend_failure(rec_failure)
+        )
+        if wrap and wrap_defaulted and internal and isinstance(error, CompileError):
+            # Compiling a callable that compiles code itself is the usual cause of an
+            # internal Dynamo error here: name the way out.
+            error.args = (
+                f"{str(error).rstrip('.')}. If {describe_target(target)} calls torch.compile or "
+                "compiled code itself, pass wrap=False to record the compiles it triggers instead.",
+            )
+        raise error from rec_failure
     if measure:
         exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
     return exploration
+
+
+def _calls_compiled_code(target: Callable[..., Any]) -> bool:
+    """Whether a plain function's code calls ``torch.compile`` or reads a compiled object.
+
+    Looks at the names its code (and the code of functions nested in it) uses, and at
+    the global and closure values those names hold; nothing is called. Modules and
+    other callables are never treated this way.
+    """
+    code = getattr(target, "__code__", None)
+    if not isinstance(code, CodeType):
+        return False
+    names: set[str] = set()
+    pending = [code]
+    while pending:
+        current = pending.pop()
+        names.update(current.co_names)
+        names.update(current.co_freevars)
+        pending.extend(c for c in current.co_consts if isinstance(c, CodeType))
+    if {"torch", "compile"} <= names:  # torch.compile(...) somewhere in its code
+        return True
+    values: list[Any] = []
+    globals_ = getattr(target, "__globals__", {}) or {}
+    values.extend(globals_[n] for n in names if n in globals_)
+    for cell in getattr(target, "__closure__", None) or ():
+        with contextlib.suppress(ValueError):  # an empty cell
+            values.append(cell.cell_contents)
+    return any(_compat.is_compiled(v) for v in values if callable(v))
 
 
 def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:

@@ -1,9 +1,11 @@
 """The torch.compile explorer in Jupyter: the ``%%compile`` magic and the widget.
 
 Load the extension in a notebook with ``%load_ext explorer``, then put ``%%compile``
-on top of a cell (``%%compile?`` lists the options). From Python, ``show`` compiles a
-function or module and returns the widget, ``load`` opens a ``TORCH_TRACE`` log and
-``view`` shows an ``Exploration`` you already have.
+on top of a cell (``%%compile?`` lists the options), or ``%%compare`` to time a cell's
+last expression eagerly and compiled. From Python, ``show`` compiles a function or module
+and returns the widget, ``load`` opens a ``TORCH_TRACE`` log, ``view`` shows an
+``Exploration`` you already have and ``compare`` runs ``compiler.compare`` into a table
+and chart.
 
 Importing this package imports neither IPython nor ipywidgets nor anywidget (nor
 torch): they load when a widget or the magic is first used, so the rendering modules
@@ -25,18 +27,22 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from compiler import Exploration
+    from compiler import Comparison, Exploration
 
+    from .compare_widget import CompareView
     from .widget import ExplorationWidget
 
 __all__ = [
     "ExplorationWidget",
+    "compare",
     "load",
     "load_ipython_extension",
+    "missing_packages",
     "show",
     "to_html",
     "unload_ipython_extension",
     "view",
+    "view_comparison",
 ]
 
 
@@ -67,7 +73,11 @@ def show(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -> Ex
     """
     import compiler
 
-    return view(compiler.explore(target, *inputs, **compile_options))
+    from ._progress import showing_progress
+
+    with showing_progress():
+        exploration = compiler.explore(target, *inputs, **compile_options)
+    return view(exploration)
 
 
 def load(trace_path: str | os.PathLike[str]) -> ExplorationWidget:
@@ -109,6 +119,9 @@ def view(exploration: Exploration) -> ExplorationWidget:
         >>> explorer.view(exp).exploration is exp
         True
     """
+    missing = missing_packages()
+    if missing:
+        raise ImportError(_missing_message(missing))
     from .widget import ExplorationWidget
 
     return ExplorationWidget(exploration)
@@ -129,24 +142,112 @@ def to_html(exploration: Exploration, path: str | os.PathLike[str] | None = None
     return export_html(exploration, path)
 
 
+# What the widget needs beyond the compiler: (import name, pip name).
+_WIDGET_PACKAGES = (
+    ("anywidget", "anywidget"), ("ipywidgets", "ipywidgets"), ("IPython", "ipython"),
+)  # fmt: skip
+
+
+def missing_packages() -> list[str]:
+    """The pip names of the widget's packages that this environment lacks (none normally:
+    they are part of the base install).
+
+    Example:
+        >>> import explorer
+        >>> explorer.missing_packages()
+        []
+    """
+    import importlib.util
+
+    def lacks(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is None
+        except (ImportError, ValueError):  # a broken or half-removed install
+            return True
+
+    return [pip for name, pip in _WIDGET_PACKAGES if lacks(name)]
+
+
+def _missing_message(missing: list[str]) -> str:
+    return (
+        f"the explorer's widget needs {', '.join(missing)}, which this environment lacks. "
+        f"Install {'them' if len(missing) > 1 else 'it'} with: pip install {' '.join(missing)} "
+        "(or reinstall with pip install torch-compile-explorer), then restart the kernel."
+    )
+
+
+def compare(target: Callable[..., Any], *inputs: Any, **compare_options: Any) -> CompareView:
+    """``compiler.compare`` with its progress under the cell, shown as a table and a chart.
+
+    Args:
+        target: a function or an ``nn.Module``, not yet compiled.
+        *inputs: its example inputs.
+        **compare_options: ``configs``, ``steps``, ``warmup``, ``record`` as in
+            ``compiler.compare``.
+
+    Returns:
+        A ``CompareView``: click a row (or ``.select(name)``) to explore its compiles;
+        ``.comparison.to_markdown()`` is the compile log.
+
+    Example:
+        >>> import torch, explorer
+        >>> v = explorer.compare(torch.nn.Linear(4, 4), torch.randn(2, 4), configs=["aot_eager"])
+        >>> [r.name for r in v.comparison.rows]
+        ['eager', 'aot_eager']
+    """
+    import compiler
+
+    from ._progress import showing_progress
+
+    with showing_progress("compare") as status:
+        comparison = compiler.compare(
+            target, *inputs, progress=lambda p: status(str(p)), **compare_options
+        )
+    return view_comparison(comparison)
+
+
+def view_comparison(comparison: Comparison) -> CompareView:
+    """The table, bar chart and per-row explorer of a ``compiler.compare`` result."""
+    missing = missing_packages()
+    if missing:
+        raise ImportError(_missing_message(missing))
+    from .compare_widget import CompareView
+
+    return CompareView(comparison)
+
+
 def load_ipython_extension(ip: InteractiveShell) -> None:
-    """``%load_ext explorer``: register the ``%%compile`` cell magic."""
+    """``%load_ext explorer``: register ``%%compile`` and ``%%compare``.
+
+    Checks first that the widget's packages are installed, so a missing one is named
+    (with the pip command) before any cell compiles anything.
+    """
+    missing = missing_packages()
+    if missing:
+        from IPython.core.error import UsageError
+
+        # IPython shows a UsageError as its message alone, without a traceback.
+        raise UsageError(_missing_message(missing))
+    from ._compare_magic import CompareMagics
     from ._magic import CompileMagics
 
     ip.register_magics(CompileMagics)
+    ip.register_magics(CompareMagics)
 
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:
-    """``%unload_ext explorer``: remove ``%%compile`` again (earlier widgets keep working)."""
+    """``%unload_ext explorer``: remove ``%%compile`` and ``%%compare`` (widgets keep working)."""
+    from ._compare_magic import CompareMagics
     from ._magic import CompileMagics
 
     manager = ip.magics_manager
-    for kind, names in CompileMagics.magics.items():
-        for name in names:
-            registered = manager.magics[kind].get(name)
-            if isinstance(getattr(registered, "__self__", None), CompileMagics):
-                del manager.magics[kind][name]
-    manager.registry.pop(CompileMagics.__name__, None)
+    for cls in (CompileMagics, CompareMagics):
+        for kind, names in cls.magics.items():
+            for name in names:
+                registered = manager.magics[kind].get(name)
+                if isinstance(getattr(registered, "__self__", None), cls):
+                    del manager.magics[kind][name]
+        manager.registry.pop(cls.__name__, None)
 
 
 def __getattr__(name: str) -> Any:

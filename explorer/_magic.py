@@ -34,6 +34,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from ._progress import showing_progress
 from ._snippet import OUT_SLOT, UNBOUND, snippet_function
 
 
@@ -118,10 +119,11 @@ class CompileMagics(Magics):
                 raise UsageError(msg)
             args.target = next(iter(defs))
         quiet = _ends_with_semicolon(cell)
-        if args.target is None:
-            self._run_snippet(args, options, tree, filename, quiet)
-        else:
-            self._run_program(args, options, tree, filename, defs, quiet)
+        with showing_progress():
+            if args.target is None:
+                self._run_snippet(args, options, tree, filename, quiet)
+            else:
+                self._run_program(args, options, tree, filename, defs, quiet)
 
     # -- the two shapes ---------------------------------------------------------------
 

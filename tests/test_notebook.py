@@ -64,3 +64,50 @@ def test_tour_runs_without_errors_and_shows_widgets(tmp_path, monkeypatch):
     models = [m for m in state["state"].values() if m["model_name"] == "AnyModel"]
     assert len(models) == 5
     assert all(json.dumps(m["state"]["view"]) for m in models)
+
+
+TEACHING = sorted(
+    p.name for p in (ROOT / "notebooks").glob("*.ipynb") if p.name != "tour.ipynb"
+)
+
+
+def test_the_six_teaching_notebooks_are_there_and_committed_without_outputs():
+    assert len(TEACHING) == 6, TEACHING
+    for name in TEACHING:
+        nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert code and all(not c.outputs and c.execution_count is None for c in code), name
+        assert "%load_ext explorer" in code[0].source, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TEACHING)
+def test_a_teaching_notebook_runs_top_to_bottom_and_shows_the_explorer(name, monkeypatch):
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    monkeypatch.setenv("PYTHONPATH", path)
+    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=300,
+        # run where a reader runs it: next to recordings/ (Binder opens it there too)
+        resources={"metadata": {"path": str(ROOT / "notebooks")}},
+    )
+    client.execute()
+
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    errors = [o for c in code for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
+    stderr = "".join(
+        o.text for c in code for o in c.outputs if o.output_type == "stream" and o.name == "stderr"
+    )
+    assert "Traceback (most recent call last)" not in stderr, stderr
+    shown = [c for c in code if any(WIDGET_MIME in o.get("data", {}) for o in c.outputs)]
+    assert shown, f"{name} never shows the explorer"
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json")
+    models = [m for m in state["state"].values() if m["model_name"] == "AnyModel"]
+    views = [m["state"]["view"] for m in models if "view" in m["state"]]
+    assert views and all(v.get("compiles") for v in views), "an explorer shows no compile"
+    if name == "3_inside_inductor.ipynb":  # its Inductor compile takes seconds: progress shows
+        texts = [o.get("data", {}).get("text/plain", "") for c in code for o in c.outputs]
+        assert any(t.startswith("torch.compile: done in ") for t in texts), texts

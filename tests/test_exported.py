@@ -1,0 +1,102 @@
+"""compiler.explore_export: torch.export's program as stages of an Exploration."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.export import Dim
+
+import compiler
+from compiler.exported import TEXT_STAGES
+from explorer.view_model import build_view
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 3)
+        self.register_buffer("scale", torch.full((3,), 2.0))
+
+    def forward(self, x):
+        y = self.lin(x).relu()
+        return y * self.scale
+
+
+class DataDependent(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+
+def _line_of(text: str) -> int:
+    import inspect
+
+    lines, first = inspect.getsourcelines(Scaled.forward)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_exported_program_becomes_a_graph_stage_linked_to_the_source(strict):
+    exp = compiler.explore_export(
+        Scaled(), (torch.randn(2, 4),), dynamic_shapes={"x": {0: Dim("batch")}}, strict=strict
+    )
+    (c,) = exp.compiles
+    graph = c.graphs["exported_program"]
+    targets = [n.target for n in graph.nodes if n.op == "call_function"]
+    assert "torch.ops.aten.relu.default" in targets and "torch.ops.aten.mul.Tensor" in targets
+    relu = next(n for n in graph.nodes if n.target == "torch.ops.aten.relu.default")
+    assert relu.source is not None and relu.source.line == _line_of(".relu()")
+    assert relu.annotation.startswith("f32[s") and relu.annotation.endswith(", 3]"), (
+        "the batch size is symbolic"
+    )
+    assert ("dynamo_output_graph" in c.graphs) is strict
+    assert c.code_name == "Scaled.forward" or strict
+
+
+def test_signature_ranges_and_call_graph_are_text_stages_and_artifacts():
+    exp = compiler.explore_export(
+        Scaled(), (torch.randn(2, 4),), dynamic_shapes={"x": {0: Dim("batch", min=2, max=64)}}
+    )
+    c = exp.compiles[0]
+    signature, ranges, calls = (c.graphs[s].text for s in TEXT_STAGES)
+    assert "PARAMETER target='lin.weight'" in signature and "BUFFER target='scale'" in signature
+    assert "USER_INPUT" in signature
+    assert "VR[2, 64]" in ranges
+    assert calls.splitlines()[0].startswith("(root)(x)") and "lin" in calls.splitlines()
+    assert {s: c.artifacts[s] for s in TEXT_STAGES} == {s: c.graphs[s].text for s in TEXT_STAGES}
+
+
+def test_the_decomposed_stage_holds_core_aten_only():
+    exp = compiler.explore_export(torch.nn.Linear(4, 3), torch.randn(2, 4))
+    graphs = exp.compiles[0].graphs
+    assert "torch.ops.aten.linear.default" in graphs["exported_program"].text
+    decomposed = graphs["exported_program_decomposed"].text
+    assert "aten.linear" not in decomposed and "torch.ops.aten.addmm.default" in decomposed
+
+
+def test_an_exported_exploration_round_trips_and_the_explorer_shows_its_stages():
+    exp = compiler.explore_export(Scaled(), (torch.randn(2, 4),))
+    assert compiler.Exploration.from_json(exp.to_json()) == exp
+    panes = [p["stage"] for p in build_view(exp)["compiles"][0]["panes"]]
+    assert panes[0] == "exported_program"
+    assert set(TEXT_STAGES) <= set(panes)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_an_export_failure_names_the_user_line(strict):
+    import inspect
+
+    lines, first = inspect.getsourcelines(DataDependent.forward)
+    line = first + next(i for i, text in enumerate(lines) if "x.sum()" in text)
+    expected = rf"torch.export.export\(strict={strict}\) could not export DataDependent at "
+    expected += rf".*test_exported.py:{line}: .*torch.cond"
+    with pytest.raises(compiler.CompileError, match=expected) as info:
+        compiler.explore_export(DataDependent(), (torch.randn(3),), strict=strict)
+    assert info.value.exploration is not None
+    assert info.value.exploration.errors[-1].stage == "exported_program"
+
+
+def test_explore_export_refuses_a_plain_function():
+    with pytest.raises(compiler.TargetError, match=r"exports an nn\.Module, but got a function"):
+        compiler.explore_export(lambda x: x.relu(), (torch.randn(3),))
