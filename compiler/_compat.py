@@ -98,7 +98,13 @@ def is_compiled(obj: object) -> bool:
     """Whether ``obj`` is already the result of ``torch.compile`` (module or function)."""
     from torch._dynamo.eval_frame import OptimizedModule
 
-    return isinstance(obj, OptimizedModule) or hasattr(obj, "_torchdynamo_orig_callable")
+    if isinstance(obj, OptimizedModule):
+        return True
+    # torch.compiler.disable wraps a function the same way (torch 2.13 sets
+    # _torchdynamo_orig_callable on both), but runs it eagerly: not compiled code.
+    if getattr(obj, "_torchdynamo_disable", False):
+        return False
+    return hasattr(obj, "_torchdynamo_orig_callable")
 
 
 def is_graph_break_error(exc: BaseException) -> bool:

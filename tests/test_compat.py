@@ -63,6 +63,7 @@ def test_is_compiled_and_error_predicates():
     m = torch.compile(torch.nn.Linear(2, 2), backend="eager")
     assert _compat.is_compiled(f) and _compat.is_compiled(m)
     assert not _compat.is_compiled(lambda x: x)
+    assert not _compat.is_compiled(torch.compiler.disable(lambda x: x))
     from torch._dynamo.exc import BackendCompilerFailed, Unsupported
 
     assert _compat.is_graph_break_error(Unsupported("x"))
