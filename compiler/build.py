@@ -14,7 +14,7 @@ from typing import Any
 
 from .dynamo_text import parse_graph_break, parse_guards, parse_recompile_reasons, parse_stack_trace
 from .events import Event
-from .graph_text import parse_graph
+from .graph_text import deferred_graph, parse_nodes
 from .links import derive
 from .model import (
     AutotuneChoice,
@@ -26,6 +26,7 @@ from .model import (
     Graph,
     GraphBreak,
     Kernel,
+    Node,
     OutputCode,
     Phase,
     Provenance,
@@ -35,6 +36,7 @@ from .model import (
 )
 from .output_code import (
     aot_id,
+    call_index,
     extern_kernel,
     graph_kind,
     kernel_name,
@@ -408,12 +410,21 @@ def _output_code(
     # Library calls appear in the node map, and in the stack-trace map even when the
     # node map is empty.
     library_calls = [*provenance.kernel_to_post, *(stacks if isinstance(stacks, dict) else ())]
+    lines: list[str] | None = None
+    calls_of = None
     for key in library_calls:
         name = kernel_name(str(key))
         if name not in known and name.startswith("extern_kernels."):
-            kernels.append(extern_kernel(text, name))
+            if lines is None:
+                lines = text.split("\n")
+                calls_of = call_index(lines)
+            kernels.append(extern_kernel(text, name, lines, calls_of))
             known.add(name)
-    kernels = [_link_kernel(k, provenance, stacks) for k in kernels]
+    traces_of: dict[str, list[Any]] = {}
+    if isinstance(stacks, dict):
+        for key, traces in stacks.items():
+            traces_of.setdefault(kernel_name(str(key)), []).extend(traces or ())
+    kernels = [_link_kernel(k, provenance, traces_of.get(k.name, [])) for k in kernels]
     if not text:
         errors.append(
             StageError(
@@ -444,17 +455,22 @@ def _output_code(
 
 
 def _graph(stage: str, text: str, stacks: dict[str, Any] | None) -> Graph:
-    """Parse a graph's text; with live capture's module stacks where it recorded them."""
-    graph = parse_graph(stage, text)
+    """A graph of ``text``, parsed on first read; with live capture's module stacks
+    where it recorded them."""
     if not stacks:
-        return graph
-    nodes = tuple(
-        replace(n, module_stack=tuple(str(p) for p in stacks[n.name]))
-        if n.module == "" and stacks.get(n.name)
-        else n
-        for n in graph.nodes
-    )
-    return replace(graph, nodes=nodes)
+        return deferred_graph(stage, text)
+
+    def parse() -> tuple[tuple[Node, ...], str | None]:
+        nodes, error = parse_nodes(text)
+        nodes = tuple(
+            replace(n, module_stack=tuple(str(p) for p in stacks[n.name]))
+            if n.module == "" and stacks.get(n.name)
+            else n
+            for n in nodes
+        )
+        return nodes, error
+
+    return Graph.deferred(stage=stage, text=text, parse=parse)
 
 
 def _with_kernel_info(out: OutputCode, info: dict[str, Any]) -> OutputCode:
@@ -495,15 +511,11 @@ def _provenance(mappings: Any) -> Provenance:
     )
 
 
-def _link_kernel(kernel: Kernel, provenance: Provenance, stacks: Any) -> Kernel:
-    stack: list[SourceLoc] = []
-    if isinstance(stacks, dict):
-        for key, traces in stacks.items():
-            if kernel_name(key) == kernel.name:
-                for trace in traces or ():
-                    for loc in parse_stack_trace(str(trace)):
-                        if loc not in stack:
-                            stack.append(loc)
+def _link_kernel(kernel: Kernel, provenance: Provenance, traces: list[Any]) -> Kernel:
+    stack: dict[SourceLoc, None] = {}
+    for trace in traces:
+        for loc in parse_stack_trace(str(trace)):
+            stack.setdefault(loc, None)
     return replace(
         kernel,
         post_grad_nodes=provenance.kernel_to_post.get(kernel.name, ()),

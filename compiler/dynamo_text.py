@@ -39,6 +39,11 @@ def parse_guards(tree: str, symbolic: tuple[str, ...] = ()) -> Guards:
 
 def _split_comment(text: str) -> tuple[str, str]:
     """Split ``expr  # comment`` at the first ``  #`` outside quotes."""
+    first = text.find("  #")
+    if first < 0:
+        return text.strip(), ""
+    if "'" not in text[:first] and '"' not in text[:first]:
+        return text[:first].rstrip(), text[first + 3 :].strip()
     quote = ""
     for i, ch in enumerate(text):
         if quote:

@@ -82,6 +82,93 @@ class ParseStats:
     bad: list[tuple[int, str]] = field(default_factory=list)
 
 
+def parse_trace_text(text: str, stats: ParseStats) -> Iterator[Event]:
+    """Events from the whole text of a ``TORCH_TRACE`` log, as ``parse_trace_lines``
+    reads them, but with payloads cut out of the text in one slice each (the lines of a
+    payload are contiguous and start with a tab) instead of line by line."""
+    n = len(text)
+    pos = 0
+    number = 1
+    while pos < n:
+        end = text.find("\n", pos)
+        if end < 0:
+            end = n
+        line = text[pos:end].rstrip("\r")
+        if line.startswith("\t"):
+            stats.lines += 1
+            stats.bad.append((number, "payload line with no event before it"))
+            pos, number = end + 1, number + 1
+            continue
+        header_number = number
+        stats.lines += 1
+        pos, number = end + 1, number + 1
+        # the payload: every following line that starts with a tab
+        payload_start = pos
+        while pos < n and text.startswith("\t", pos):
+            nxt = text.find("\n", pos)
+            pos = n if nxt < 0 else nxt + 1
+            number += 1
+            stats.lines += 1
+        payload_lines = None
+        if pos > payload_start:
+            block = text[payload_start + 1 : pos]
+            if block.endswith("\n"):
+                block = block[:-1]
+            payload_lines = block.replace("\n\t", "\n")
+            if "\r" in payload_lines:
+                payload_lines = "\n".join(ln.rstrip("\r") for ln in payload_lines.split("\n"))
+        if not line.strip():
+            if payload_lines is not None:
+                stats.bad.append((header_number + 1, "payload line with no event before it"))
+            continue
+        record = _header(line, header_number, stats)
+        if record is None:
+            # as line by line: a payload after a bad header belongs to no event
+            if payload_lines is not None:
+                stats.bad.extend(
+                    (k, "payload line with no event before it")
+                    for k in range(header_number + 1, number)
+                )
+            continue
+        event = _checked_event(record, header_number, payload_lines, stats)
+        if event is not None:
+            stats.events += 1
+            yield event
+
+
+def _header(line: str, number: int, stats: ParseStats) -> dict[str, Any] | None:
+    m = _GLOG.match(line)
+    if not m:
+        stats.bad.append((number, "not a structured trace line"))
+        return None
+    try:
+        record = json.loads(m["json"])
+    except json.JSONDecodeError as exc:
+        stats.bad.append((number, f"bad JSON: {exc.msg}"))
+        return None
+    if not isinstance(record, dict):
+        stats.bad.append((number, "JSON is not an object"))
+        return None
+    return record
+
+
+def _checked_event(
+    record: dict[str, Any], number: int, payload: str | None, stats: ParseStats
+) -> Event | None:
+    expected = record.get("has_payload")
+    if expected:
+        if payload is None:
+            payload = ""
+        digest = hashlib.md5(payload.encode("utf-8"), usedforsecurity=False).hexdigest()
+        if digest != expected:
+            stats.bad.append((number, "payload does not match its md5 (truncated file?)"))
+            return None
+    event = event_from_dict(record, payload, number)
+    if event is None:
+        stats.bad.append((number, "object names no event"))
+    return event
+
+
 def parse_trace_lines(lines: Iterable[str], stats: ParseStats) -> Iterator[Event]:
     """Events from the lines of a ``TORCH_TRACE`` log; bad lines are counted, not fatal.
 
@@ -89,58 +176,4 @@ def parse_trace_lines(lines: Iterable[str], stats: ParseStats) -> Iterator[Event
     start with a tab. When the object names a payload hash, the payload is checked
     against it.
     """
-    pending: tuple[dict[str, Any], int] | None = None
-    payload_lines: list[str] = []
-
-    def flush() -> Event | None:
-        nonlocal pending, payload_lines
-        if pending is None:
-            return None
-        record, number = pending
-        payload = "\n".join(payload_lines) if payload_lines else None
-        pending, payload_lines = None, []
-        expected = record.get("has_payload")
-        if expected:
-            if payload is None:
-                payload = ""
-            digest = hashlib.md5(payload.encode("utf-8"), usedforsecurity=False).hexdigest()
-            if digest != expected:
-                stats.bad.append((number, "payload does not match its md5 (truncated file?)"))
-                return None
-        event = event_from_dict(record, payload, number)
-        if event is None:
-            stats.bad.append((number, "object names no event"))
-        return event
-
-    for number, raw in enumerate(lines, start=1):
-        stats.lines += 1
-        line = raw.rstrip("\n").rstrip("\r")
-        if line.startswith("\t"):
-            if pending is None:
-                stats.bad.append((number, "payload line with no event before it"))
-            else:
-                payload_lines.append(line[1:])
-            continue
-        event = flush()
-        if event is not None:
-            stats.events += 1
-            yield event
-        if not line.strip():
-            continue
-        m = _GLOG.match(line)
-        if not m:
-            stats.bad.append((number, "not a structured trace line"))
-            continue
-        try:
-            record = json.loads(m["json"])
-        except json.JSONDecodeError as exc:
-            stats.bad.append((number, f"bad JSON: {exc.msg}"))
-            continue
-        if not isinstance(record, dict):
-            stats.bad.append((number, "JSON is not an object"))
-            continue
-        pending = (record, number)
-    event = flush()
-    if event is not None:
-        stats.events += 1
-        yield event
+    return parse_trace_text("".join(lines), stats)

@@ -71,6 +71,19 @@ def parse_graph(stage: str, text: str) -> Graph:
     return Graph(stage=stage, text=text, nodes=nodes)
 
 
+def parse_nodes(text: str) -> tuple[tuple[Node, ...], str | None]:
+    """(nodes, parse error) of a graph's text: what ``Graph.deferred`` runs on first read."""
+    try:
+        return _Parser(text).parse(), None
+    except (SyntaxError, ValueError) as exc:
+        return (), f"{type(exc).__name__}: {exc}"
+
+
+def deferred_graph(stage: str, text: str) -> Graph:
+    """A ``Graph`` of ``text`` parsed when its nodes are first read (see ``parse_graph``)."""
+    return Graph.deferred(stage=stage, text=text, parse=lambda: parse_nodes(text))
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text

@@ -10,15 +10,16 @@ of schema 1.x files, so every Exploration carries them whatever its origin.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from . import module_stack
 from .autotune_link import chosen_kernel
 from .bytecode_lines import dis_source_lines
 from .lowered_lines import with_source_lines
-from .model import Compile, CompileId, Graph, OutputCode
+from .model import Compile, CompileId, Graph, Kernel, Node, OutputCode
 
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 # AOT graphs share node names with the post-grad graphs of the output code they became.
@@ -126,21 +127,31 @@ def compile_graph_kernels(stage: str, outputs: tuple[OutputCode, ...], posts: li
     return {k: tuple(v) for k, v in out.items()}
 
 
-def _with_node_links(
+def _linked(
     graph: Graph, kernels: Mapping[str, tuple[str, ...]], stacks: Mapping[str, tuple[str, ...]]
-) -> Graph:
-    if not graph.nodes or (not kernels and not stacks):
-        return graph
-    nodes = []
-    for n in graph.nodes:
+) -> tuple[tuple[Node, ...], str | None]:
+    """``graph``'s nodes with their kernel links and module stacks."""
+    nodes = graph.nodes
+    if not nodes or (not kernels and not stacks):
+        return nodes, graph.parse_error
+    out = []
+    for n in nodes:
         ks = kernels.get(n.name, n.kernels) if n.module == "" else n.kernels
         ms = n.module_stack or (stacks.get(n.name, ()) if n.module == "" else ())
-        nodes.append(
-            n
-            if ks is n.kernels and ms is n.module_stack
-            else replace(n, kernels=ks, module_stack=ms)
-        )
-    return replace(graph, nodes=tuple(nodes))
+        same = ks is n.kernels and ms is n.module_stack
+        out.append(n if same else replace(n, kernels=ks, module_stack=ms))
+    return tuple(out), graph.parse_error
+
+
+def _deferred(
+    graph: Graph,
+    kernels: Mapping[str, tuple[str, ...]],
+    stacks: Callable[[Graph], Mapping[str, tuple[str, ...]]],
+) -> Graph:
+    """``graph`` linked when its nodes are first read: parsing waits for a reader."""
+    return Graph.deferred(
+        stage=graph.stage, text=graph.text, parse=lambda: _linked(graph, kernels, stacks(graph))
+    )
 
 
 def _has_stacks(graph: Graph | None) -> bool:
@@ -155,63 +166,79 @@ def _link_outputs(c: Compile) -> tuple[tuple[OutputCode, ...], list[Links]]:
     outputs = []
     posts = []
     for key, oc in zip(output_code_keys(c.output_code), c.output_code, strict=True):
-        kernels = tuple(
-            with_source_lines(replace(k, id=f"{key}/{k.name}"))
-            if k.variants
-            else replace(k, id=f"{key}/{k.name}")
-            for k in oc.kernels
-        )
-        oc = replace(oc, key=key, kernels=kernels)
-        post = kernels_of_post(oc)
-        outputs.append(oc)
-        posts.append(post)
+        kernels = tuple(_kernel(k, f"{key}/{k.name}") for k in oc.kernels)
+        linked = replace(oc, key=key, kernels=kernels)
+        outputs.append(linked)
+        posts.append(kernels_of_post(linked))
     return tuple(outputs), posts
+
+
+def _kernel(k: Kernel, kid: str) -> Kernel:
+    k = replace(k, id=kid)
+    needs_lines = any(s.text and not s.source_lines for v in k.variants for s in v.stages)
+    return with_source_lines(k) if needs_lines else k
 
 
 def _dynamo_stacks(c: Compile) -> dict[str, tuple[str, ...]]:
     for stage in _DYNAMO_LIKE:
         g = c.graphs.get(stage)
-        if _has_stacks(g):
-            return _stacks(g)  # type: ignore[arg-type]  # _has_stacks checked it
+        if g is not None and _has_stacks(g):
+            return _stacks(g)
     g = c.graphs.get("dynamo_output_graph")
     return module_stack.dynamo_stacks(g) if g is not None else {}
 
 
+Stacks = dict[str, tuple[str, ...]]
+
+
 def derive_compile(c: Compile, key: str, parent: str | None) -> Compile:
-    """One compile with its ids, links, line tables and module stacks filled in."""
+    """One compile with its ids, links, line tables and module stacks filled in.
+
+    Node-level links are attached when a graph's nodes are first read, so a graph
+    nobody opens is never parsed; each step below is computed at most once.
+    """
     outputs, posts = _link_outputs(c)
-    dynamo = _dynamo_stacks(c)
-    linked_outputs = []
-    # node name -> stack over the post-grad graphs so far: a backward graph reads the
-    # forward's saved tensors under their forward names, and has no provenance map on
-    # torch 2.13, so its stacks start from those.
-    by_name: dict[str, tuple[str, ...]] = {}
-    post_stacks: dict[str, dict[str, tuple[str, ...]]] = {}
-    for oc, post in zip(outputs, posts, strict=True):
-        graphs = {}
-        for stage, g in oc.graphs.items():
+    dynamo = functools.cache(lambda: _dynamo_stacks(c))
+    linked_outputs: list[OutputCode] = []
+    # Stacks found in each output code's post-grad graphs, by node name: a backward
+    # graph reads the forward's saved tensors under their forward names (and has no
+    # provenance map on torch 2.13), and AOT graphs share names with post-grad graphs.
+    found: list[Callable[[], Stacks]] = []
+
+    def before(i: int) -> Stacks:
+        merged: Stacks = {}
+        for f in found[:i]:
+            merged.update(f())
+        return merged
+
+    for i, (oc, post) in enumerate(zip(outputs, posts, strict=True)):
+
+        def post_stacks(g: Graph, i: int = i, oc: OutputCode = oc) -> Stacks:
             if _has_stacks(g):
-                mapped: Mapping[str, tuple[str, ...]] = {}
-            else:
-                mapped = module_stack.mapped_stacks(g, oc.provenance.post_to_pre, dynamo, by_name)
-            graphs[stage] = _with_node_links(g, post, mapped)
-        found = next((_stacks(g) for g in graphs.values() if _has_stacks(g)), {})
-        post_stacks[oc.graph] = found
-        by_name.update(found)
+                return {}
+            return module_stack.mapped_stacks(g, oc.provenance.post_to_pre, dynamo(), before(i))
+
+        graphs = {stage: _deferred(g, post, post_stacks) for stage, g in oc.graphs.items()}
+
+        def found_here(graphs: dict[str, Graph] = graphs) -> Stacks:
+            return next((_stacks(g) for g in graphs.values() if _has_stacks(g)), {})
+
+        found.append(functools.cache(found_here))
         linked_outputs.append(replace(oc, graphs=graphs))
-    graphs = {}
-    for stage, g in c.graphs.items():
-        kernels = compile_graph_kernels(stage, outputs, posts)
+
+    def compile_stacks(g: Graph) -> Stacks:
         if _has_stacks(g):
-            stacks: Mapping[str, tuple[str, ...]] = {}
-        elif stage in _DYNAMO_LIKE:
-            stacks = dynamo
-        else:
-            # AOT graphs share node names with the post-grad graphs, whose stacks came
-            # through provenance; the joint graph shares them with both
-            same = post_stacks.get(AOT_GRAPH_OF.get(stage, ""), by_name)
-            stacks = module_stack.mapped_stacks(g, {}, {}, same)
-        graphs[stage] = _with_node_links(g, kernels, stacks)
+            return {}
+        if g.stage in _DYNAMO_LIKE:
+            return dynamo()
+        j = next((j for j, oc in enumerate(outputs) if oc.graph == AOT_GRAPH_OF.get(g.stage)), None)
+        same = found[j]() if j is not None else before(len(found))
+        return module_stack.mapped_stacks(g, {}, {}, same)
+
+    graphs = {
+        stage: _deferred(g, compile_graph_kernels(stage, outputs, posts), compile_stacks)
+        for stage, g in c.graphs.items()
+    }
     bytecode = c.bytecode
     if bytecode is not None and not (bytecode.original_lines or bytecode.transformed_lines):
         bytecode = replace(

@@ -9,6 +9,7 @@ log, so a view never needs to know which one it is looking at.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -147,7 +148,9 @@ class Node:
 class Graph:
     """A graph at one stage (``dynamo_output_graph``, ``aot_forward_graph``, ...).
 
-    ``text`` is exactly what torch emitted; ``nodes`` is parsed from it.
+    ``text`` is exactly what torch emitted; ``nodes`` is parsed from it. A loaded trace
+    or a live capture parses it on first access (``Graph.deferred``): ``nodes`` and
+    ``parse_error`` read like plain fields, but a graph nobody looks at is never parsed.
     """
 
     stage: str
@@ -155,12 +158,66 @@ class Graph:
     nodes: tuple[Node, ...] = ()
     parse_error: str | None = None
 
+    @classmethod
+    def deferred(
+        cls, *, stage: str, text: str, parse: Callable[[], tuple[tuple[Node, ...], str | None]]
+    ) -> Graph:
+        """A graph whose ``nodes`` and ``parse_error`` come from ``parse()``, called once,
+        when either is first read.
+
+        Example:
+            >>> g = Graph.deferred(stage="s", text="", parse=lambda: ((), "empty"))
+            >>> g.parse_error
+            'empty'
+        """
+        graph = cls(stage=stage, text=text)
+        _NODES_SLOT.__set__(graph, _Deferred(parse))
+        return graph
+
     def node(self, name: str, module: str = "") -> Node | None:
         """The node called ``name`` (in nested module ``module``), or None."""
         for n in self.nodes:
             if n.name == name and n.module == module:
                 return n
         return None
+
+
+class _Deferred:
+    """What a deferred graph's ``nodes`` slot holds until it is first read."""
+
+    __slots__ = ("parse",)
+
+    def __init__(self, parse: Callable[[], tuple[tuple[Node, ...], str | None]]) -> None:
+        self.parse = parse
+
+
+class _ParsedOnRead:
+    """Slot wrapper for ``Graph.nodes`` and ``Graph.parse_error``: runs the deferred
+    parse on first read and stores both results in their slots (frozen dataclasses
+    forbid ``setattr``, not slot writes)."""
+
+    def __init__(self, slot: Any, name: str) -> None:
+        self.slot = slot
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self.slot.__get__(obj, owner)
+        value = _NODES_SLOT.__get__(obj, owner)
+        if isinstance(value, _Deferred):
+            nodes, error = value.parse()
+            _NODES_SLOT.__set__(obj, nodes)
+            _ERROR_SLOT.__set__(obj, error)
+        return self.slot.__get__(obj, owner)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.slot.__set__(obj, value)
+
+
+_NODES_SLOT: Any = Graph.__dict__["nodes"]
+_ERROR_SLOT: Any = Graph.__dict__["parse_error"]
+setattr(Graph, "nodes", _ParsedOnRead(_NODES_SLOT, "nodes"))  # noqa: B010  (a class attribute)
+setattr(Graph, "parse_error", _ParsedOnRead(_ERROR_SLOT, "parse_error"))  # noqa: B010
 
 
 @dataclass(**_FROZEN)

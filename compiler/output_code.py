@@ -49,6 +49,7 @@ def split_kernels(code: str) -> list[Kernel]:
     compiler.
     """
     lines = code.split("\n")
+    calls_of = call_index(lines)
     kernels: list[Kernel] = []
     i = 0
     while i < len(lines):
@@ -67,7 +68,7 @@ def split_kernels(code: str) -> list[Kernel]:
         while j < len(lines) and not lines[j].startswith("'''"):
             j += 1
         source = "\n".join(lines[body_start:j])
-        calls = _call_lines(lines, m["name"], start, j)
+        calls = tuple(n for n in calls_of.get(m["name"], ()) if not start < n <= j + 1)
         kernels.append(
             Kernel(
                 name=m["name"],
@@ -83,10 +84,17 @@ def split_kernels(code: str) -> list[Kernel]:
     return kernels
 
 
-def extern_kernel(code: str, name: str) -> Kernel:
-    """A library call (``extern_kernels.mm``) as a kernel: its source is the call lines."""
-    lines = code.split("\n")
-    calls = _call_lines(lines, name, -1, -1)
+def extern_kernel(
+    code: str, name: str, lines: list[str] | None = None, calls_of: CallIndex | None = None
+) -> Kernel:
+    """A library call (``extern_kernels.mm``) as a kernel: its source is the call lines.
+
+    ``lines`` and ``calls_of`` (``code`` split on newlines and its ``call_index``) save
+    splitting and scanning the code again for each library call.
+    """
+    lines = code.split("\n") if lines is None else lines
+    calls_of = call_index(lines) if calls_of is None else calls_of
+    calls = tuple(calls_of.get(name, ()))
     source = "\n".join(lines[n - 1].strip() for n in calls)
     return Kernel(
         name=name,
@@ -115,13 +123,22 @@ def _source_nodes(lines: list[str], anchors: tuple[int, ...]) -> tuple[str, ...]
     return tuple(found)
 
 
-def _call_lines(lines: list[str], name: str, skip_from: int, skip_to: int) -> tuple[int, ...]:
-    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?:\.run)?\(")
-    return tuple(
-        n + 1
-        for n, ln in enumerate(lines)
-        if not (skip_from <= n <= skip_to) and pattern.search(ln) and not _KERNEL_DEF.match(ln)
-    )
+CallIndex = dict[str, list[int]]
+# a call: `name(`, `name.run(` or `extern_kernels.mm(`, not part of a longer name
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
+
+
+def call_index(lines: list[str]) -> CallIndex:
+    """Callee name -> 1-based lines that call it (``k.run(`` counts as a call of ``k``),
+    in one pass over the code; kernel definition lines are left out."""
+    index: CallIndex = {}
+    for n, line in enumerate(lines, start=1):
+        if "(" not in line or _KERNEL_DEF.match(line):
+            continue
+        names = {m[:-4] if m.endswith(".run") else m for m in _CALL.findall(line)}
+        for name in names:
+            index.setdefault(name, []).append(n)
+    return index
 
 
 def parse_schedule(pre_fusion: str | None, post_fusion: str | None) -> Schedule:

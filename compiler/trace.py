@@ -8,12 +8,11 @@ from __future__ import annotations
 import gzip
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 from .build import build_compiles
 from .errors import TraceFormatError
-from .events import Event, ParseStats, parse_trace_lines
+from .events import Event, ParseStats, parse_trace_text
 from .model import Environment, Exploration, StageError
 
 _RANK_IN_NAME = re.compile(r"rank_(\d+)")
@@ -39,7 +38,7 @@ def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Explora
         file_rank = _rank_from_name(file) if multi else None
         if multi and file_rank is None:
             file_rank = index
-        for event in parse_trace_lines(_read_lines(file), stats):
+        for event in parse_trace_text(_read_text(file), stats):
             if event.rank is None:
                 event.rank = file_rank
             events.append(event)
@@ -93,14 +92,13 @@ def _rank_from_name(file: Path) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _read_lines(file: Path) -> Iterator[str]:
+def _read_text(file: Path) -> str:
     try:
-        with file.open("rb") as probe:
-            gz = probe.read(2) == b"\x1f\x8b"
-        opener = gzip.open if gz else open
-        with opener(file, "rt", encoding="utf-8", errors="replace") as fh:
-            yield from fh
-    except (OSError, EOFError) as exc:
+        data = file.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        return data.decode("utf-8", errors="replace")
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise TraceFormatError(f"cannot read trace file {file}: {exc}") from exc
 
 
