@@ -3,7 +3,8 @@
 ``explorer/static/panes.typedefs.js`` holds ``typedefs()``; ``tests/test_panes.py``
 regenerates and compares. After changing a class in ``explorer/panes/types.py`` run::
 
-    python -m explorer.panes.typedefs > explorer/static/panes.typedefs.js
+    python -c "from explorer.panes import typedefs; print(typedefs(), end='')" \
+        > explorer/static/panes.typedefs.js
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def typedefs() -> str:
     """
     lines = [
         "// @ts-check",
-        "// GENERATED from explorer/panes/types.py by `python -m explorer.panes.typedefs`;",
+        "// GENERATED from explorer/panes/types.py by explorer.panes.typedefs();",
         "// do not edit. The Python-to-JS contract of the explorer's panes and index.",
         "",
     ]
@@ -69,7 +70,3 @@ def typedefs() -> str:
     lines.append(f"/** @typedef {{{kinds}}} Pane */")
     lines.append("")
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    print(typedefs(), end="")

@@ -1,5 +1,5 @@
 // @ts-check
-// GENERATED from explorer/panes/types.py by `python -m explorer.panes.typedefs`;
+// GENERATED from explorer/panes/types.py by explorer.panes.typedefs();
 // do not edit. The Python-to-JS contract of the explorer's panes and index.
 
 /**
