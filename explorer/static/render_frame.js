@@ -27,7 +27,7 @@ function renderBlocks(el, blocks, ctx) {
       const src = block.line_src || [];
       const view = new CodeView(block.text, {
         language: block.language,
-        lineClass: (i) => ctx.srcClass(src[i]),
+        lineClass: (i) => hlClass(ctx, src[i]),
         onLine: (i) => toggleSrc(ctx, src[i]),
       });
       views.push(view);
@@ -98,7 +98,7 @@ function graphText(body, g, ctx) {
   const nodeClass = (i) => {
     const n = nodes[i];
     const s = ctx.selection;
-    let cls = ctx.srcClass(n.src);
+    let cls = hlClass(ctx, n.src);
     if (s.node === n.name) cls += " tce-selected";
     if (s.kernel && n.kernels.includes(s.kernel)) cls += " hl-kernel";
     return cls;
@@ -107,7 +107,7 @@ function graphText(body, g, ctx) {
     language: g.language,
     lineClass: (i) => {
       const ni = g.line_node[i];
-      return ni !== null && ni !== undefined ? nodeClass(ni) : ctx.srcClass(g.line_src[i]);
+      return ni !== null && ni !== undefined ? nodeClass(ni) : hlClass(ctx, g.line_src[i]);
     },
     onLine: (i) => {
       const ni = g.line_node[i];
@@ -152,7 +152,7 @@ function renderGraphBreaks(el, pane, ctx) {
     items.push([card, gb.src]);
     el.append(card);
   }
-  return { update: () => items.forEach(([card, src]) => { card.className = "tce-card " + ctx.srcClass(src); }) };
+  return { update: () => items.forEach(([card, src]) => { card.className = "tce-card" + hlClass(ctx, src); }) };
 }
 
 /** @param {string} url */

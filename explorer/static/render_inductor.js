@@ -26,7 +26,7 @@ function renderOutputCode(el, pane, ctx) {
   if (!p.kernels.length) list.append(h("span", { cls: "tce-note", text: "no kernels in this output code" }));
   if (p.path) list.append(h("span", { cls: "tce-path", text: p.path, title: "where Inductor wrote this file" }));
   /** @param {string[]} keys */
-  const anySrc = (keys) => { for (const k of keys) { const c = ctx.srcClass(k); if (c) return " " + c; } return ""; };
+  const anySrc = (keys) => { for (const k of keys) { const c = hlClass(ctx, k); if (c) return c; } return ""; };
   const view = new CodeView(p.text, {
     language: p.language,
     languageOf: (i) => p.kernel_language[i],
@@ -53,7 +53,7 @@ function renderOutputCode(el, pane, ctx) {
   /** @param {KernelInfo} k */
   function kernelDetails(k) {
     const srcs = k.src.map((key) => h("button", {
-      cls: "tce-link " + ctx.srcClass(key), text: shortSrc(key), title: key,
+      cls: "tce-link" + hlClass(ctx, key), text: shortSrc(key), title: key,
       on: { click: () => ctx.select({ src: key, kernel: k.id }) },
     }));
     const lines = k.first_line ? `lines ${k.first_line}–${k.last_line}` : "";

@@ -132,8 +132,8 @@ function renderKernelTiming(el, pane, ctx) {
   return {
     update: () => {
       for (const [tr, r] of trs) {
-        const hit = r.src.map((/** @type {string} */ s) => ctx.srcClass(s)).find(Boolean);
-        tr.className = "tce-kt-row" + (hit ? " " + hit : "") + (r.kernel === ctx.selection.kernel ? " tce-selected" : "");
+        const hit = r.src.map((/** @type {string} */ s) => hlClass(ctx, s)).find(Boolean);
+        tr.className = "tce-kt-row" + (hit || "") + (r.kernel === ctx.selection.kernel ? " tce-selected" : "");
       }
     },
   };

@@ -375,12 +375,12 @@ class Shell {
   srcClass(key) {
     if (!key || !this.activeKeys().has(key)) return "";
     const colour = this.store.palette.get(key);
-    return `hl hl-${colour === undefined ? 0 : colour}`;
+    return `hl-${colour === undefined ? 0 : colour}`;
   }
 
   updateHighlights() {
     for (const [key, row] of this.sourceRows || []) {
-      row.className = `tce-row tce-linked tce-mark-${this.store.palette.get(key)} ${this.srcClass(key)}`;
+      row.className = `tce-row tce-linked tce-mark-${this.store.palette.get(key)}` + hlClass(this.ctx, key);
     }
     this.scrollSourceTo([...this.activeKeys()][0]);
     if (this.handle) this.handle.update(/** @type {Selection} */ (this.sel));

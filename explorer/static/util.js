@@ -123,3 +123,9 @@ function detailTable(rows) {
   for (const [k, v] of rows) t.append(h("tr", {}, [h("th", { text: k }), h("td", { text: v })]));
   return t;
 }
+
+/** " hl hl-N" when `key` is a selected source line (N its colour), else "". @param {Ctx} ctx @param {string|null|undefined} key */
+function hlClass(ctx, key) {
+  const c = ctx.srcClass(key);
+  return c ? ` hl ${c}` : "";
+}
