@@ -42,7 +42,8 @@ _BOOTSTRAP = """
 {
   const read = (id) => JSON.parse(document.getElementById(id).textContent);
   const index = read("%(index)s");
-  const state = { index, selection: index.default_selection, _standalone: true, _blobs: read("%(panes)s") };
+  const blobs = read("%(panes)s");
+  const state = { index, selection: index.default_selection, _standalone: true, _blobs: blobs };
   const listeners = new Map();
   const model = {
     get: (key) => state[key],

@@ -101,10 +101,14 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
             selection["stage"] = old.get("stage") if old.get("stage") in stages else None
             if selection["stage"] is None:
                 ids = [p["id"] for p in entry["panes"]]
-                selection["stage"] = "dynamo_output_graph" if "dynamo_output_graph" in ids else ids[0]
+                selection["stage"] = (
+                    "dynamo_output_graph" if "dynamo_output_graph" in ids else ids[0]
+                )
             if old.get("src") in set(index["src_keys"]):
                 selection["src"] = old["src"]
-            kernels = {k.id for c in exploration.compiles if c.key == entry["key"] for k in c.kernels()}
+            kernels = {
+                k.id for c in exploration.compiles if c.key == entry["key"] for k in c.kernels()
+            }
             if old.get("kernel") in kernels:
                 selection["kernel"] = old["kernel"]
             if old.get("node") and old.get("stage") == selection["stage"]:

@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import built_view
 from test_export import ARTIFACTS, browser, open_page  # noqa: F401 (pytest fixtures)
 
 import compiler
 from compiler.autotune_link import chosen_kernel, parse_config
-from conftest import built_view
 from explorer.export import to_html
 from explorer.panes.labels import STAGE_LABELS
 from explorer.panes.runtime import config_text

@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-import compiler
 from conftest import built_view
 
+import compiler
 from explorer.panes.labels import STAGE_LABELS
 
 RECORDINGS = Path(__file__).parent / "data" / "recordings"
@@ -85,9 +84,7 @@ def test_a_kernel_without_static_shapes_says_so_instead_of_bandwidth(exp):
         timing = dataclasses.replace(k.timing, bytes=None, achieved_gbps=None)
         return dataclasses.replace(k, timing=timing)
 
-    pane = _panes(built_view(_with_kernels(exp, no_bytes)))[
-        "kernel_timing"
-    ]
+    pane = _panes(built_view(_with_kernels(exp, no_bytes)))["kernel_timing"]
     row = next(r for r in pane["rows"] if "layer_norm" in r["name"])
     assert row["note"] == "shape not static"
     assert row["bytes"] is row["mb"] is row["achieved_gbps"] is row["peak_pct"] is None
@@ -174,9 +171,7 @@ def test_matmul_flops_and_the_measured_matmul_peak_are_shown(exp):
 
 
 def test_cuda_graph_warmups_recordings_and_replays_are_in_the_compile_time_pane(exp):
-    summary = _panes(built_view(with_flops(exp)))["compilation_metrics"][
-        "summary"
-    ]
+    summary = _panes(built_view(with_flops(exp)))["compilation_metrics"]["summary"]
     assert ["CUDA graph warm-ups", "1"] in summary
     assert ["CUDA graph recordings", "2"] in summary
     assert ["CUDA graph replays per run", "1"] in summary
@@ -185,8 +180,8 @@ def test_cuda_graph_warmups_recordings_and_replays_are_in_the_compile_time_pane(
     # a fractional replay count (graphs re-recorded mid-run) keeps its digits; zero
     # warm-ups and recordings are left out
     env = dataclasses.replace(exp.environment, cudagraph_replays_per_run=2.5)
-    summary = _panes(
-        built_view(dataclasses.replace(exp, environment=env))
-    )["compilation_metrics"]["summary"]
+    summary = _panes(built_view(dataclasses.replace(exp, environment=env)))["compilation_metrics"][
+        "summary"
+    ]
     cuda = [row for row in summary if row[0].startswith("CUDA graph")]
     assert cuda == [["CUDA graph replays per run", "2.5"]]

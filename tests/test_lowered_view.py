@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import built_view
 
 import compiler
-from compiler.model import LoweredStage
 from compiler.lowered_lines import with_source_lines
-from conftest import built_view
+from compiler.model import LoweredStage
 from explorer.panes.inductor import NO_LINES_SASS
 from explorer.panes.labels import STAGE_LABELS
 
@@ -143,9 +143,7 @@ def test_lowered_lines_map_to_the_kernel_source_line_they_came_from(exp):
 
 def test_the_offset_is_measured_from_the_def_line_not_assumed(exp):
     kernel = exp.compiles[0].kernels()[0]
-    view = built_view(
-        _with_kernel(exp, source="# one\n# two\n" + kernel.source)
-    )
+    view = built_view(_with_kernel(exp, source="# one\n# two\n" + kernel.source))
     pane = _lowering(view)
     chosen = pane["variants"][pane["default_variant"]]
     assert _mapped(_stage(chosen, "ttir"), "tt.load") == _source_line(pane, "tl.load(")

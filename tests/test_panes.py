@@ -238,8 +238,12 @@ def test_every_pane_of_a_capture_has_the_fields_its_typedef_names():
     for c in build_index(exp).compiles:
         for ref in c.panes:
             data = pane_json(build_pane(exp, c.key, ref.id))
-            block = text.split(f"@typedef {{object}} {type(build_pane(exp, c.key, ref.id)).__name__}\n")[1]
-            props = [ln.split()[-1] for ln in block.split("*/")[0].splitlines() if "@property" in ln]
+            block = text.split(
+                f"@typedef {{object}} {type(build_pane(exp, c.key, ref.id)).__name__}\n"
+            )[1]
+            props = [
+                ln.split()[-1] for ln in block.split("*/")[0].splitlines() if "@property" in ln
+            ]
             assert sorted(data) == sorted(props), ref.id
 
 
@@ -251,4 +255,8 @@ def test_the_bundled_module_is_valid_javascript(tmp_path):
     assert done.returncode == 0, done.stderr
     text = path.read_text()
     assert text.rstrip().endswith("export default { render };")
-    assert [ln.removeprefix("// ---- ").removesuffix(" ----") for ln in text.splitlines() if ln.startswith("// ---- ")] == list(BUNDLE_ORDER)
+    assert [
+        ln.removeprefix("// ---- ").removesuffix(" ----")
+        for ln in text.splitlines()
+        if ln.startswith("// ---- ")
+    ] == list(BUNDLE_ORDER)

@@ -116,7 +116,9 @@ def _field_converter(tp: Any) -> Callable[[Any], Any] | None:
     """None where the value is already JSON (a scalar, or a union of scalars)."""
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
-    if tp in _PLAIN or (origin in (pytypes.UnionType, typing.Union) and all(a in _PLAIN for a in args)):
+    if tp in _PLAIN or (
+        origin in (pytypes.UnionType, typing.Union) and all(a in _PLAIN for a in args)
+    ):
         return None
     if origin is tuple and all(a in _PLAIN or a is Ellipsis for a in args):
         return list

@@ -87,12 +87,17 @@ def build_code(exp: Exploration, compile_key: str, pane_id: str) -> CodePane:
             if text is not None:
                 src = tuple(line_key(c.filename, n) for n in lines)
                 blocks.append(
-                    Block(title=STAGE_LABELS[title], note="", text=text, language="text", line_src=src)
+                    Block(
+                        title=STAGE_LABELS[title], note="", text=text, language="text", line_src=src
+                    )
                 )
         note = "" if b.decompiled is not None else (b.decompile_error or "not decompiled")
         blocks.append(
             Block(
-                title=STAGE_LABELS["decompiled"], note=note, text=b.decompiled or "", language="python"
+                title=STAGE_LABELS["decompiled"],
+                note=note,
+                text=b.decompiled or "",
+                language="python",
             )
         )
         return CodePane(**head, blocks=tuple(blocks), errors=errors_of(c.errors, "bytecode"))

@@ -52,7 +52,9 @@ GAP = 8  # windows closer than this merge into one
 
 
 def _ref(pid: str, stage: str, kind: str, suffix: str = "") -> PaneRef:
-    return PaneRef(id=pid, stage=stage, label=label_of(stage, suffix), group=group_of(stage), kind=kind)
+    return PaneRef(
+        id=pid, stage=stage, label=label_of(stage, suffix), group=group_of(stage), kind=kind
+    )
 
 
 def pane_refs(c: Compile, findings: PaneRef | None = None) -> tuple[PaneRef, ...]:
@@ -62,11 +64,9 @@ def pane_refs(c: Compile, findings: PaneRef | None = None) -> tuple[PaneRef, ...
     for stage in (*_FRAME_ORDER, *_GRAPH_ORDER[1:], *extra):
         if stage in c.graphs:
             refs.append(_ref(stage, stage, "graph"))
-        elif stage == "bytecode" and (
+        elif (stage == "bytecode" and (
             c.bytecode is not None or any(e.stage == "bytecode" for e in c.errors)
-        ):
-            refs.append(_ref(stage, stage, "code"))
-        elif stage == "dynamo_cpp_guards_str" and c.guards is not None:
+        )) or (stage == "dynamo_cpp_guards_str" and c.guards is not None):
             refs.append(_ref(stage, stage, "code"))
         elif stage == "dynamo_graph_break_reason" and c.graph_breaks:
             refs.append(_ref(stage, stage, "graph_breaks"))
@@ -82,7 +82,9 @@ def pane_refs(c: Compile, findings: PaneRef | None = None) -> tuple[PaneRef, ...
             refs.append(_ref(f"{key}/ir_post_fusion", "ir_post_fusion", "schedule", key))
         if oc.text:
             first_output = len(refs) if first_output is None else first_output
-            refs.append(_ref(f"{key}/inductor_output_code", "inductor_output_code", "output_code", key))
+            refs.append(
+                _ref(f"{key}/inductor_output_code", "inductor_output_code", "output_code", key)
+            )
             for k in oc.kernels:
                 lid = lowering_id(k)
                 if lid is not None:
@@ -194,7 +196,9 @@ def _sources(seen: _Lines, first: frozenset[str]) -> tuple[SourceFile, ...]:
                 SourceWindow(start=lo, lines=tuple(text_lines[lo - 1 : hi]))
                 for lo, hi in _windows(wanted, len(text_lines))
             ]
-            files.append(SourceFile(filename=filename, available=True, note=note, windows=tuple(windows)))
+            files.append(
+                SourceFile(filename=filename, available=True, note=note, windows=tuple(windows))
+            )
             continue
         recorded = seen.functions.get(filename)
         if recorded:
@@ -202,14 +206,20 @@ def _sources(seen: _Lines, first: frozenset[str]) -> tuple[SourceFile, ...]:
                 f"{filename} is not on this machine: showing the function source "
                 "recorded at capture."
             )
-            windows = [SourceWindow(start=s, lines=tuple(t.split("\n"))) for s, t in sorted(recorded)]
+            windows = [
+                SourceWindow(start=s, lines=tuple(t.split("\n"))) for s, t in sorted(recorded)
+            ]
         else:
             note = (
                 f"{filename} is not on this machine: showing only the lines torch recorded "
                 "(put the file at this path to see it all)."
             )
-            windows = [SourceWindow(start=n, lines=(seen.code.get((filename, n), ""),)) for n in wanted]
-        files.append(SourceFile(filename=filename, available=False, note=note, windows=tuple(windows)))
+            windows = [
+                SourceWindow(start=n, lines=(seen.code.get((filename, n), ""),)) for n in wanted
+            ]
+        files.append(
+            SourceFile(filename=filename, available=False, note=note, windows=tuple(windows))
+        )
     return tuple(files)
 
 

@@ -41,7 +41,9 @@ def _classes() -> list[type]:
     out = [
         v
         for v in vars(pane_types).values()
-        if isinstance(v, type) and dataclasses.is_dataclass(v) and v.__module__ == pane_types.__name__
+        if isinstance(v, type)
+        and dataclasses.is_dataclass(v)
+        and v.__module__ == pane_types.__name__
     ]
     return sorted(out, key=lambda c: c.__name__)
 
