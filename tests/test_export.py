@@ -371,3 +371,49 @@ def test_the_page_embeds_every_pane_compressed_and_is_smaller_than_the_json(tmp_
     c = index.compiles[0]
     data = jsonlib.loads(gzip.decompress(base64.b64decode(blobs[f"{c.key}\ndynamo_output_graph"])))
     assert data == pane_json(build_pane(exp, c.key, "dynamo_output_graph"))
+
+
+def test_a_problem_finding_opens_first_and_its_evidence_selects_what_it_names(
+    open_page, tmp_path, monkeypatch
+):
+    """The advisor is being built on its own branch: here it is given one finding about a
+    real graph break, with evidence ids taken from the capture."""
+    from playwright.sync_api import expect
+
+    import compiler.advisor
+    from compiler.findings import Evidence, Finding
+
+    exp = compiler.explore(programs.data_dependent, torch.ones(4), backend="aot_eager")
+    if_line = _line_key(programs.data_dependent, "if x.sum() > 0")
+    finding = Finding(
+        kind="graph_break",
+        severity="problem",
+        title="Data-dependent branch <b>splits</b> the graph",
+        suggestion="use torch.where or torch.cond",
+        impact="1 extra graph",
+        evidence=(
+            Evidence(
+                text=f"graph break at {if_line}",
+                compile=exp.compiles[0].key,
+                stage="dynamo_graph_break_reason",
+                src=if_line,
+            ),
+        ),
+    )
+    monkeypatch.setattr(compiler.advisor, "diagnose", lambda _exp: (finding,))
+    path = tmp_path / "findings.html"
+    to_html(exp, path)
+    page, problems = open_page(path)
+    expect(page.locator(".tce-tab.tce-current")).to_have_attribute("data-stage", "findings")
+    card = page.locator(".tce-finding.tce-problem")
+    expect(card).to_contain_text("Data-dependent branch <b>splits</b> the graph")
+    assert page.locator(".tce-pane b").count() == 0
+    card.locator(".tce-evidence-link").click()
+    expect(page.locator(".tce-tab.tce-current")).to_have_attribute(
+        "data-stage", "dynamo_graph_break_reason"
+    )
+    expect(page.locator(".tce-card.hl")).to_contain_text("Data-dependent branching")
+    expect(page.locator(f'.tce-source .tce-row[data-src="{if_line}"]')).to_have_class(
+        re.compile(r"\bhl\b")
+    )
+    assert problems == []
