@@ -20,7 +20,7 @@ from .errors import (
     TargetError,
     TraceFormatError,
 )
-from .explore import explore
+from .explore import classify_failure, explore
 from .model import (
     SCHEMA_VERSION,
     Bytecode,
@@ -83,6 +83,7 @@ __all__ = [
     "TargetError",
     "TensorMeta",
     "TraceFormatError",
+    "classify_failure",
     "explore",
     "explore_path",
     "explore_script",

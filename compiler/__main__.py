@@ -2,8 +2,9 @@
 
 A ``.py`` argument is run as ``__main__`` with every torch.compile compile it triggers
 recorded; anything else (a ``TORCH_TRACE`` directory, a ``.log`` or ``.log.gz`` file)
-is read with ``compiler.load_trace``. Either way ``exploration.json`` and ``report.md``
-are written into DIR.
+is read with ``compiler.load_trace``. Either way ``exploration.json`` is written into DIR.
+The Markdown report and the HTML page are the explorer's: ``python -m explorer report``
+(``compiler`` stays free of rendering and of the explorer's dependencies).
 
 Exit status: 0 on success, 1 when the script raised (what was captured is still
 written), 2 for usage errors and ``compiler.ExploreError`` (no trace there, ...).
@@ -17,8 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import ExploreError
-from .report import write_report
+from .model import Exploration
 from .script import explore_path
+
+MARKDOWN_NOTE = (
+    "the Markdown report and the HTML page now come from the explorer: "
+    "python -m explorer report {path} -o {html}"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,11 +35,12 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     report = commands.add_parser(
         "report",
-        help="write exploration.json and report.md for a script or a TORCH_TRACE log",
+        help="write exploration.json for a script or a TORCH_TRACE log",
         description=(
             "Run a Python script with every torch.compile compile it triggers recorded, or "
             "read a TORCH_TRACE directory or .log/.log.gz file, then write exploration.json "
-            "and report.md into the output folder."
+            "into the output folder. For report.md and the HTML page, run "
+            "python -m explorer report."
         ),
     )
     report.add_argument(
@@ -43,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument(
         "-o", "--output", metavar="DIR", default="report",
-        help="folder to write exploration.json and report.md into (default: report)",
+        help="folder to write exploration.json into (default: report)",
     )  # fmt: skip
     return parser
 
@@ -64,9 +71,21 @@ def _report(path: Path, out_dir: Path) -> int:
         _say(failure)
     if not exp.compiles:
         _say(f"{path} triggered no torch.compile compiles; the report says so and nothing more.")
-    for written in write_report(exp, out_dir):
-        print(written)
+    print(_write_json(exp, out_dir))
+    _say(MARKDOWN_NOTE.format(path=out_dir / "exploration.json", html=out_dir / "explorer.html"))
     return 1 if failure else 0
+
+
+def _write_json(exp: Exploration, out_dir: Path) -> Path:
+    path = out_dir / "exploration.json"
+    text = exp.to_json(indent=1)  # before touching the disk: no half-written folder
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        msg = f"cannot write {path}: {exc}. Choose a folder you can write to."
+        raise ExploreError(msg, exploration=exp) from exc
+    return path
 
 
 def _say(message: str) -> None:

@@ -21,7 +21,12 @@ def parse_guards(tree: str, symbolic: tuple[str, ...] = ()) -> Guards:
 
     Each entry keeps its tree depth and 1-based line in ``tree``; ``origin`` is the
     trailing ``# ...`` comment Dynamo adds (the user code that required the guard).
+    The list is parsed when first read.
     """
+    return Guards.deferred(tree=tree, symbolic=symbolic, parse=lambda: _guard_list(tree))
+
+
+def _guard_list(tree: str) -> tuple[Guard, ...]:
     guards = []
     for number, raw in enumerate(tree.split("\n"), start=1):
         m = _GUARD_LINE.match(raw.rstrip())
@@ -34,7 +39,7 @@ def parse_guards(tree: str, symbolic: tuple[str, ...] = ()) -> Guards:
                 kind=m["kind"], expr=expr, depth=m["indent"].count("|"), line=number, origin=origin
             )
         )
-    return Guards(tree=tree, guards=tuple(guards), symbolic=symbolic)
+    return tuple(guards)
 
 
 def _split_comment(text: str) -> tuple[str, str]:

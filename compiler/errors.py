@@ -12,12 +12,18 @@ class ExploreError(Exception):
     """Base of every error ``compiler`` raises on purpose.
 
     ``exploration`` holds whatever was captured before the failure (or None), so a
-    compile that fails halfway still shows the stages it reached.
+    compile that fails halfway still shows the stages it reached. ``stage`` names what
+    failed, as the ``StageError`` recorded for it: ``dynamo`` (a graph break under
+    ``fullgraph=True``), ``backend``, ``run`` (the code raised as torch.compile ran
+    it), ``inputs`` (it fails eagerly too); empty where no stage applies.
     """
 
-    def __init__(self, message: str, *, exploration: Exploration | None = None) -> None:
+    def __init__(
+        self, message: str, *, exploration: Exploration | None = None, stage: str = ""
+    ) -> None:
         super().__init__(message)
         self.exploration = exploration
+        self.stage = stage
 
 
 class TargetError(ExploreError):

@@ -82,13 +82,44 @@ class ParseStats:
     bad: list[tuple[int, str]] = field(default_factory=list)
 
 
-def parse_trace_text(text: str, stats: ParseStats) -> Iterator[Event]:
-    """Events from the whole text of a ``TORCH_TRACE`` log, as ``parse_trace_lines``
-    reads them, but with payloads cut out of the text in one slice each (the lines of a
-    payload are contiguous and start with a tab) instead of line by line."""
-    n = len(text)
-    pos = 0
+def parse_trace_chunks(chunks: Iterable[str], stats: ParseStats) -> Iterator[Event]:
+    """Events from a ``TORCH_TRACE`` log read in pieces of any size (``fh.read(n)``).
+
+    Each piece is cut before its last event, whose payload may go on in the next one,
+    so at most one piece and the payloads kept are in memory at a time.
+    """
+    pending = ""
     number = 1
+    for chunk in chunks:
+        text = pending + chunk
+        cut = _last_event_start(text)
+        if cut <= 0:
+            pending = text
+            continue
+        yield from parse_trace_text(text, stats, number, stop=cut)
+        number += text.count("\n", 0, cut)
+        pending = text[cut:]
+    if pending:
+        yield from parse_trace_text(pending, stats, number)
+
+
+def _last_event_start(text: str) -> int:
+    """Index of the start of the last line that is not a payload line (0 if none)."""
+    i = text.rfind("\n", 0, len(text) - 1)
+    while i >= 0 and text.startswith("\t", i + 1):
+        i = text.rfind("\n", 0, i)
+    return i + 1 if i >= 0 else 0
+
+
+def parse_trace_text(
+    text: str, stats: ParseStats, first_line: int = 1, *, stop: int | None = None
+) -> Iterator[Event]:
+    """Events from the text of a ``TORCH_TRACE`` log up to ``stop`` (``first_line`` is the
+    line number of its first line), with payloads cut out of the text in one slice each
+    (the lines of a payload are contiguous and start with a tab), not line by line."""
+    n = len(text) if stop is None else stop
+    pos = 0
+    number = first_line
     while pos < n:
         end = text.find("\n", pos)
         if end < 0:
@@ -176,4 +207,4 @@ def parse_trace_lines(lines: Iterable[str], stats: ParseStats) -> Iterator[Event
     start with a tab. When the object names a payload hash, the payload is checked
     against it.
     """
-    return parse_trace_text("".join(lines), stats)
+    return parse_trace_chunks(lines, stats)

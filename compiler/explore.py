@@ -109,8 +109,19 @@ def explore(
             rec_failure = exc
     exploration = rec.exploration()
     if rec_failure is not None:
-        raise _classify(
-            rec_failure, target, example_inputs, kwargs, opts, exploration
+        rerun = None
+        if opts.wrapped:
+
+            def rerun() -> object:
+                with torch.no_grad():
+                    return target(*example_inputs, **kwargs)
+
+        raise classify_failure(
+            rec_failure,
+            target=describe_target(target),
+            options=opts,
+            exploration=exploration,
+            rerun_eagerly=rerun,
         ) from rec_failure
     if measure:
         exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
@@ -209,62 +220,87 @@ def _input_device(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return ""
 
 
-def _classify(
+def classify_failure(
     exc: BaseException,
-    target: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    opts: Options,
+    *,
+    target: str,
+    options: Options,
     exploration: Exploration,
+    rerun_eagerly: Callable[[], object] | None = None,
 ) -> ExploreError:
+    """What an exception raised while compiled code ran means, as an ``ExploreError``.
+
+    ``CompileError`` when torch.compile itself failed: a graph break under
+    ``fullgraph`` (``stage="dynamo"``), the backend (``"backend"``), or Dynamo on code
+    that runs eagerly (``"run"``); ``InputError`` when the user's code raised
+    (``"run"``) or, checked with ``rerun_eagerly`` when given, fails without
+    torch.compile too (``"inputs"``). The error's ``exploration`` is ``exploration``
+    with the message recorded as a ``StageError``.
+
+    Args:
+        exc: what the compiled call raised.
+        target: the name to show for what was compiled (``describe_target``).
+        options: how it was compiled (``fullgraph``, ``backend``, ``wrapped``).
+        exploration: what was recorded before the failure.
+        rerun_eagerly: runs the target without torch.compile; omit it where running
+            the code again would repeat its side effects.
+
+    Example:
+        >>> err = classify_failure(ValueError("boom"), target="f", options=Options(),
+        ...                        exploration=Exploration(source="live"))
+        >>> type(err).__name__, err.stage
+        ('InputError', 'run')
+    """
     where = ""
     if exploration.graph_breaks and exploration.graph_breaks[-1].location is not None:
         where = f" at {exploration.graph_breaks[-1].location}"
     first_line = str(exc).strip().split("\n", 1)[0]
-    if opts.fullgraph and _compat.is_graph_break_error(exc):
+
+    def error(kind: type[ExploreError], stage: str, msg: str) -> ExploreError:
+        return kind(msg, exploration=_with_error(exploration, stage, msg), stage=stage)
+
+    if options.fullgraph and _compat.is_graph_break_error(exc):
         msg = (
             f"fullgraph=True, but Dynamo hit a graph break{where}: {first_line}. "
             "Remove fullgraph=True to let torch.compile split the graph there, or change the "
             "code so Dynamo can trace it; the stages recorded so far are on .exploration."
         )
-        return CompileError(msg, exploration=_with_error(exploration, "dynamo", msg))
+        return error(CompileError, "dynamo", msg)
     if _compat.is_backend_failure(exc):
         msg = (
-            f"the {opts.backend!r} backend failed while compiling {describe_target(target)}: "
+            f"the {options.backend!r} backend failed while compiling {target}: "
             f"{first_line}. Try backend='aot_eager' to see whether the problem is in "
             "AOTAutograd or in the backend."
         )
-        return CompileError(msg, exploration=_with_error(exploration, "backend", msg))
+        return error(CompileError, "backend", msg)
     if not _compat.is_dynamo_error(exc):
         # torch.compile ran the user's code and it raised: report it as theirs, without
         # running it again (a second run would repeat its prints and side effects).
         msg = (
-            f"{describe_target(target)} raised {type(exc).__name__}: {first_line}. The error "
+            f"{target} raised {type(exc).__name__}: {first_line}. The error "
             "comes from your code as torch.compile ran it; fix it and run again (the stages "
             "recorded before it are on .exploration)."
         )
-        return InputError(msg, exploration=_with_error(exploration, "run", msg))
-    if opts.wrapped:
+        return error(InputError, "run", msg)
+    if rerun_eagerly is not None:
         try:
-            import torch
-
-            with torch.no_grad():
-                target(*args, **kwargs)
+            rerun_eagerly()
         except Exception as eager_exc:
             eager_text = str(eager_exc).strip()
             eager_first = eager_text.splitlines()[0] if eager_text else ""
             msg = (
-                f"{describe_target(target)} fails on these inputs even without torch.compile: "
+                f"{target} fails on these inputs even without torch.compile: "
                 f"{type(eager_exc).__name__}: {eager_first}. "
                 "Fix the inputs or the code so that it runs eagerly first."
             )
-            return InputError(msg, exploration=_with_error(exploration, "inputs", msg))
+            return error(InputError, "inputs", msg)
+    eager_note = ". It runs eagerly, so the failure comes from torch.compile"
     msg = (
-        f"{describe_target(target)} raised {type(exc).__name__} under torch.compile: {first_line}"
-        f"{'. It runs eagerly, so the failure comes from torch.compile' if opts.wrapped else ''}; "
+        f"{target} raised {type(exc).__name__} under torch.compile: {first_line}"
+        f"{eager_note if rerun_eagerly is not None else ''}; "
         "the stages recorded before the failure are on .exploration."
     )
-    return CompileError(msg, exploration=_with_error(exploration, "run", msg))
+    return error(CompileError, "run", msg)
 
 
 def _with_error(exploration: Exploration, stage: str, message: str) -> Exploration:

@@ -29,6 +29,7 @@ AOT_GRAPH_OF = {
     "aot_inference_graph": "inference",
 }
 _DYNAMO_LIKE = ("dynamo_output_graph", "before_pre_grad_graph", "after_pre_grad_graph")
+_JOINT = ("aot_joint_graph", "before_joint_graph", "after_joint_graph")
 
 Links = dict[str, tuple[str, ...]]
 
@@ -110,7 +111,8 @@ def kernels_of_post(oc: OutputCode) -> Links:
 
 def compile_graph_kernels(stage: str, outputs: tuple[OutputCode, ...], posts: list[Links]) -> Links:
     """Node name -> kernel ids for a compile-level graph: Dynamo and pre-grad graphs
-    through ``Provenance.pre_to_post``, AOT graphs by their post-grad node names."""
+    through ``Provenance.pre_to_post``, AOT graphs by their post-grad node names (the
+    joint graph: ``_joint_kernels``)."""
     out: dict[str, list[str]] = {}
     for oc, post in zip(outputs, posts, strict=True):
         if stage in _DYNAMO_LIKE:
@@ -145,13 +147,38 @@ def _linked(
 
 def _deferred(
     graph: Graph,
-    kernels: Mapping[str, tuple[str, ...]],
+    kernels: Mapping[str, tuple[str, ...]] | Callable[[Graph], Links],
     stacks: Callable[[Graph], Mapping[str, tuple[str, ...]]],
 ) -> Graph:
     """``graph`` linked when its nodes are first read: parsing waits for a reader."""
-    return Graph.deferred(
-        stage=graph.stage, text=graph.text, parse=lambda: _linked(graph, kernels, stacks(graph))
-    )
+
+    def parse() -> tuple[tuple[Node, ...], str | None]:
+        links = kernels(graph) if callable(kernels) else kernels
+        return _linked(graph, links, stacks(graph))
+
+    return Graph.deferred(stage=graph.stage, text=graph.text, parse=parse)
+
+
+def _joint_kernels(
+    c: Compile, outputs: tuple[OutputCode, ...], posts: list[Links]
+) -> Callable[[Graph], Links]:
+    """Kernel links of a joint graph: the partitioner copies joint nodes into the forward
+    and backward graphs under their joint names, so a joint node links to what the node
+    of its name in the forward (backward) output code ran, where that node runs the
+    same op (names can be reused)."""
+
+    def kernels(joint: Graph) -> Links:
+        targets = {n.name: n.target for n in joint.nodes}
+        out: dict[str, list[str]] = {}
+        for oc, post in zip(outputs, posts, strict=True):
+            aot = c.graphs.get(f"aot_{oc.graph}_graph")
+            for n in aot.nodes if aot is not None else ():
+                if n.name in post and targets.get(n.name) == n.target:
+                    found = out.setdefault(n.name, [])
+                    found.extend(k for k in post[n.name] if k not in found)
+        return {k: tuple(v) for k, v in out.items()}
+
+    return kernels
 
 
 def _has_stacks(graph: Graph | None) -> bool:
@@ -180,50 +207,55 @@ def _kernel(k: Kernel, kid: str) -> Kernel:
 
 
 def _dynamo_stacks(c: Compile) -> dict[str, tuple[str, ...]]:
-    for stage in _DYNAMO_LIKE:
-        g = c.graphs.get(stage)
-        if g is not None and _has_stacks(g):
-            return _stacks(g)
-    g = c.graphs.get("dynamo_output_graph")
-    return module_stack.dynamo_stacks(g) if g is not None else {}
+    # live capture records Dynamo's graph's stacks; a trace needs the reconstruction
+    g = c.graphs.get("dynamo_output_graph") or c.graphs.get("before_pre_grad_graph")
+    if g is None:
+        return {}
+    return _stacks(g) if _has_stacks(g) else module_stack.dynamo_stacks(g)
 
 
 Stacks = dict[str, tuple[str, ...]]
+
+
+def _provenance_stacks(oc: OutputCode, dynamo: Stacks) -> Stacks:
+    """Post-grad node name -> the modules its Dynamo nodes agree on (provenance map)."""
+    out: Stacks = {}
+    for post, pres in oc.provenance.post_to_pre.items():
+        found = [dynamo[p] for p in pres if dynamo.get(p)]
+        if found:
+            out[post] = module_stack.common(found)
+    return out
 
 
 def derive_compile(c: Compile, key: str, parent: str | None) -> Compile:
     """One compile with its ids, links, line tables and module stacks filled in.
 
     Node-level links are attached when a graph's nodes are first read, so a graph
-    nobody opens is never parsed; each step below is computed at most once.
+    nobody opens is never parsed; opening one parses it and, for module stacks, the
+    Dynamo graph, nothing else.
     """
     outputs, posts = _link_outputs(c)
     dynamo = functools.cache(lambda: _dynamo_stacks(c))
-    linked_outputs: list[OutputCode] = []
-    # Stacks found in each output code's post-grad graphs, by node name: a backward
-    # graph reads the forward's saved tensors under their forward names (and has no
-    # provenance map on torch 2.13), and AOT graphs share names with post-grad graphs.
-    found: list[Callable[[], Stacks]] = []
 
-    def before(i: int) -> Stacks:
+    @functools.cache
+    def by_name(upto: int) -> Stacks:
+        """Provenance stacks of the output codes before ``upto``, by post-grad name: a
+        backward graph reads the forward's saved tensors under their forward names (and
+        has no provenance map on torch 2.13)."""
         merged: Stacks = {}
-        for f in found[:i]:
-            merged.update(f())
+        for oc in outputs[:upto]:
+            merged.update(_provenance_stacks(oc, dynamo()))
         return merged
 
+    linked_outputs: list[OutputCode] = []
     for i, (oc, post) in enumerate(zip(outputs, posts, strict=True)):
 
         def post_stacks(g: Graph, i: int = i, oc: OutputCode = oc) -> Stacks:
             if _has_stacks(g):
                 return {}
-            return module_stack.mapped_stacks(g, oc.provenance.post_to_pre, dynamo(), before(i))
+            return module_stack.mapped_stacks(g, oc.provenance.post_to_pre, dynamo(), by_name(i))
 
         graphs = {stage: _deferred(g, post, post_stacks) for stage, g in oc.graphs.items()}
-
-        def found_here(graphs: dict[str, Graph] = graphs) -> Stacks:
-            return next((_stacks(g) for g in graphs.values() if _has_stacks(g)), {})
-
-        found.append(functools.cache(found_here))
         linked_outputs.append(replace(oc, graphs=graphs))
 
     def compile_stacks(g: Graph) -> Stacks:
@@ -231,12 +263,22 @@ def derive_compile(c: Compile, key: str, parent: str | None) -> Compile:
             return {}
         if g.stage in _DYNAMO_LIKE:
             return dynamo()
+        # AOT graphs share node names with the post-grad graphs of their output code;
+        # the joint graph with all of them
         j = next((j for j, oc in enumerate(outputs) if oc.graph == AOT_GRAPH_OF.get(g.stage)), None)
-        same = found[j]() if j is not None else before(len(found))
-        return module_stack.mapped_stacks(g, {}, {}, same)
+        if j is None:
+            return module_stack.mapped_stacks(g, {}, {}, by_name(len(outputs)))
+        oc = outputs[j]
+        return module_stack.mapped_stacks(g, oc.provenance.post_to_pre, dynamo(), by_name(j))
 
     graphs = {
-        stage: _deferred(g, compile_graph_kernels(stage, outputs, posts), compile_stacks)
+        stage: _deferred(
+            g,
+            _joint_kernels(c, outputs, posts)
+            if stage in _JOINT
+            else compile_graph_kernels(stage, outputs, posts),
+            compile_stacks,
+        )
         for stage, g in c.graphs.items()
     }
     bytecode = c.bytecode

@@ -139,8 +139,11 @@ class Node:
     # the provenance maps; empty where torch recorded no link.
     kernels: tuple[str, ...] = ()
     # the nn.Module hierarchy the node came from, outermost first, as module paths
-    # (``("h", "h.0", "h.0.attn")``), from ``nn_module_stack`` (live capture) or what a
-    # trace holds (stack traces, parameter names); empty for top-level code.
+    # (``("transformer", "transformer.h.0", "transformer.h.0.attn")``; containers that
+    # are never called, like a ModuleList ``h``, are not in it, as in torch's own
+    # stacks): from ``nn_module_stack`` (live capture), or on a trace reconstructed from
+    # parameter names and carried to AOT/post-grad graphs through provenance (see
+    # compiler/module_stack.py); empty for top-level code.
     module_stack: tuple[str, ...] = ()
 
 
@@ -170,8 +173,14 @@ class Graph:
             >>> g.parse_error
             'empty'
         """
+        def parse_once() -> tuple[tuple[Node, ...], str | None]:
+            try:
+                return parse()
+            except Exception as exc:  # a view reading .nodes must get a graph, not a crash
+                return (), f"{type(exc).__name__}: {exc}"
+
         graph = cls(stage=stage, text=text)
-        _NODES_SLOT.__set__(graph, _Deferred(parse))
+        _defer_graph(graph, parse_once)
         return graph
 
     def node(self, name: str, module: str = "") -> Node | None:
@@ -183,41 +192,54 @@ class Graph:
 
 
 class _Deferred:
-    """What a deferred graph's ``nodes`` slot holds until it is first read."""
+    """What a deferred object's first derived slot holds until one of them is read."""
 
     __slots__ = ("parse",)
 
-    def __init__(self, parse: Callable[[], tuple[tuple[Node, ...], str | None]]) -> None:
+    def __init__(self, parse: Callable[[], tuple[Any, ...]]) -> None:
         self.parse = parse
 
 
 class _ParsedOnRead:
-    """Slot wrapper for ``Graph.nodes`` and ``Graph.parse_error``: runs the deferred
-    parse on first read and stores both results in their slots (frozen dataclasses
-    forbid ``setattr``, not slot writes)."""
+    """Slot wrapper for fields computed from another field on first read (``Graph.nodes``
+    and ``parse_error`` from ``text``; ``Guards.guards`` from ``tree``): the first read
+    of any of them runs the deferred parse and stores every result in its slot (frozen
+    dataclasses forbid ``setattr``, not slot writes)."""
 
-    def __init__(self, slot: Any, name: str) -> None:
-        self.slot = slot
-        self.name = name
+    def __init__(self, slots: tuple[Any, ...], index: int) -> None:
+        self.slots = slots
+        self.slot = slots[index]
 
     def __get__(self, obj: Any, owner: Any = None) -> Any:
         if obj is None:
             return self.slot.__get__(obj, owner)
-        value = _NODES_SLOT.__get__(obj, owner)
+        value = self.slots[0].__get__(obj, owner)
         if isinstance(value, _Deferred):
-            nodes, error = value.parse()
-            _NODES_SLOT.__set__(obj, nodes)
-            _ERROR_SLOT.__set__(obj, error)
+            for slot, result in zip(self.slots, value.parse(), strict=True):
+                slot.__set__(obj, result)
         return self.slot.__get__(obj, owner)
 
     def __set__(self, obj: Any, value: Any) -> None:
         self.slot.__set__(obj, value)
 
 
-_NODES_SLOT: Any = Graph.__dict__["nodes"]
-_ERROR_SLOT: Any = Graph.__dict__["parse_error"]
-setattr(Graph, "nodes", _ParsedOnRead(_NODES_SLOT, "nodes"))  # noqa: B010  (a class attribute)
-setattr(Graph, "parse_error", _ParsedOnRead(_ERROR_SLOT, "parse_error"))  # noqa: B010
+def _derived_on_read(
+    cls: type, *names: str
+) -> Callable[[Any, Callable[[], tuple[Any, ...]]], None]:
+    """Make ``names`` (fields of slotted ``cls``) computable on first read; returns the
+    function that defers them on one instance: ``defer(obj, parse)``, where ``parse()``
+    returns their values in the order of ``names``."""
+    slots = tuple(cls.__dict__[name] for name in names)
+    for i, name in enumerate(names):
+        setattr(cls, name, _ParsedOnRead(slots, i))
+
+    def defer(obj: Any, parse: Callable[[], tuple[Any, ...]]) -> None:
+        slots[0].__set__(obj, _Deferred(parse))
+
+    return defer
+
+
+_defer_graph = _derived_on_read(Graph, "nodes", "parse_error")
 
 
 @dataclass(**_FROZEN)
@@ -253,11 +275,27 @@ class Guard:
 
 @dataclass(**_FROZEN)
 class Guards:
-    """The guard tree text Dynamo printed, plus its guards as a list."""
+    """The guard tree text Dynamo printed, plus its guards as a list.
+
+    A loaded trace parses ``guards`` from ``tree`` on first read (``Guards.deferred``):
+    a large model has tens of thousands of guards, and most views never list them.
+    """
 
     tree: str
     guards: tuple[Guard, ...] = ()
     symbolic: tuple[str, ...] = ()
+
+    @classmethod
+    def deferred(
+        cls, *, tree: str, symbolic: tuple[str, ...], parse: Callable[[], tuple[Guard, ...]]
+    ) -> Guards:
+        """Guards whose ``guards`` come from ``parse()``, called once, on first read."""
+        guards = cls(tree=tree, symbolic=symbolic)
+        _defer_guards(guards, lambda: (parse(),))
+        return guards
+
+
+_defer_guards = _derived_on_read(Guards, "guards")
 
 
 @dataclass(**_FROZEN)
@@ -683,26 +721,6 @@ class Exploration:
         from .serialize import from_json
 
         return from_json(text)
-
-    def to_html(self, path: str | None = None) -> str:
-        """One self-contained, offline HTML page of this exploration (written to
-        ``path`` if given), with the explorer's navigation and cross-links.
-
-        Rendering lives in the ``explorer`` package; this method only forwards to it,
-        so ``compiler`` itself still runs where explorer's dependencies are missing.
-        """
-        import importlib
-
-        try:
-            # imported by name: the dependency points upwards on purpose, and only here
-            export = importlib.import_module("explorer.export")
-        except ImportError as exc:
-            msg = (
-                "Exploration.to_html needs the explorer package and its dependencies: "
-                "pip install 'torch-compile-explorer[widgets]'"
-            )
-            raise ImportError(msg) from exc
-        return str(export.to_html(self, path))
 
     def __repr__(self) -> str:
         n = len(self.compiles)

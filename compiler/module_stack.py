@@ -106,7 +106,8 @@ def _normalise(raw: str) -> str:
     return text.strip(".")
 
 
-def _common(stacks: Iterable[Stack]) -> Stack:
+def common(stacks: Iterable[Stack]) -> Stack:
+    """The longest stack prefix all of ``stacks`` share (the modules they agree on)."""
     it = iter(stacks)
     first = next(it, None)
     if first is None:
@@ -136,7 +137,7 @@ def propagate(
             continue
         inputs = [out[i][:-1] if i in leaves else out[i] for i in n.inputs if out.get(i)]
         if inputs:
-            out[n.name] = _common(inputs)
+            out[n.name] = common(inputs)
     return out
 
 
@@ -152,7 +153,7 @@ def dynamo_stacks(graph: Graph) -> dict[str, Stack]:
     for n in graph.nodes:
         used = [attrs[i] for i in n.inputs if i in attrs]
         if used and n.op not in ("placeholder", "get_attr", "output"):
-            known[n.name] = _common(used)
+            known[n.name] = common(used)
     out = propagate(graph.nodes, known, frozenset(known))
     # parameters and buffers sit in their module too, so a grouped graph shows them there
     out.update(attrs)
@@ -172,7 +173,7 @@ def mapped_stacks(
     for n in graph.nodes:
         found = [source[s] for s in to_source.get(n.name, ()) if source.get(s)]
         if found:
-            known[n.name] = _common(found)
+            known[n.name] = common(found)
         elif same_name.get(n.name):
             known[n.name] = same_name[n.name]
     return propagate(graph.nodes, known, frozenset())

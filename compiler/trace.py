@@ -8,11 +8,12 @@ from __future__ import annotations
 import gzip
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from .build import build_compiles
 from .errors import TraceFormatError
-from .events import Event, ParseStats, parse_trace_text
+from .events import Event, ParseStats, parse_trace_chunks
 from .model import Environment, Exploration, StageError
 
 _RANK_IN_NAME = re.compile(r"rank_(\d+)")
@@ -30,33 +31,20 @@ def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Explora
     """
     root = Path(path)
     files = _trace_files(root)
-    events: list[Event] = []
     errors: list[StageError] = []
-    multi = len(files) > 1
-    for index, file in enumerate(files):
-        stats = ParseStats()
-        file_rank = _rank_from_name(file) if multi else None
-        if multi and file_rank is None:
-            file_rank = index
-        for event in parse_trace_text(_read_text(file), stats):
-            if event.rank is None:
-                event.rank = file_rank
-            events.append(event)
-        for line, why in stats.bad:
-            errors.append(StageError(stage="trace", message=f"{file}:{line}: {why}"))
-        if stats.events == 0 and not stats.bad:
-            errors.append(StageError(stage="trace", message=f"{file}: no structured trace events"))
+    seen = [0]
+    # events stream into the builder, so only what it keeps stays in memory
+    result = build_compiles(_events(files, errors, seen), source="trace")
     if strict and errors:
         shown = "; ".join(e.message for e in errors[:5])
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
         raise TraceFormatError(f"{len(errors)} bad line(s) in {root}: {shown}{more}")
-    if not events:
+    if not seen[0]:
         msg = (
             f"{root} holds no torch.compile structured trace events. Point load_trace at the "
             "directory given as TORCH_TRACE (or one of its .log files) of a run that compiled."
         )
         raise TraceFormatError(msg)
-    result = build_compiles(events, source="trace")
     return Exploration(
         source="trace",
         target=str(root),
@@ -64,6 +52,25 @@ def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Explora
         compiles=tuple(result.compiles),
         errors=tuple(errors),
     )
+
+
+def _events(files: list[Path], errors: list[StageError], seen: list[int]) -> Iterator[Event]:
+    """Every file's events, ranked; bad lines go to ``errors``, the count to ``seen[0]``."""
+    multi = len(files) > 1
+    for index, file in enumerate(files):
+        stats = ParseStats()
+        file_rank = _rank_from_name(file) if multi else None
+        if multi and file_rank is None:
+            file_rank = index
+        for event in parse_trace_chunks(_read_chunks(file), stats):
+            if event.rank is None:
+                event.rank = file_rank
+            seen[0] += 1
+            yield event
+        for line, why in stats.bad:
+            errors.append(StageError(stage="trace", message=f"{file}:{line}: {why}"))
+        if stats.events == 0 and not stats.bad:
+            errors.append(StageError(stage="trace", message=f"{file}: no structured trace events"))
 
 
 def _trace_files(root: Path) -> list[Path]:
@@ -92,13 +99,18 @@ def _rank_from_name(file: Path) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _read_text(file: Path) -> str:
+_CHUNK = 1 << 20  # characters per read: large enough that per-piece work is negligible
+
+
+def _read_chunks(file: Path) -> Iterator[str]:
     try:
-        data = file.read_bytes()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-        return data.decode("utf-8", errors="replace")
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        with file.open("rb") as probe:
+            gz = probe.read(2) == b"\x1f\x8b"
+        opener = gzip.open if gz else open
+        with opener(file, "rt", encoding="utf-8", errors="replace", newline="") as fh:
+            while chunk := fh.read(_CHUNK):
+                yield chunk
+    except (OSError, EOFError) as exc:
         raise TraceFormatError(f"cannot read trace file {file}: {exc}") from exc
 
 

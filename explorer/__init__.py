@@ -34,6 +34,7 @@ __all__ = [
     "load",
     "load_ipython_extension",
     "show",
+    "to_html",
     "unload_ipython_extension",
     "view",
 ]
@@ -111,6 +112,21 @@ def view(exploration: Exploration) -> ExplorationWidget:
     from .widget import ExplorationWidget
 
     return ExplorationWidget(exploration)
+
+
+def to_html(exploration: Exploration, path: str | os.PathLike[str] | None = None) -> str:
+    """One self-contained, offline HTML page of ``exploration`` (written to ``path`` if
+    given), with the explorer's navigation and cross-links; returns the HTML text.
+
+    Example:
+        >>> import torch, compiler, explorer
+        >>> exp = compiler.explore(torch.sin, torch.randn(4), backend="eager")
+        >>> explorer.to_html(exp).startswith("<!DOCTYPE html>")
+        True
+    """
+    from .export import to_html as export_html
+
+    return export_html(exploration, path)
 
 
 def load_ipython_extension(ip: InteractiveShell) -> None:

@@ -4,7 +4,8 @@ A ``.py`` argument is run as ``__main__`` with every torch.compile compile it tr
 recorded; a ``.json`` file written by ``Exploration.to_json`` is read back; anything
 else (a ``TORCH_TRACE`` directory, a ``.log`` or ``.log.gz`` file) is read with
 ``compiler.load_trace``. The result is one self-contained HTML page (no network
-needed to open it) written with ``explorer.export.to_html``.
+needed to open it) written with ``explorer.to_html``, and the Markdown report
+(``explorer.report.summarize``) next to it, with the same name ending in ``.md``.
 
 Exit status: 0 on success, 1 when the script raised (what was captured is still
 written), 2 for usage errors and ``compiler.ExploreError`` (no trace there, ...).
@@ -32,11 +33,12 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     report = commands.add_parser(
         "report",
-        help="write one self-contained HTML explorer for a script or a TORCH_TRACE log",
+        help="write the HTML explorer and a Markdown report for a script or a TORCH_TRACE log",
         description=(
             "Run a Python script with every torch.compile compile it triggers recorded, or "
             "read a TORCH_TRACE directory, a .log/.log.gz file or an Exploration .json, then "
-            "write the explorer as one HTML file that opens offline."
+            "write the explorer as one HTML file that opens offline, and the Markdown report "
+            "beside it (same name, .md)."
         ),
     )
     report.add_argument(
@@ -47,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument(
         "-o", "--output", metavar="FILE", default="report.html",
-        help="HTML file to write (default: report.html)",
+        help="HTML file to write; the .md goes beside it (default: report.html)",
     )  # fmt: skip
     return parser
 
@@ -64,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _report(path: Path, output: Path) -> int:
     from .export import to_html
+    from .report import write_markdown
 
     started = time.perf_counter()
     exp, failure = explore_path(path, progress=_say)
@@ -75,8 +78,10 @@ def _report(path: Path, output: Path) -> int:
     _say(f"rendering {n} compile{'s' * (n != 1)} ...")
     output.parent.mkdir(parents=True, exist_ok=True)
     to_html(exp, output)
+    markdown = write_markdown(exp, output.with_suffix(".md"))
     _say(f"done in {time.perf_counter() - started:.1f} s")
     print(output)
+    print(markdown)
     return 1 if failure else 0
 
 

@@ -228,12 +228,17 @@ class CompileMagics(Magics):
                 failure = exc
         exploration = rec.exploration()
         if failure is not None:
-            message = _program_failure(failure, target, args, exploration, filename)
+            # compiler classifies the failure; the cell only words it in its own terms.
+            # The cell is not run again to check it eagerly: that would repeat its effects.
+            error = compiler.classify_failure(
+                failure, target=target, options=rec.options, exploration=exploration
+            )
+            message = _program_failure(failure, error, target, args, filename)
             exploration = dataclasses.replace(
                 exploration,
                 errors=(*exploration.errors, compiler.StageError(stage="run", message=message)),
             )
-            user_error = not _is_compile_failure(failure)
+            user_error = isinstance(error, compiler.InputError)
             self._report(failure, exploration, args, message, traceback=user_error)
             return
         if last is not None and not quiet:
@@ -381,29 +386,28 @@ def _check_compile_options(kwargs: dict[str, Any]) -> None:
         raise UsageError(f"torch.compile rejected the options: {text}") from None
 
 
-def _is_compile_failure(exc: BaseException) -> bool:
-    """Whether torch.compile itself raised ``exc`` (Dynamo or Inductor), not the user's code."""
-    module = type(exc).__module__ or ""
-    return module.startswith(("torch._dynamo", "torch._inductor"))
-
-
 def _program_failure(
-    exc: BaseException, target: str, args: argparse.Namespace, exploration: Any, filename: str
+    exc: BaseException, error: Any, target: str, args: argparse.Namespace, filename: str
 ) -> str:
+    """The cell's one-paragraph message for ``error`` (``compiler.classify_failure``)."""
+    import compiler
+
     first = (str(exc).strip().splitlines() or [""])[0].rstrip(".")
     line = _cell_line(exc.__traceback__, filename)
     at = f" at line {line} of the cell" if line else ""
-    if not _is_compile_failure(exc):
+    if isinstance(error, compiler.InputError):
         return (
             f"The cell raised {type(exc).__name__}{at}: {first}. {target} was compiled while "
             "it ran; run the cell without %%compile to see whether it fails eagerly too."
         )
+    exploration = error.exploration
     where = ""
-    if exploration.graph_breaks and exploration.graph_breaks[-1].location is not None:
-        where = f" at {exploration.graph_breaks[-1].location}"
+    if exploration is not None and exploration.graph_breaks:
+        location = exploration.graph_breaks[-1].location
+        where = f" at {location}" if location is not None else ""
     where = where or _user_code_location(exc, filename) or at
     backend = args.backend or "inductor"
-    if args.fullgraph and type(exc).__name__ == "Unsupported":
+    if error.stage == "dynamo":  # a graph break under --fullgraph
         hint = (
             "Remove --fullgraph to let torch.compile split the graph there, or change the "
             "code so Dynamo can trace it."

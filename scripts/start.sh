@@ -52,6 +52,7 @@ if ((!headless)); then
 fi
 echo "start.sh: capturing $EXAMPLE into $out/"
 .venv/bin/python -m compiler report "$EXAMPLE" -o "$out/"
-# The same capture as one offline page with the explorer's linked views.
+# The same capture as one offline page with the explorer's linked views, and the
+# Markdown report beside it (explorer.md).
 .venv/bin/python -m explorer report "$out/exploration.json" -o "$out/explorer.html"
 echo "start.sh: report written to $(cd "$out" && pwd)/"

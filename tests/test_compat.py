@@ -113,3 +113,29 @@ def test_interned_strings_map_indices_to_file_names():
     table = _compat.interned_strings()
     assert table and all(isinstance(i, int) and isinstance(s, str) for i, s in table.items())
     assert __file__ in table.values()
+
+
+def test_graph_module_of_trace_call_finds_dynamos_graph_in_a_trace_handler():
+    found = {}
+
+    class Handler(logging.Handler):
+        def emit(self, record):
+            meta = getattr(record, "metadata", {})
+            if "dynamo_output_graph" in meta:
+                found["gm"] = _compat.graph_module_of_trace_call()
+
+    logger = _compat.trace_logger()
+    handler = Handler(logging.DEBUG)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        lin = torch.nn.Linear(2, 2)
+        torch.compile(lambda x: lin(x).relu(), backend="eager")(torch.randn(3, 2))
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    gm = found["gm"]
+    assert isinstance(gm, torch.fx.GraphModule)
+    assert any("nn_module_stack" in n.meta for n in gm.graph.nodes)
+    assert _compat.graph_module_of_trace_call() is None  # outside a trace call

@@ -7,6 +7,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+import compiler
+from explorer.report import summarize
+
 TRACE = Path(__file__).parent / "data" / "traces" / "graph_break_eager"
 
 
@@ -24,7 +27,7 @@ def test_report_of_a_trace_writes_one_html_file(tmp_path, subprocess_env):
     out = tmp_path / "pages" / "report.html"
     proc = _run(["report", str(TRACE), "-o", str(out)], subprocess_env)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == str(out)
+    assert proc.stdout.split() == [str(out), str(out.with_suffix(".md"))]
     assert proc.stderr.startswith(f"explorer: reading {TRACE} ...\n")
     assert "explorer: rendering 4 compiles ..." in proc.stderr
     html = out.read_text(encoding="utf-8")
@@ -60,3 +63,23 @@ def test_report_of_a_missing_path_is_a_one_line_error_with_status_2(tmp_path, su
     assert len(proc.stderr.strip().splitlines()) == 2  # the progress line and the error
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+def test_report_writes_the_markdown_report_beside_the_page(tmp_path, subprocess_env):
+    out = tmp_path / "report.html"
+    proc = _run(["report", str(TRACE), "-o", str(out)], subprocess_env)
+    assert proc.returncode == 0, proc.stderr
+    report = out.with_suffix(".md").read_text(encoding="utf-8")
+    for cid in ("0/0", "1/0", "0/1", "1/1"):
+        assert cid in report
+    assert "size mismatch" in report
+
+
+def test_summary_names_every_stage_of_a_live_capture():
+    import programs
+    import torch
+
+    exp = compiler.explore(programs.with_print, torch.randn(3), backend="aot_eager")
+    text = summarize(exp)
+    assert "with_print" in text and "dynamo_output_graph" in text and "aot_inference_graph" in text
+    assert "print" in text  # the graph break's summary

@@ -194,3 +194,48 @@ def test_an_autotune_winner_links_only_to_a_kernel_of_its_compile():
 
 def test_the_schema_major_is_2():
     assert SCHEMA_VERSION[0] == 2
+
+
+@pytest.mark.slow
+def test_joint_graph_nodes_link_to_kernels_only_through_same_op_nodes(blocks):
+    _, exp = blocks
+    c = exp.compiles[0]
+    joint = c.graphs["aot_joint_graph"]
+    ids = {k.id: oc.graph for oc in c.output_code for k in oc.kernels}
+    linked = [n for n in joint.nodes if n.kernels]
+    assert linked
+    for n in linked:
+        for kid in n.kernels:
+            aot = c.graphs[f"aot_{ids[kid]}_graph"].node(n.name)
+            assert aot is not None and aot.target == n.target and kid in aot.kernels
+
+
+def test_a_deferred_graph_parses_once_on_first_read_and_never_raises():
+    from compiler.model import Graph, Node
+
+    calls = []
+
+    def parse():
+        calls.append(1)
+        return (Node(name="a", op="placeholder", target="a"),), None
+
+    g = Graph.deferred(stage="dynamo_output_graph", text="...", parse=parse)
+    assert calls == []
+    assert [n.name for n in g.nodes] == ["a"] and g.parse_error is None
+    assert g == Graph(stage="dynamo_output_graph", text="...", nodes=g.nodes)
+    assert calls == [1]
+
+    def broken():
+        raise RecursionError("too deep")
+
+    bad = Graph.deferred(stage="aot_joint_graph", text="...", parse=broken)
+    assert bad.nodes == () and bad.parse_error == "RecursionError: too deep"
+
+
+def test_load_trace_parses_a_graph_only_when_its_nodes_are_read():
+    exp = compiler.load_trace(ROOT / "tests/data/traces/graph_break_eager", strict=True)
+    g = exp.compiles[0].graphs["dynamo_output_graph"]
+    slot = type(g).__dict__["nodes"].slot  # the stored value, without parsing
+    assert type(slot.__get__(g)).__name__ == "_Deferred"
+    assert g.nodes
+    assert isinstance(slot.__get__(g), tuple)

@@ -153,3 +153,27 @@ def test_loading_a_trace_never_executes_its_code(tmp_path):
     (tmp_path / "t.log").write_text(text)
     compiler.load_trace(tmp_path / "t.log")
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("name", ["corrupted.log", "graph_break_eager/trace.log"])
+def test_a_trace_read_in_small_pieces_gives_the_same_events_and_bad_lines(name):
+    from compiler.events import ParseStats, parse_trace_chunks
+
+    text = (TRACES / name).read_text()
+
+    def read(size):
+        stats = ParseStats()
+        pieces = [text[i : i + size] for i in range(0, len(text), size)]
+        events = [(e.key, e.payload, e.line, e.metadata) for e in parse_trace_chunks(pieces, stats)]
+        return events, stats
+
+    whole, whole_stats = read(len(text))
+    assert whole
+    for size in (5, 333, 4096):
+        events, stats = read(size)
+        assert events == whole
+        assert (stats.lines, stats.events, stats.bad) == (
+            whole_stats.lines,
+            whole_stats.events,
+            whole_stats.bad,
+        )

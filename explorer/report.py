@@ -1,7 +1,8 @@
 """A Markdown report of an Exploration, for terminals, CI logs and code review.
 
 ``summarize`` turns an Exploration into text and touches nothing else;
-``write_report`` is the one function here that writes files. Strings that torch
+``write_markdown`` is the one function here that writes files (``python -m explorer
+report`` writes it beside the HTML page). Strings that torch
 wrote for people (graph break summaries, hints, recompile reasons) are kept as
 they are; names, paths, ids and code go in backticks.
 """
@@ -12,8 +13,9 @@ import os
 import re
 from pathlib import Path
 
-from .errors import ExploreError
-from .model import (
+import compiler
+from compiler.errors import ExploreError
+from compiler.model import (
     Bytecode,
     Compile,
     CompileMetrics,
@@ -27,7 +29,7 @@ from .model import (
     StageError,
 )
 
-__all__ = ["summarize", "write_report"]
+__all__ = ["summarize", "write_markdown"]
 
 _SOURCES = {"live": "live capture", "trace": "`TORCH_TRACE` log"}
 _STATUS = {
@@ -37,7 +39,10 @@ _STATUS = {
     "failed": "failed",
 }
 _BACKTICKS = re.compile(r"`+")
-_PACKAGE_DIR = Path(__file__).resolve().parent.as_posix() + "/"
+# frames of the `python -m compiler` / `python -m explorer` runners are not user code
+_PACKAGE_DIRS = tuple(
+    Path(p).resolve().parent.as_posix() + "/" for p in (compiler.__file__, __file__) if p
+)
 
 
 def summarize(exp: Exploration) -> str:
@@ -52,7 +57,7 @@ def summarize(exp: Exploration) -> str:
 
     Example:
         >>> import torch, compiler
-        >>> from compiler.report import summarize
+        >>> from explorer.report import summarize
         >>> exp = compiler.explore(torch.sin, torch.randn(4), backend="eager")
         >>> summarize(exp).startswith("# torch.compile report:")
         True
@@ -66,38 +71,33 @@ def summarize(exp: Exploration) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def write_report(exp: Exploration, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write ``exploration.json`` and ``report.md`` into ``out_dir`` (created if needed).
+def write_markdown(exp: Exploration, path: str | os.PathLike[str]) -> Path:
+    """Write ``summarize(exp)`` to ``path`` (its folder is created if needed).
 
     Args:
-        exp: the Exploration to write.
-        out_dir: the folder; existing files of the same names are replaced.
+        exp: the Exploration to describe.
+        path: the Markdown file; an existing file is replaced.
 
     Returns:
-        The paths written: ``[out_dir/exploration.json, out_dir/report.md]``.
+        The path written.
 
     Raises:
-        ExploreError: the folder cannot be created or written to.
+        ExploreError: the file cannot be written.
 
     Example:
-        >>> paths = write_report(exp, "report")  # doctest: +SKIP
-        >>> [p.name for p in paths]  # doctest: +SKIP
-        ['exploration.json', 'report.md']
+        >>> write_markdown(exp, "report/report.md")  # doctest: +SKIP
+        PosixPath('report/report.md')
     """
-    folder = Path(out_dir)
-    json_path = folder / "exploration.json"
-    md_path = folder / "report.md"
-    # Render before touching the disk, so a rendering failure leaves no half-written folder.
-    json_text = exp.to_json(indent=1)
-    md_text = summarize(exp)
+    target = Path(path)
+    # Render before touching the disk, so a rendering failure leaves no half-written file.
+    text = summarize(exp)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json_text, encoding="utf-8")
-        md_path.write_text(md_text, encoding="utf-8")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
     except OSError as exc:
-        msg = f"cannot write the report into {folder}: {exc}. Choose a folder you can write to."
+        msg = f"cannot write the report {target}: {exc}. Choose a folder you can write to."
         raise ExploreError(msg, exploration=exp) from exc
-    return [json_path, md_path]
+    return target
 
 
 # -- sections ---------------------------------------------------------------------------
@@ -417,7 +417,7 @@ def _caller(c: Compile) -> SourceLoc | None:
         name = loc.filename.replace("\\", "/")
         if name.startswith("<") or "/site-packages/" in name or "/dist-packages/" in name:
             continue
-        if name.startswith(_PACKAGE_DIR):
+        if name.startswith(_PACKAGE_DIRS):
             continue
         return loc
     return None

@@ -1,0 +1,144 @@
+"""How fast and how lean is ``compiler.load_trace`` on real model traces, against tlparse?
+
+For each trace folder (default: the three of ``benchmarks/model_traces.py``), in one run:
+
+- ``tlparse LOG -o DIR`` (tlparse's own report of the same log), wall time;
+- ``load_trace`` in a fresh Python process (torch imported before the clock starts, so
+  the figure is the load, not the import), wall time and peak RSS over the load
+  (``ru_maxrss`` after minus the RSS before it, so the interpreter and torch are not
+  counted);
+- the same process then reads the nodes of the largest graph (what opening its pane
+  costs on the Python side: ``Graph.nodes`` is parsed and linked on first read), then
+  every graph's nodes (what opening every graph pane would cost).
+
+Runs alternate tlparse and load_trace, ``--repeat`` times each; medians are printed.
+Targets (issue 12): load_trace well under tlparse's time; peak RSS at most 3x the log.
+
+Run: ``python benchmarks/load_trace.py [TRACE_DIR ...] [--repeat 3]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TRACES = [ROOT.parent / "traces" / n for n in ("gpt2_train", "bert_infer", "resnet_infer")]
+
+_CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[2])
+import torch  # noqa: F401  (imported before the clock, as a user's session has it)
+import compiler
+
+def rss_kb():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+before = rss_kb()
+t0 = time.perf_counter()
+exp = compiler.load_trace(sys.argv[1])
+load_s = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+graphs = [
+    g for c in exp.compiles
+    for g in [*c.graphs.values(), *(g for oc in c.output_code for g in oc.graphs.values())]
+]
+largest = max(graphs, key=lambda g: g.text.count("\n"))
+t0 = time.perf_counter()
+largest_nodes = len(largest.nodes)
+open_s = time.perf_counter() - t0
+t0 = time.perf_counter()
+nodes = sum(
+    len(g.nodes)
+    for c in exp.compiles
+    for g in [*c.graphs.values(), *(g for oc in c.output_code for g in oc.graphs.values())]
+)
+parse_s = time.perf_counter() - t0
+print(json.dumps({"load_s": load_s, "peak_kb": peak - before, "before_kb": before,
+                  "parse_s": parse_s, "nodes": nodes, "compiles": len(exp.compiles),
+                  "open_s": open_s, "largest_nodes": largest_nodes}))
+"""
+
+
+def log_bytes(trace: Path) -> int:
+    files = [trace] if trace.is_file() else list(trace.rglob("*.log"))
+    return sum(p.stat().st_size for p in files)
+
+
+def tlparse_seconds(trace: Path) -> float:
+    logs = [trace] if trace.is_file() else sorted(trace.rglob("*.log"))
+    with tempfile.TemporaryDirectory(prefix="tce-tlparse-") as out:
+        start = time.perf_counter()
+        for log in logs:
+            subprocess.run(
+                ["tlparse", str(log), "-o", out, "--overwrite", "--no-browser"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        return time.perf_counter() - start
+
+
+def load_trace_run(trace: Path) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(trace), str(ROOT)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("traces", nargs="*", type=Path, default=DEFAULT_TRACES)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    if shutil.which("tlparse") is None:
+        raise SystemExit("benchmarks/load_trace.py needs tlparse: pip install tlparse")
+    import torch
+
+    print(f"torch {torch.__version__}, CPU; medians of {args.repeat} interleaved runs")
+    header = (
+        f"{'trace':14s} {'log MB':>7s} {'tlparse s':>10s} {'load_trace s':>13s} "
+        f"{'ratio':>7s} {'peak RSS/log':>13s} {'open largest s':>15s} {'parse all s':>12s} "
+        f"{'nodes':>7s}"
+    )
+    print(header)
+    for trace in args.traces:
+        if not trace.exists():
+            print(f"{trace.name:14s} skipped: {trace} does not exist (benchmarks/model_traces.py)")
+            continue
+        size = log_bytes(trace)
+        tl, loads = [], []
+        for _ in range(args.repeat):
+            tl.append(tlparse_seconds(trace))
+            loads.append(load_trace_run(trace))
+        tl_s = statistics.median(tl)
+        load_s = statistics.median(r["load_s"] for r in loads)
+        peak = statistics.median(r["peak_kb"] for r in loads) * 1024
+        parse_s = statistics.median(r["parse_s"] for r in loads)
+        open_s = statistics.median(r["open_s"] for r in loads)
+        largest = f"{open_s:.2f} ({int(loads[0]['largest_nodes'])})"
+        print(
+            f"{trace.name:14s} {size / 1e6:7.1f} {tl_s:10.2f} {load_s:13.2f} "
+            f"{load_s / tl_s:6.2f}x {peak / size:12.2f}x {largest:>15s} {parse_s:12.2f} "
+            f"{int(loads[0]['nodes']):7d}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
