@@ -81,11 +81,10 @@ def open_in_browser(browser, page_text: str, compile_key: str, stage: str) -> tu
     with tempfile.NamedTemporaryFile("w", suffix=".html", delete=False) as f:
         f.write(page_text)
         path = Path(f.name)
-    # the page forbids eval; Playwright's polling needs it
-    page = browser.new_page(viewport={"width": 1400, "height": 900}, bypass_csp=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
     try:
         page.goto(path.as_uri())
-        page.wait_for_function("window.__explorerFirstPaint !== undefined", timeout=60_000)
+        page.locator(".tce-root[data-shown]").wait_for(state="attached", timeout=60_000)
         first = page.evaluate("window.__explorerFirstPaint")
         page.locator(f'.tce-compile[data-compile="{compile_key}"]').click()
         page.wait_for_timeout(300)

@@ -81,7 +81,9 @@ def open_page(browser):
             ),
         )
         page.goto(path.as_uri())
-        page.wait_for_function("window.__explorerFirstPaint !== undefined", timeout=10_000)
+        # a selector, not wait_for_function: polling a predicate evaluates code, which
+        # the page's Content-Security-Policy forbids
+        page.locator(".tce-root[data-shown]").wait_for(state="attached", timeout=30_000)
         pages.append(page)
         return page, problems
 
