@@ -29,7 +29,7 @@ STATIC = Path(__file__).resolve().parent.parent / "explorer" / "static"
 _PARAM = re.compile(r"^l_(?:self|[a-z_]+?)_modules_(?P<path>.+?)_(?:parameters|buffers)_")
 
 
-def gpt2_training_step(n_layer: int) -> compiler.Exploration:
+def gpt2_training_step(n_layer: int, backend: str = "aot_eager") -> compiler.Exploration:
     """Capture one training step of an ``n_layer`` GPT-2 (tiny widths, real structure)."""
     import torch
     import transformers
@@ -52,32 +52,7 @@ def gpt2_training_step(n_layer: int) -> compiler.Exploration:
         out.loss.backward()
         return out.loss.detach()
 
-    return compiler.explore(step, ids, backend="aot_eager")
-
-
-def gpt2_inference(n_layer: int) -> compiler.Exploration:
-    """Capture a no-grad forward of an ``n_layer`` GPT-2 with Inductor (C++ kernels on CPU)."""
-    import torch
-    import transformers
-
-    torch.manual_seed(0)
-    config = transformers.GPT2Config(
-        n_layer=n_layer,
-        n_embd=64,
-        n_head=2,
-        n_positions=32,
-        vocab_size=128,
-        bos_token_id=0,
-        eos_token_id=0,
-    )
-    model = transformers.GPT2LMHeadModel(config).eval()
-    ids = torch.randint(0, 128, (1, 16))
-
-    def forward(ids: torch.Tensor) -> torch.Tensor:
-        with torch.no_grad():
-            return model(ids).logits
-
-    return compiler.explore(forward, ids)
+    return compiler.explore(step, ids, backend=backend)
 
 
 def largest(exp: compiler.Exploration, stage: str) -> tuple[compiler.Compile, compiler.Graph]:

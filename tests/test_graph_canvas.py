@@ -99,6 +99,12 @@ def _group_labels(page) -> list[str]:
     )
 
 
+def _click_block(page, key: str) -> None:
+    # A block may be below the fold: pan to it first, as a user scrolling down would.
+    page.evaluate(f"canvas.centre(canvas.findGroup({json.dumps(key)}))")
+    page.click(f".gc-group[data-group='{key}']")
+
+
 def _first(joint_pane, module: str, target: str) -> tuple[int, dict[str, Any]]:
     for i, n in enumerate(joint_pane["nodes"]):
         if n["module_stack"] and n["module_stack"][-1].startswith(module) and n["target"] == target:
@@ -124,7 +130,7 @@ def test_a_12_layer_joint_graph_opens_as_its_blocks_not_thousands_of_boxes(page,
 def test_clicking_a_block_expands_it_and_lays_out_its_nodes(page, joint_pane):
     _open(page)
     before = page.locator(".gc-unit").count()
-    page.click(".gc-group[data-group='transformer.h.3']")
+    _click_block(page, "transformer.h.3")
     assert page.locator(".gc-frame .gc-head[data-group='transformer.h.3']").count() == 1
     assert "h.3" not in _group_labels(page)
     inside = {
@@ -220,17 +226,42 @@ def test_the_dynamo_graph_opens_as_the_module_tree_the_capture_recorded(
     print(f"\nopen {len(pane['nodes'])} nodes (dynamo): painted {opened['painted']:.0f} ms")
     labels = _group_labels(pg)
     assert [label for label in labels if label.startswith("h.")] == [f"h.{k}" for k in range(12)]
-    # The last block is below the fold: pan to it as a user scrolling down would.
-    pg.evaluate("canvas.centre(canvas.findGroup('transformer.h.11'))")
-    pg.click(".gc-group[data-group='transformer.h.11']")
+    _click_block(pg, "transformer.h.11")
     assert pg.locator(".gc-group[data-group='transformer.h.11.attn']").count() == 1
+    # The block reads top to bottom: ln_1, attn, the residual add, ln_2, mlp, the add.
+    # (Dynamo lists every parameter first; the block's order must not follow them.)
+    upward = pg.evaluate(
+        """() => { const g = canvas.findGroup('transformer.h.11');
+          return g.edges.filter(([a, b]) => !(g.layout.pos[a].y < g.layout.pos[b].y)); }"""
+    )
+    assert upward == []
+    pg.close()
+
+
+@pytest.fixture(scope="module")
+def inductor_training() -> Any:
+    return graph_fixtures.gpt2_training_step(2, backend="inductor")
+
+
+@pytest.mark.slow
+def test_an_inductor_joint_graph_opens_as_the_blocks_the_capture_recorded(
+    browser, inductor_training, tmp_path
+):
+    pane = graph_fixtures.graph_pane(inductor_training, "aot_joint_graph")
+    _, graph = graph_fixtures.largest(inductor_training, "aot_joint_graph")
+    assert any(n.module_stack for n in graph.nodes)  # the capture's own stacks, not test data
+    pg = _page_for(browser, pane, tmp_path)
+    opened = _open(pg)
+    assert opened["boxes"] < len(pane["nodes"]) / 4
+    # Two blocks fit in the view, open or not: each is one box or one frame.
+    for block in ("transformer.h.0", "transformer.h.1"):
+        assert pg.locator(f"[data-group='{block}']").count() == 1
     pg.close()
 
 
 @pytest.mark.slow
-def test_a_kernel_link_of_a_node_selects_that_kernel(browser, tmp_path):
-    exp = graph_fixtures.gpt2_inference(2)
-    pane = graph_fixtures.graph_pane(exp, "aot_inference_graph")
+def test_a_kernel_link_of_a_node_selects_that_kernel(browser, inductor_training, tmp_path):
+    pane = graph_fixtures.graph_pane(inductor_training, "aot_forward_graph")
     i, node = next(
         (i, n) for i, n in enumerate(pane["nodes"]) if n["kernels"] and n["module_stack"]
     )
@@ -242,6 +273,11 @@ def test_a_kernel_link_of_a_node_selects_that_kernel(browser, tmp_path):
     assert pg.locator(".gc-kernel").all_text_contents() == node["kernels"]
     pg.locator(".gc-kernel").first.click()
     assert pg.evaluate("window.selects")[-1] == {"kernel": node["kernels"][0]}
+    # The shell feeds the kernel back: every node that went into it is marked.
+    fused = {str(j) for j, n in enumerate(pane["nodes"]) if node["kernels"][0] in n["kernels"]}
+    marked = pg.eval_on_selector_all(".gc-node.gc-kin", "els => els.map(e => e.dataset.node)")
+    assert str(i) in marked
+    assert set(marked) <= fused
     pg.close()
 
 

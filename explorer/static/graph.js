@@ -6,6 +6,8 @@
 
 const GC_SVG = "http://www.w3.org/2000/svg";
 const GC_OPEN_UNITS = 60; // at most this many boxes when a graph opens
+const GC_OPEN_SCALE = 0.6; // smallest zoom a graph opens at
+const GC_REPEAT_MIN = 4; // numbered siblings (h.0, h.1, ...) from this many are repeated blocks
 const GC_NODE_H = 34;
 const GC_GROUP_H = 40;
 const GC_CHAR_W = 6.6; // monospace 11px
@@ -72,7 +74,12 @@ class GraphCanvas {
     this.nodes = pane.nodes || [];
     this.byName = new Map();
     this.bySrc = new Map();
+    this.byKernel = new Map();
     this.nodes.forEach((n, i) => {
+      for (const k of n.kernels || []) {
+        if (!this.byKernel.has(k)) this.byKernel.set(k, []);
+        this.byKernel.get(k).push(i);
+      }
       if (!this.byName.has(n.name)) this.byName.set(n.name, i);
       if (n.src) {
         if (!this.bySrc.has(n.src)) this.bySrc.set(n.src, []);
@@ -110,17 +117,36 @@ class GraphCanvas {
 
   // ---- structure -------------------------------------------------------------------------
 
-  /** Expand whole levels while the view stays under GC_OPEN_UNITS boxes; always open chains. */
+  /**
+   * What is open when a graph opens: level by level, the biggest groups first, while the
+   * view stays under GC_OPEN_UNITS boxes. Repeated blocks (h.0, h.1, ... four or more
+   * numbered siblings) open or stay closed together, and stay closed: the model reads as
+   * its blocks first. Boxes the view made (runs of nodes, the inputs) stay closed.
+   */
   openDefault() {
     let frontier = this.root.kids.filter((k) => typeof k !== "number");
     let shown = this.root.kids.length;
     while (frontier.length) {
-      const extra = frontier.reduce((s, g) => s + g.kids.length - 1, 0);
-      const open = shown + extra <= GC_OPEN_UNITS ? frontier : frontier.filter((g) => g.kids.length <= 1);
-      if (!open.length) break;
-      for (const g of open) this.expanded.add(g);
-      shown += open.reduce((s, g) => s + g.kids.length - 1, 0);
-      frontier = open.flatMap((g) => g.kids.filter((k) => typeof k !== "number"));
+      const families = new Map();
+      for (const g of frontier) {
+        if (g.synthetic) continue; // runs and the inputs box exist to stay folded
+        const m = /^(.*?)\.?\d+$/.exec(g.label);
+        const key = m && !g.synthetic ? `${g.parent.key}\u0002${m[1]}` : g.key;
+        if (!families.has(key)) families.set(key, []);
+        families.get(key).push(g);
+      }
+      const size = (fam) => fam.reduce((s, g) => s + g.members.length, 0);
+      const opened = [];
+      for (const fam of [...families.values()].sort((a, b) => size(b) - size(a))) {
+        const extra = fam.reduce((s, g) => s + g.kids.length - 1, 0);
+        const repeated = fam.length >= GC_REPEAT_MIN;
+        if (fam.every((g) => g.kids.length <= 1) || (!repeated && shown + extra <= GC_OPEN_UNITS)) {
+          for (const g of fam) this.expanded.add(g);
+          opened.push(...fam);
+          shown += extra;
+        }
+      }
+      frontier = opened.flatMap((g) => g.kids.filter((k) => typeof k !== "number"));
     }
   }
 
@@ -362,7 +388,8 @@ class GraphCanvas {
     const w = this.world.w + 40;
     const h = this.world.h + 40;
     let k = Math.min(vw / w, vh / h, 1.2);
-    if (onOpen) k = Math.max(Math.min(k, 1), Math.min(1, vw / w));
+    // Opening: fit if the text stays readable, else readable from the top, centred.
+    if (onOpen) k = Math.max(Math.min(k, 1), Math.min(1, Math.max(GC_OPEN_SCALE, vw / w)));
     this.view.k = k;
     this.view.x = (vw - this.world.w * k) / 2;
     this.view.y = h * k <= vh ? (vh - this.world.h * k) / 2 : 20 * k;
@@ -501,8 +528,10 @@ class GraphCanvas {
   // ---- highlighting ----------------------------------------------------------------------
 
   /**
-   * Re-highlight for a selection ({compile, stage, src, node, kernel}) without relayout.
-   * @param {{src?: string|null, node?: string|null}} selection
+   * Re-highlight for a selection ({compile, stage, src, node, kernel}) without relayout:
+   * the selected source line's nodes in its colour, the selected node and its neighbours,
+   * the nodes that went into the selected kernel; a collapsed block stands in for its nodes.
+   * @param {{src?: string|null, node?: string|null, kernel?: string|null}} selection
    */
   update(selection) {
     this.selection = selection || {};
@@ -524,6 +553,16 @@ class GraphCanvas {
         if (seen.has(rep)) continue;
         seen.add(rep);
         mark(rep, "gc-src", ...(cls ? [cls] : []));
+      }
+    }
+    // The nodes that went into the selected kernel (and the blocks holding them).
+    const kernel = this.selection.kernel;
+    if (kernel && this.byKernel.has(kernel)) {
+      const seen = new Set();
+      for (const i of this.byKernel.get(kernel)) {
+        const rep = this.repOf(i);
+        if (!seen.has(rep)) mark(rep, "gc-kin");
+        seen.add(rep);
       }
     }
     const name = this.selection.node;

@@ -21,6 +21,7 @@
  */
 
 const GC_MAX_KIDS = 60; // direct node children of one group before they are split in runs
+const GC_MAX_LOOSE = 16; // the same for top-level nodes beside module groups
 const GC_INPUTS_MIN = 4; // top-level placeholders gathered in one "inputs" box from this many
 const GC_INPUTS_KEY = "\u0001inputs";
 
@@ -111,13 +112,20 @@ function gcBuildTree(nodes) {
   deepest.forEach((g, i) => g.kids.push(i));
   gcSplitRuns(root, nodes, deepest);
   const chain = deepest.map((g) => g.path);
+  // A group's place in graph order is its first computing node: Dynamo lists every
+  // parameter first, so counting placeholders would put a block's MLP (whose weights come
+  // early) before the residual add that feeds it, and its edges would be drawn upwards.
+  const sourceOnly = (i) => nodes[i].op === "placeholder" || nodes[i].op === "get_attr";
   deepest.forEach((g, i) => {
-    for (const a of g.path) {
-      a.members.push(i);
-      if (i < a.first) a.first = i;
-    }
+    for (const a of g.path) a.members.push(i);
   });
+  const orderOf = (g) => {
+    const computing = g.members.find((i) => !sourceOnly(i));
+    g.first = computing === undefined ? g.members[0] : computing;
+    for (const k of g.kids) if (typeof k !== "number") orderOf(k);
+  };
   root.members = nodes.map((_, i) => i);
+  for (const k of root.kids) if (typeof k !== "number") orderOf(k);
   root.first = 0;
   gcSortKids(root);
   return { root, chain };
@@ -126,8 +134,12 @@ function gcBuildTree(nodes) {
 /** Split long lists of direct node children into runs of consecutive nodes. */
 function gcSplitRuns(g, nodes, deepest) {
   const direct = g.kids.filter((k) => typeof k === "number");
-  if (direct.length > GC_MAX_KIDS) {
-    const size = Math.max(40, Math.ceil(direct.length / 40));
+  // Loose nodes beside the model's modules (RNG, masks, gradients torch recorded no module
+  // for) would line up in one wide row under them: beside groups, runs start sooner.
+  const beside = g.depth === 0 && direct.length < g.kids.length;
+  const most = beside ? GC_MAX_LOOSE : GC_MAX_KIDS;
+  if (direct.length > most) {
+    const size = Math.max(beside ? GC_MAX_LOOSE : 40, Math.ceil(direct.length / 40));
     const kids = g.kids.filter((k) => typeof k !== "number");
     for (let s = 0; s < direct.length; s += size) {
       const run = direct.slice(s, s + size);
