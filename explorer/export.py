@@ -22,7 +22,7 @@ from typing import Any
 import compiler
 
 from ._static import bundle_text, css_text
-from .panes import build_index, build_pane, pane_json
+from .panes import build_index, build_pane, no_gc, pane_json
 
 __all__ = ["html_page", "pane_blob", "to_html"]
 
@@ -166,11 +166,13 @@ def to_html(
         >>> to_html(exp).startswith("<!DOCTYPE html>")
         True
     """
-    index = build_index(exp)
-    blobs = {
-        PANE_KEY_SEP.join(key): pane_blob(data) for key, data in all_pane_data(exp, index, built)
-    }
-    page = html_page(pane_json(index), blobs, title=title)
+    with no_gc():
+        index = build_index(exp)
+        blobs = {
+            PANE_KEY_SEP.join(key): pane_blob(data)
+            for key, data in all_pane_data(exp, index, built)
+        }
+        page = html_page(pane_json(index), blobs, title=title)
     if path is not None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(page)

@@ -20,7 +20,7 @@ import traitlets
 from compiler import Exploration
 
 from ._static import bundle_text, css_text
-from .panes import PaneNotFound, build_index, build_pane, pane_json
+from .panes import PaneNotFound, build_index, build_pane, no_gc, pane_json
 
 SELECTION_KEYS = ("compile", "stage", "src", "node", "kernel")
 
@@ -80,7 +80,9 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         key = ("", pane_id) if pane_id == "findings" else (compile_key or "", pane_id)
         data = self._panes.get(key)
         if data is None:
-            data = self._panes[key] = pane_json(build_pane(self._exploration, key[0], pane_id))
+            with no_gc():
+                data = pane_json(build_pane(self._exploration, key[0], pane_id))
+            self._panes[key] = data
         return data
 
     def update(self, exploration: Exploration) -> None:

