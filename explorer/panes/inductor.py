@@ -94,10 +94,11 @@ def build_output_code(exp: Exploration, compile_key: str, pane_id: str) -> Outpu
         if k.first_line and k.last_line:
             for ln in range(k.first_line, min(k.last_line, n) + 1):
                 line_kernel[ln - 1] = k.id
-            # the kernel's own source lines: C++ for C++ kernels (Triton stays Python)
+            # the kernel's own source (0-based lines first_line .. last_line - 2, inside
+            # the string literal) is C++ for C++ kernels; Triton stays Python
             if k.language == "cpp":
-                for ln in range(k.first_line, min(k.last_line - 1, n + 1)):
-                    language[ln - 1] = "cpp"
+                for i in range(k.first_line, min(k.last_line - 1, n)):
+                    language[i] = "cpp"
         for ln in k.call_lines:
             if 0 < ln <= n:
                 line_kernel[ln - 1] = k.id
