@@ -1,40 +1,49 @@
 """One self-contained, offline HTML file for an Exploration.
 
-The page inlines the same ``explorer.css`` and ``explorer.js`` the widget uses, the
-view data as JSON inside a ``<script type="application/json">`` element (with ``<``,
-``>`` and ``&`` escaped so no user string can end the element), and a small
-bootstrap that gives ``render`` a stand-in for the widget model. No CDN, no network:
-a Content-Security-Policy forbids every fetch.
+The page inlines the explorer's one ES module (``explorer/_static.py`` bundles it), the
+index as JSON, and every pane's data, each gzip-compressed and base64-encoded, built by
+the same pure functions the widget uses (``explorer.panes``). The page decompresses a
+pane with the browser's ``DecompressionStream`` only when the user opens it. JSON sits
+inside ``<script type="application/json">`` elements with ``<``, ``>`` and ``&``
+escaped, so no user string can end the element. No CDN, no network: a
+Content-Security-Policy forbids every fetch.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 import os
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import compiler
 
-from ._static import static_text
-from .view_model import build_view
+from ._static import bundle_text, css_text
+from .panes import build_index, build_pane, no_gc, pane_json
 
-__all__ = ["html_from_view", "to_html"]
+__all__ = ["html_page", "pane_blob", "to_html"]
 
-VIEW_ELEMENT_ID = "tce-view"
+INDEX_ELEMENT_ID = "tce-index"
+PANES_ELEMENT_ID = "tce-panes"
 MOUNT_ELEMENT_ID = "tce-app"
+PANE_KEY_SEP = "\n"  # between compile key and pane id in the page's pane table
 
 _CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
     "img-src data: blob:; font-src data:"
 )
 
-# Runs after explorer.js inside the same module script, so `render` is in scope.
+# Runs after the bundle inside the same module script, so `render` is in scope.
 _BOOTSTRAP = """
 // --- standalone bootstrap: a stand-in for the anywidget model ---
 {
-  const data = JSON.parse(document.getElementById("%(view)s").textContent);
-  const state = { view: data, selection: data.default_selection, _standalone: true };
+  const read = (id) => JSON.parse(document.getElementById(id).textContent);
+  const index = read("%(index)s");
+  const blobs = read("%(panes)s");
+  const state = { index, selection: index.default_selection, _standalone: true, _blobs: blobs };
   const listeners = new Map();
   const model = {
     get: (key) => state[key],
@@ -73,24 +82,48 @@ def _json_for_script(value: Any) -> str:
     )
 
 
-def html_from_view(view: dict[str, Any], *, title: str | None = None) -> str:
-    """The standalone page for a view built by ``build_view``.
+def pane_blob(data: Any) -> str:
+    """A pane's JSON data, gzip-compressed and base64-encoded, as the page embeds it."""
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
 
-    Args:
-        view: the dict from ``explorer.view_model.build_view``.
-        title: the page title (default: the view's title).
 
-    Returns:
-        The HTML text.
+def all_pane_data(
+    exp: compiler.Exploration, index: Any, built: Mapping[tuple[str, str], Any] | None = None
+) -> Iterator[tuple[tuple[str, str], Any]]:
+    """((compile key, pane id), pane JSON data) for every pane of the index.
+
+    ``built`` holds panes already built (the widget's cache); the rest are built here.
     """
-    js = static_text("explorer.js")
-    css = static_text("explorer.css")
+    built = built or {}
+    done_findings = False
+    for c in index.compiles:
+        for ref in c.panes:
+            key = ("", ref.id) if ref.id == "findings" else (c.key, ref.id)
+            if ref.id == "findings":
+                if done_findings:
+                    continue
+                done_findings = True
+            data = built.get(key)
+            if data is None:
+                data = pane_json(build_pane(exp, c.key, ref.id))
+            yield key, data
+
+
+def html_page(index_data: Any, blobs: Mapping[str, str], *, title: str | None = None) -> str:
+    """The standalone page for an index (as JSON data) and its panes' blobs."""
+    js = bundle_text()
+    css = css_text()
     # Our own assets; a closing tag inside them would end the inline element early.
     if "</script" in js.lower() or "</style" in css.lower():
-        msg = "explorer.js/explorer.css contain a closing tag and cannot be inlined"
+        msg = "the explorer's JS/CSS contain a closing tag and cannot be inlined"
         raise RuntimeError(msg)
-    bootstrap = _BOOTSTRAP % {"view": VIEW_ELEMENT_ID, "mount": MOUNT_ELEMENT_ID}
-    page_title = html.escape(title if title is not None else str(view.get("title", "")))
+    bootstrap = _BOOTSTRAP % {
+        "index": INDEX_ELEMENT_ID,
+        "panes": PANES_ELEMENT_ID,
+        "mount": MOUNT_ELEMENT_ID,
+    }
+    page_title = html.escape(title if title is not None else str(index_data.get("title", "")))
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -99,8 +132,10 @@ def html_from_view(view: dict[str, Any], *, title: str | None = None) -> str:
         f"<title>{page_title}</title>\n"
         f"<style>\nbody {{ margin: 0; }}\n{css}</style>\n</head>\n<body>\n"
         f'<div id="{MOUNT_ELEMENT_ID}"></div>\n'
-        f'<script type="application/json" id="{VIEW_ELEMENT_ID}">'
-        f"{_json_for_script(view)}</script>\n"
+        f'<script type="application/json" id="{INDEX_ELEMENT_ID}">'
+        f"{_json_for_script(index_data)}</script>\n"
+        f'<script type="application/json" id="{PANES_ELEMENT_ID}">'
+        f"{_json_for_script(dict(blobs))}</script>\n"
         f'<script type="module">\n{js}\n{bootstrap}</script>\n'
         "</body>\n</html>\n"
     )
@@ -111,7 +146,7 @@ def to_html(
     path: str | os.PathLike[str] | None = None,
     *,
     title: str | None = None,
-    graph_renderer: str = "auto",
+    built: Mapping[tuple[str, str], Any] | None = None,
 ) -> str:
     """Render ``exp`` as one offline HTML file; write it to ``path`` if given.
 
@@ -119,7 +154,7 @@ def to_html(
         exp: the exploration to show.
         path: where to write the file; nothing is written when it is None.
         title: the page title (default: ``torch.compile explorer: <target>``).
-        graph_renderer: passed to ``build_view`` (``auto``, ``dot`` or ``builtin``).
+        built: panes already built, as JSON data keyed by (compile key, pane id).
 
     Returns:
         The HTML text.
@@ -131,7 +166,13 @@ def to_html(
         >>> to_html(exp).startswith("<!DOCTYPE html>")
         True
     """
-    page = html_from_view(build_view(exp, graph_renderer=graph_renderer), title=title)
+    with no_gc():
+        index = build_index(exp)
+        blobs = {
+            PANE_KEY_SEP.join(key): pane_blob(data)
+            for key, data in all_pane_data(exp, index, built)
+        }
+        page = html_page(pane_json(index), blobs, title=title)
     if path is not None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(page)

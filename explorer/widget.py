@@ -1,10 +1,12 @@
 """``ExplorationWidget``: one Exploration as linked views, in Jupyter.
 
-The widget syncs two traits with the front-end (``explorer/static/explorer.js``):
-``view``, the JSON that ``explorer.view_model.build_view`` makes of the Exploration,
-and ``selection``, the small state of what the user is looking at: ``compile``, ``stage``,
-``src``, ``node`` and ``kernel``, each an id from the view or None. ``update`` swaps
-the Exploration and keeps the selection, which is what a live recompile needs.
+The widget syncs two small traits with the front-end (the ES module ``explorer/_static.py``
+bundles): ``index``, what ``explorer.panes.build_index`` makes of the Exploration, and
+``selection``, what the user looks at: ``compile``, ``stage``, ``src``, ``node`` and
+``kernel``, each an id or None. A pane is built when the front-end opens it: it sends
+``{type: "pane", compile, pane}`` and gets the pane's JSON data back, built once and
+cached here; the Export button reuses that cache. ``update`` swaps the Exploration and
+keeps the selection where it still exists, which is what a live recompile needs.
 """
 
 from __future__ import annotations
@@ -17,15 +19,14 @@ import traitlets
 
 from compiler import Exploration
 
-from ._static import static_path
-from .view_model import build_view
+from ._static import bundle_text, css_text
+from .panes import PaneNotFound, build_index, build_pane, no_gc, pane_json
 
 SELECTION_KEYS = ("compile", "stage", "src", "node", "kernel")
 
 
-def _default_selection(view: dict[str, Any]) -> dict[str, Any]:
-    """The view's own default selection (first compile, its first stage), keys complete."""
-    default = view.get("default_selection") or {}
+def _default_selection(index: dict[str, Any]) -> dict[str, Any]:
+    default = index.get("default_selection") or {}
     return {key: default.get(key) for key in SELECTION_KEYS}
 
 
@@ -43,10 +44,10 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         '0/0'
     """
 
-    _esm = static_path("explorer.js")
-    _css = static_path("explorer.css")
+    _esm = traitlets.Unicode(bundle_text()).tag(sync=True)
+    _css = traitlets.Unicode(css_text()).tag(sync=True)
 
-    view = traitlets.Dict().tag(sync=True)
+    index = traitlets.Dict().tag(sync=True)
     selection = traitlets.Dict().tag(sync=True)
 
     def __init__(self, exploration: Exploration, **kwargs: Any) -> None:
@@ -58,9 +59,10 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
             )
             raise TypeError(msg)
         self._exploration = exploration
-        view = build_view(exploration)
-        kwargs.setdefault("selection", _default_selection(view))
-        super().__init__(view=view, **kwargs)
+        self._panes: dict[tuple[str, str], Any] = {}
+        index = pane_json(build_index(exploration))
+        kwargs.setdefault("selection", _default_selection(index))
+        super().__init__(index=index, **kwargs)
         self.on_msg(self._on_custom_msg)
 
     @property
@@ -68,40 +70,88 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         """The Exploration on show."""
         return self._exploration
 
-    def update(self, exploration: Exploration) -> None:
-        """Show ``exploration`` instead, in place, keeping the user's selection.
+    def pane(self, compile_key: str | None, pane_id: str) -> Any:
+        """The JSON data of one pane, built on first use and cached.
 
-        The selection is kept while the new exploration still has the selected compile
-        (a recompile after an edit has the same compile ids); otherwise the view starts
-        from its default selection.
+        Example:
+            >>> w.pane("0/0", "dynamo_output_graph")["kind"]  # doctest: +SKIP
+            'graph'
         """
-        view = build_view(exploration)
-        selection = dict(self.selection)
-        if selection.get("compile") not in {c.get("id") for c in view.get("compiles", ())}:
-            selection = _default_selection(view)
+        key = ("", pane_id) if pane_id == "findings" else (compile_key or "", pane_id)
+        data = self._panes.get(key)
+        if data is None:
+            with no_gc():
+                data = pane_json(build_pane(self._exploration, key[0], pane_id))
+            self._panes[key] = data
+        return data
+
+    def update(self, exploration: Exploration) -> None:
+        """Show ``exploration`` instead, in place, keeping the user's selection where the
+        selected compile, stage, node, kernel and source line still exist (a recompile
+        after an edit has the same compile keys); otherwise from the default selection.
+        """
+        index = pane_json(build_index(exploration))
+        old = dict(self.selection)
+        selection = _default_selection(index)
+        compiles = {c["key"]: c for c in index["compiles"]}
+        entry = compiles.get(old.get("compile"))
         self._exploration = exploration
+        self._panes = {}
+        if entry is not None:
+            selection["compile"] = entry["key"]
+            stages = {p["id"] for p in entry["panes"]}
+            selection["stage"] = old.get("stage") if old.get("stage") in stages else None
+            if selection["stage"] is None:
+                ids = [p["id"] for p in entry["panes"]]
+                selection["stage"] = (
+                    "dynamo_output_graph" if "dynamo_output_graph" in ids else ids[0]
+                )
+            if old.get("src") in set(index["src_keys"]):
+                selection["src"] = old["src"]
+            kernels = {
+                k.id for c in exploration.compiles if c.key == entry["key"] for k in c.kernels()
+            }
+            if old.get("kernel") in kernels:
+                selection["kernel"] = old["kernel"]
+            if old.get("node") and old.get("stage") == selection["stage"]:
+                try:
+                    pane = self.pane(entry["key"], selection["stage"])
+                except PaneNotFound:
+                    pane = {}
+                if any(n["name"] == old["node"] for n in pane.get("nodes", ())):
+                    selection["node"] = old["node"]
         with self.hold_sync():
-            self.view = view
+            self.index = index
             self.selection = selection
 
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
-        """The exploration as one self-contained HTML page (written to ``path`` if given).
+        """The exploration as one self-contained HTML page (written to ``path`` if given),
+        reusing the panes this widget already built.
 
         Example:
             >>> html = w.to_html("report.html")  # doctest: +SKIP
         """
         from .export import to_html
 
-        return to_html(self._exploration, path)
+        return to_html(self._exploration, path, built=self._panes)
 
     def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict) or content.get("type") != "export_html":
+        if not isinstance(content, dict):
             return
-        try:
-            reply = {"type": "export_html", "html": self.to_html()}
-        except Exception as exc:  # report it in the page; never kill the kernel's comm
-            reply = {"type": "export_html", "error": f"HTML export failed: {exc}"}
-        self.send(reply)
+        if content.get("type") == "pane":
+            compile_key, pane_id = content.get("compile"), str(content.get("pane"))
+            reply: dict[str, Any] = {"type": "pane", "compile": compile_key, "pane": pane_id}
+            try:
+                reply["data"] = self.pane(compile_key, pane_id)
+            except Exception as exc:  # report it in the pane; never kill the kernel's comm
+                reply["error"] = f"could not build pane {pane_id} of compile {compile_key}: {exc}"
+            self.send(reply)
+        elif content.get("type") == "export_html":
+            try:
+                reply = {"type": "export_html", "html": self.to_html()}
+            except Exception as exc:
+                reply = {"type": "export_html", "error": f"HTML export failed: {exc}"}
+            self.send(reply)
 
     def __repr__(self) -> str:
         return f"ExplorationWidget({getattr(self, '_exploration', None)!r})"

@@ -75,3 +75,14 @@ def recorded_key(exp, text: str) -> str:
     lines = (c.bytecode.source or "").split("\n")
     offset = next(i for i, line in enumerate(lines) if text in line)
     return f"{c.filename}:{c.first_line + offset}"
+
+
+def built_view(exp):
+    """The index of ``exp`` as JSON data, each compile's ``panes`` replaced by every pane
+    built (``explorer.panes``), as the exported page carries them."""
+    from explorer.panes import build_index, build_pane, pane_json
+
+    view = pane_json(build_index(exp))
+    for c in view["compiles"]:
+        c["panes"] = [pane_json(build_pane(exp, c["key"], p["id"])) for p in c["panes"]]
+    return view

@@ -8,12 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import built_view
 from test_export import ARTIFACTS, browser, open_page  # noqa: F401 (pytest fixtures)
 
 import compiler
-from explorer._autotuning_view import config_text, parse_config
+from compiler.autotune_link import chosen_kernel, parse_config
 from explorer.export import to_html
-from explorer.view_model import STAGE_LABELS, build_view
+from explorer.panes.labels import STAGE_LABELS
+from explorer.panes.runtime import config_text
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "notebooks" / "recordings"
 AUTOTUNED = RECORDINGS / "matmul_max_autotune.json"
@@ -33,12 +35,15 @@ def _panes(view: dict) -> dict[str, dict]:
 def _with_autotuning(exp: compiler.Exploration, change) -> compiler.Exploration:
     (c,) = exp.compiles
     (a,) = c.autotuning
-    c = dataclasses.replace(c, autotuning=(change(a),))
+    a = change(a)
+    # the winner's kernel is the compiler's fact: derive it again for the changed record
+    a = dataclasses.replace(a, chosen_kernel=chosen_kernel(a, c.kernels()))
+    c = dataclasses.replace(c, autotuning=(a,))
     return dataclasses.replace(exp, compiles=(c,))
 
 
 def test_autotuning_pane_lists_candidates_fastest_first_with_the_models_numbers(exp):
-    view = build_view(exp, graph_renderer="builtin")
+    view = built_view(exp)
     panes = _panes(view)
     ids = list(panes)
     # a compile-time choice: in the Inductor group, right before the output code
@@ -46,7 +51,7 @@ def test_autotuning_pane_lists_candidates_fastest_first_with_the_models_numbers(
     assert ids[ids.index("autotuning") - 1] == "inference/ir_post_fusion"
     pane = panes["autotuning"]
     assert pane["label"] == STAGE_LABELS["autotuning"] == "Autotuning"
-    assert pane["group_label"] == "Inductor" and pane["kind"] == "autotuning"
+    assert STAGE_LABELS[pane["group"]] == "Inductor" and pane["kind"] == "autotuning"
     ((a,),) = [c.autotuning for c in exp.compiles]
     (op,) = pane["ops"]
     assert (op["op"], op["input_sizes"], op["chosen"]) == ("mm", ["1024x1024"] * 2, "triton_mm_14")
@@ -96,13 +101,13 @@ def test_autotuning_pane_lists_candidates_fastest_first_with_the_models_numbers(
 def test_a_chosen_candidate_is_linked_only_when_a_kernel_is_proven_to_run_it(exp):
     # triton_mm_10 (same stages and warps, other block sizes) matches no kernel
     other = _with_autotuning(exp, lambda a: dataclasses.replace(a, chosen="triton_mm_10"))
-    (op,) = _panes(build_view(other, graph_renderer="builtin"))["autotuning"]["ops"]
+    (op,) = _panes(built_view(other))["autotuning"]["ops"]
     assert op["kernel"] is None
     assert [r["name"] for r in op["rows"] if r["chosen"]] == ["triton_mm_10"]
     assert all(r["kernel"] is None for r in op["rows"])
     # the aten choice links to its extern kernel only if the output code calls it
     aten = _with_autotuning(exp, lambda a: dataclasses.replace(a, chosen="mm"))
-    (op,) = _panes(build_view(aten, graph_renderer="builtin"))["autotuning"]["ops"]
+    (op,) = _panes(built_view(aten))["autotuning"]["ops"]
     assert op["kernel"] is None
 
 
@@ -114,7 +119,7 @@ def test_untimed_candidates_go_last_and_say_so(exp):
         )
         return dataclasses.replace(a, choices=choices)
 
-    view = build_view(_with_autotuning(exp, fail_one), graph_renderer="builtin")
+    view = built_view(_with_autotuning(exp, fail_one))
     (op,) = _panes(view)["autotuning"]["ops"]
     last = op["rows"][-1]
     assert (last["name"], last["ms"], last["ms_text"], last["relative_text"]) == (
@@ -129,11 +134,11 @@ def test_untimed_candidates_go_last_and_say_so(exp):
 def test_descriptions_split_into_a_readable_config():
     pairs = parse_config("KERNEL=(3, 3), STRIDE=(1, 1), ALLOW_TF32=True, num_stages=2, num_warps=4")
     assert pairs == [
-        ["KERNEL", "(3, 3)"],
-        ["STRIDE", "(1, 1)"],
-        ["ALLOW_TF32", "True"],
-        ["num_stages", "2"],
-        ["num_warps", "4"],
+        ("KERNEL", "(3, 3)"),
+        ("STRIDE", "(1, 1)"),
+        ("ALLOW_TF32", "True"),
+        ("num_stages", "2"),
+        ("num_warps", "4"),
     ]
     assert config_text(pairs) == (
         "2 stages · 4 warps · KERNEL=(3, 3) · STRIDE=(1, 1) · ALLOW_TF32=True"
@@ -143,18 +148,18 @@ def test_descriptions_split_into_a_readable_config():
 
 def test_no_autotuning_pane_without_autotuning_records(exp):
     pointwise = compiler.Exploration.from_json(POINTWISE.read_text())
-    assert "autotuning" not in _panes(build_view(pointwise, graph_renderer="builtin"))
+    assert "autotuning" not in _panes(built_view(pointwise))
     stripped = dataclasses.replace(
         exp, compiles=tuple(dataclasses.replace(c, autotuning=()) for c in exp.compiles)
     )
-    assert "autotuning" not in _panes(build_view(stripped, graph_renderer="builtin"))
+    assert "autotuning" not in _panes(built_view(stripped))
 
 
 def test_kernel_details_carry_the_launch_grid():
     pointwise = compiler.Exploration.from_json(POINTWISE.read_text())
     (k,) = pointwise.compiles[0].kernels()
     assert k.grid == (8192,)
-    panes = _panes(build_view(pointwise, graph_renderer="builtin"))
+    panes = _panes(built_view(pointwise))
     (kernel,) = panes["inference/inductor_output_code"]["kernels"]
     assert kernel["grid"] == [8192]
     # ... and the Triton lowering pane's facts about the kernel

@@ -393,10 +393,10 @@ def browser() -> Iterator[Any]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The explorer in the page (class names from explorer/static/explorer.js)
+# The explorer in the page (class names from explorer/static/*.js)
 # ---------------------------------------------------------------------------------------------
 
-# Errors that come from the widget: anywidget imports explorer.js from a blob: URL and logs
+# Errors that come from the widget: anywidget imports the bundle from a blob: URL and logs
 # render failures itself; the widget manager's own errors name @jupyter-widgets.
 _WIDGET_MARKERS = (
     "blob:",
@@ -442,12 +442,12 @@ def check_explorer(root: Any, graph_shot: Path) -> dict[str, str]:
     expect(ids.first).to_be_visible(timeout=STEP_MS)
     assert "0/0" in [t.strip() for t in ids.all_inner_texts()]
 
-    # The Dynamo graph: Graphviz's SVG (svg.tce-dot) or the built-in renderer (svg.tce-gsvg).
+    # The Dynamo graph, drawn by the graph canvas once Python sent the pane.
     root.locator('.tce-tabs .tce-tab[data-stage="dynamo_output_graph"]').click()
-    graph = root.locator(".tce-pane svg.tce-dot, .tce-pane svg.tce-gsvg").first
+    graph = root.locator(".tce-pane .gc svg").first
     expect(graph).to_be_visible(timeout=STEP_MS)
-    found["graph"] = graph.get_attribute("class") or ""
-    nodes = root.locator(".tce-pane svg g.node, .tce-pane svg g.tce-gunit")
+    found["graph"] = "graph canvas"
+    nodes = root.locator(".tce-pane .gc-unit")
     expect(nodes.first).to_be_attached(timeout=STEP_MS)
     assert nodes.count() >= 3, "the Dynamo graph of sin, add, mul, relu has more nodes"
 
@@ -476,7 +476,7 @@ def check_explorer(root: Any, graph_shot: Path) -> dict[str, str]:
 
     # ... and, with the selection kept, the graph nodes it became.
     root.locator('.tce-tabs .tce-tab[data-stage="dynamo_output_graph"]').click()
-    lit = root.locator(".tce-pane svg g.node.hl, .tce-pane svg g.tce-gunit.hl")
+    lit = root.locator(".tce-pane .gc-unit.gc-src")
     expect(lit.first).to_be_attached(timeout=STEP_MS)
     found["highlighted graph nodes"] = str(lit.count())
     graph_shot.parent.mkdir(parents=True, exist_ok=True)

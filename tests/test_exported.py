@@ -8,7 +8,7 @@ from torch.export import Dim
 
 import compiler
 from compiler.exported import TEXT_STAGES
-from explorer.view_model import build_view
+from explorer.panes import build_index
 
 
 class Scaled(torch.nn.Module):
@@ -78,7 +78,7 @@ def test_the_decomposed_stage_holds_core_aten_only():
 def test_an_exported_exploration_round_trips_and_the_explorer_shows_its_stages():
     exp = compiler.explore_export(Scaled(), (torch.randn(2, 4),))
     assert compiler.Exploration.from_json(exp.to_json()) == exp
-    panes = [p["stage"] for p in build_view(exp)["compiles"][0]["panes"]]
+    panes = [p.stage for p in build_index(exp).compiles[0].panes]
     assert panes[0] == "exported_program"
     assert set(TEXT_STAGES) <= set(panes)
 

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import built_view
 
 import compiler
-from explorer.view_model import STAGE_LABELS, build_view
+from explorer.panes.labels import STAGE_LABELS
 
 RECORDINGS = Path(__file__).parent / "data" / "recordings"
 TIMED = RECORDINGS / "cuda_mlp_block_timed.json"
@@ -34,13 +35,13 @@ def _with_kernels(exp: compiler.Exploration, change) -> compiler.Exploration:
 
 
 def test_measured_kernels_are_listed_slowest_first_with_the_models_numbers(exp):
-    view = build_view(exp, graph_renderer="builtin")
+    view = built_view(exp)
     panes = _panes(view)
     ids = list(panes)
     assert ids[-2:] == ["kernel_timing", "compilation_metrics"]
     pane = panes["kernel_timing"]
     assert pane["label"] == STAGE_LABELS["kernel_timing"] == "Kernel time"
-    assert pane["group_label"] == "Runtime"
+    assert STAGE_LABELS[pane["group"]] == "Runtime"
     (c,) = exp.compiles
     timed = [k for k in c.kernels() if k.timing is not None]
     assert len(timed) == 2
@@ -83,9 +84,7 @@ def test_a_kernel_without_static_shapes_says_so_instead_of_bandwidth(exp):
         timing = dataclasses.replace(k.timing, bytes=None, achieved_gbps=None)
         return dataclasses.replace(k, timing=timing)
 
-    pane = _panes(build_view(_with_kernels(exp, no_bytes), graph_renderer="builtin"))[
-        "kernel_timing"
-    ]
+    pane = _panes(built_view(_with_kernels(exp, no_bytes)))["kernel_timing"]
     row = next(r for r in pane["rows"] if "layer_norm" in r["name"])
     assert row["note"] == "shape not static"
     assert row["bytes"] is row["mb"] is row["achieved_gbps"] is row["peak_pct"] is None
@@ -94,9 +93,9 @@ def test_a_kernel_without_static_shapes_says_so_instead_of_bandwidth(exp):
 
 def test_no_kernel_time_pane_without_timings(exp):
     untimed = compiler.Exploration.from_json(UNTIMED.read_text())
-    assert "kernel_timing" not in _panes(build_view(untimed, graph_renderer="builtin"))
+    assert "kernel_timing" not in _panes(built_view(untimed))
     stripped = _with_kernels(exp, lambda k: dataclasses.replace(k, timing=None))
-    assert "kernel_timing" not in _panes(build_view(stripped, graph_renderer="builtin"))
+    assert "kernel_timing" not in _panes(built_view(stripped))
 
 
 def test_counters_and_the_cudagraph_skip_reason_are_in_the_compile_time_pane(exp):
@@ -107,10 +106,10 @@ def test_counters_and_the_cudagraph_skip_reason_are_in_the_compile_time_pane(exp
         compiles=(dataclasses.replace(c, metrics=metrics),),
         counters={"stats.unique_graphs": 1, "inductor.cudagraph_skips": 1, "aot.zero": 0},
     )
-    pane = _panes(build_view(changed, graph_renderer="builtin"))["compilation_metrics"]
+    pane = _panes(built_view(changed))["compilation_metrics"]
     assert ["CUDA graphs skipped", "skipping cudagraphs: cpu"] in pane["summary"]
     assert pane["counters"] == [["inductor.cudagraph_skips", 1], ["stats.unique_graphs", 1]]
-    plain = _panes(build_view(exp, graph_renderer="builtin"))["compilation_metrics"]
+    plain = _panes(built_view(exp))["compilation_metrics"]
     assert plain["counters"] == []
     assert not any(label == "CUDA graphs skipped" for label, _ in plain["summary"])
 
@@ -140,13 +139,13 @@ def with_flops(exp: compiler.Exploration) -> compiler.Exploration:
 
 
 def test_matmul_flops_and_the_measured_matmul_peak_are_shown(exp):
-    plain = _panes(build_view(exp, graph_renderer="builtin"))["kernel_timing"]
+    plain = _panes(built_view(exp))["kernel_timing"]
     assert plain["has_flops"] is False and plain["peak_matmul_tflops"] is None
     assert "matmul" not in plain["peak_line"] and plain["cudagraph_line"] == ""
     assert all(r["flops"] is r["gflop"] is r["achieved_tflops"] is None for r in plain["rows"])
     assert all(r["matmul_peak_pct"] is None for r in plain["rows"])
 
-    view = build_view(with_flops(exp), graph_renderer="builtin")
+    view = built_view(with_flops(exp))
     pane = _panes(view)["kernel_timing"]
     assert pane["has_flops"] is True and pane["peak_matmul_tflops"] == 50.0
     assert pane["peak_line"].startswith("measured copy bandwidth 2,946 GB/s; kernels reading")
@@ -172,19 +171,17 @@ def test_matmul_flops_and_the_measured_matmul_peak_are_shown(exp):
 
 
 def test_cuda_graph_warmups_recordings_and_replays_are_in_the_compile_time_pane(exp):
-    summary = _panes(build_view(with_flops(exp), graph_renderer="builtin"))["compilation_metrics"][
-        "summary"
-    ]
+    summary = _panes(built_view(with_flops(exp)))["compilation_metrics"]["summary"]
     assert ["CUDA graph warm-ups", "1"] in summary
     assert ["CUDA graph recordings", "2"] in summary
     assert ["CUDA graph replays per run", "1"] in summary
-    plain = _panes(build_view(exp, graph_renderer="builtin"))["compilation_metrics"]["summary"]
+    plain = _panes(built_view(exp))["compilation_metrics"]["summary"]
     assert not any(label.startswith("CUDA graph") for label, _ in plain)
     # a fractional replay count (graphs re-recorded mid-run) keeps its digits; zero
     # warm-ups and recordings are left out
     env = dataclasses.replace(exp.environment, cudagraph_replays_per_run=2.5)
-    summary = _panes(
-        build_view(dataclasses.replace(exp, environment=env), graph_renderer="builtin")
-    )["compilation_metrics"]["summary"]
+    summary = _panes(built_view(dataclasses.replace(exp, environment=env)))["compilation_metrics"][
+        "summary"
+    ]
     cuda = [row for row in summary if row[0].startswith("CUDA graph")]
     assert cuda == [["CUDA graph replays per run", "2.5"]]

@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import built_view
 
 import compiler
+from compiler.lowered_lines import with_source_lines
 from compiler.model import LoweredStage
-from explorer._lowered_view import NO_LINES_SASS
-from explorer.view_model import STAGE_LABELS, build_view
+from explorer.panes.inductor import NO_LINES_SASS
+from explorer.panes.labels import STAGE_LABELS
 
 RECORDING = Path(__file__).parent / "data" / "recordings" / "cuda_pointwise.json"
 KERNEL = "triton_poi_fused_add_mul_relu_sin_0"
@@ -28,7 +30,8 @@ def _with_kernel(exp: compiler.Exploration, **changes) -> compiler.Exploration:
     (c,) = exp.compiles
     (oc,) = c.output_code
     (k,) = oc.kernels
-    oc = dataclasses.replace(oc, kernels=(dataclasses.replace(k, **changes),))
+    # the lowered-line maps are the compiler's: derive them again for the changed kernel
+    oc = dataclasses.replace(oc, kernels=(with_source_lines(dataclasses.replace(k, **changes)),))
     return dataclasses.replace(exp, compiles=(dataclasses.replace(c, output_code=(oc,)),))
 
 
@@ -39,8 +42,8 @@ def _lowering(view: dict) -> dict:
     return found[0]
 
 
-def _joined(text: dict) -> list[str]:
-    return ["".join(tok for _, tok in line) for line in text["lines"]]
+def _joined(text: str) -> list[str]:
+    return text.split("\n")
 
 
 def _stage(variant: dict, name: str) -> dict:
@@ -61,7 +64,7 @@ def _mapped(stage: dict, text: str, after: str = "") -> int | None:
 
 
 def test_the_triton_kernel_gets_a_lowering_pane_after_its_output_code(exp):
-    view = build_view(exp, graph_renderer="builtin")
+    view = built_view(exp)
     ids = [p["id"] for p in view["compiles"][0]["panes"]]
     assert ids.index(PANE_ID) == ids.index("inference/inductor_output_code") + 1
     pane = _lowering(view)
@@ -74,7 +77,7 @@ def test_the_triton_kernel_gets_a_lowering_pane_after_its_output_code(exp):
 
 
 def test_the_chosen_variant_is_the_default_and_keeps_its_config_and_target(exp):
-    pane = _lowering(build_view(exp, graph_renderer="builtin"))
+    pane = _lowering(built_view(exp))
     assert len(pane["variants"]) == 2
     chosen = pane["variants"][pane["default_variant"]]
     assert chosen["chosen"] is True
@@ -85,33 +88,32 @@ def test_the_chosen_variant_is_the_default_and_keeps_its_config_and_target(exp):
 
 
 def test_every_stage_of_every_variant_reassembles_to_the_exact_text(exp):
-    pane = _lowering(build_view(exp, graph_renderer="builtin"))
+    pane = _lowering(built_view(exp))
     kernel = exp.compiles[0].kernels()[0]
     for v, variant in zip(kernel.variants, pane["variants"], strict=True):
         for s in v.stages:
             shown = _stage(variant, s.stage)
             assert _joined(shown["text"]) == s.text.split("\n"), (v.hash, s.stage)
-            assert len(shown["source_line"]) == len(shown["text"]["lines"])
-            # highlighted, not one plain token per line
-            assert any(cls for line in shown["text"]["lines"] for cls, _ in line), s.stage
+            assert len(shown["source_line"]) == len(_joined(shown["text"]))
+            assert shown["language"] == {"ttir": "mlir", "ttgir": "mlir", "llir": "llvm"}.get(
+                s.stage, s.stage
+            )
 
 
 def test_module_line_numbers_are_one_more_than_kernel_source_lines(exp):
     """The locations name the kernel's module file, which Inductor writes from the
     string ``'''\\n<source>'''``: one leading newline that ``Kernel.source`` lacks."""
-    pane = _lowering(build_view(exp, graph_renderer="builtin"))
+    pane = _lowering(built_view(exp))
     chosen = pane["variants"][pane["default_variant"]]
     def_line = _source_line(pane, f"def {KERNEL}(")
     assert pane["def_line"] == def_line == 17
-    assert chosen["line_offset"] == -1
-    assert chosen["module_file"].endswith(".py") and "/tmp/" in chosen["module_file"]
     ttir = _stage(chosen, "ttir")
     assert _mapped(ttir, "tt.func public") == def_line
     assert f'.py":{def_line + 1}:0)' in _joined(ttir["text"])[0]
 
 
 def test_lowered_lines_map_to_the_kernel_source_line_they_came_from(exp):
-    pane = _lowering(build_view(exp, graph_renderer="builtin"))
+    pane = _lowering(built_view(exp))
     load = _source_line(pane, "tl.load(")
     store = _source_line(pane, "tl.store(")
     maximum = _source_line(pane, "triton_helpers.maximum(")
@@ -141,18 +143,15 @@ def test_lowered_lines_map_to_the_kernel_source_line_they_came_from(exp):
 
 def test_the_offset_is_measured_from_the_def_line_not_assumed(exp):
     kernel = exp.compiles[0].kernels()[0]
-    view = build_view(
-        _with_kernel(exp, source="# one\n# two\n" + kernel.source), graph_renderer="builtin"
-    )
+    view = built_view(_with_kernel(exp, source="# one\n# two\n" + kernel.source))
     pane = _lowering(view)
     chosen = pane["variants"][pane["default_variant"]]
-    assert chosen["line_offset"] == 1
     assert _mapped(_stage(chosen, "ttir"), "tt.load") == _source_line(pane, "tl.load(")
     assert _mapped(_stage(chosen, "ptx"), "st.global") == _source_line(pane, "tl.store(")
 
 
 def test_inline_fused_and_named_mlir_locations_resolve_to_the_kernel_module():
-    from explorer._lowered_view import _mlir
+    from compiler.lowered_lines import _mlir
 
     lines = [
         '#loc = loc("/k/m.py":5:0)',
@@ -183,7 +182,7 @@ def test_a_stage_that_failed_shows_its_error_instead_of_text(exp):
         )
         for v in kernel.variants
     )
-    pane = _lowering(build_view(_with_kernel(exp, variants=broken), graph_renderer="builtin"))
+    pane = _lowering(built_view(_with_kernel(exp, variants=broken)))
     sass = _stage(pane["variants"][pane["default_variant"]], "sass")
     assert sass["error"] == message
     assert _joined(sass["text"]) == [""]
@@ -191,5 +190,5 @@ def test_a_stage_that_failed_shows_its_error_instead_of_text(exp):
 
 
 def test_a_triton_kernel_without_variants_gets_no_lowering_pane(exp):
-    view = build_view(_with_kernel(exp, variants=()), graph_renderer="builtin")
+    view = built_view(_with_kernel(exp, variants=()))
     assert not [p for p in view["compiles"][0]["panes"] if p["kind"] == "triton_lowering"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import linecache
 import subprocess
 import sys
@@ -332,9 +333,13 @@ class FrontEnd(comm.DummyComm):
         self.sent.append((data, buffers))
 
 
+def _SIN_PLUS_ONE(t):
+    return t.sin() + 1
+
+
 @pytest.fixture
 def two_explorations():
-    one = compiler.explore(lambda t: t.sin() + 1, torch.randn(4), backend="eager")
+    one = compiler.explore(_SIN_PLUS_ONE, torch.randn(4), backend="eager")
 
     def broken(t):
         t = t * 2
@@ -349,7 +354,8 @@ def test_widget_syncs_the_view_and_a_small_selection(two_explorations):
     one, _ = two_explorations
     w = ExplorationWidget(one)
     assert w.exploration is one
-    assert [c["id"] for c in w.view["compiles"]] == ["0/0"]
+    assert [c["key"] for c in w.index["compiles"]] == ["0/0"]
+    assert "panes" in w.index["compiles"][0] and "nodes" not in json.dumps(w.index)
     assert set(w.selection) == set(SELECTION_KEYS)
     assert w.selection["compile"] == "0/0"
     data, _ = w._repr_mimebundle_()
@@ -357,15 +363,38 @@ def test_widget_syncs_the_view_and_a_small_selection(two_explorations):
     assert WIDGET_MIME in data
 
 
-def test_update_replaces_the_view_in_place_and_keeps_the_selection(two_explorations):
+def test_update_replaces_the_index_in_place_and_keeps_what_still_exists(two_explorations):
     one, two = two_explorations
     w = ExplorationWidget(one)
-    chosen = {**w.selection, "node": "sin", "src": "x:1"}
+    graph = w.pane("0/0", "dynamo_output_graph")
+    sin = next(n for n in graph["nodes"] if n["name"] == "sin")
+    chosen = {**w.selection, "stage": "dynamo_output_graph", "node": "sin", "src": sin["src"]}
     w.selection = chosen
+    # the same program again (a recompile after an edit): everything is still there
+    w.update(compiler.explore(_SIN_PLUS_ONE, torch.randn(4), backend="eager"))
+    assert w.selection == chosen
+    # another program: the compile and stage are kept, the node and line it lacks are not
     w.update(two)
     assert w.exploration is two
-    assert [c["id"] for c in w.view["compiles"]] == ["0/0", "1/0"]
-    assert w.selection == chosen
+    assert [c["key"] for c in w.index["compiles"]] == ["0/0", "1/0"]
+    assert w.selection == {**chosen, "node": None, "src": None}
+
+
+def test_a_pane_message_is_answered_with_the_pane_built_once(two_explorations):
+    one, _ = two_explorations
+    w = ExplorationWidget(one)
+    front = FrontEnd()
+    w.comm = front
+    for _ in range(2):
+        w._handle_custom_msg({"type": "pane", "compile": "0/0", "pane": "dynamo_output_graph"}, [])
+    w._handle_custom_msg({"type": "pane", "compile": "0/0", "pane": "nope"}, [])
+    replies = [d["content"] for d, _ in front.sent if d.get("method") == "custom"]
+    assert [r["pane"] for r in replies] == ["dynamo_output_graph"] * 2 + ["nope"]
+    assert replies[0]["data"] is replies[1]["data"]  # built once, then cached
+    assert replies[0]["data"]["kind"] == "graph" and replies[0]["data"]["nodes"]
+    assert replies[2]["error"] == (
+        "could not build pane nope of compile 0/0: compile 0/0 has no pane 'nope'"
+    )
 
 
 def test_export_message_is_answered_with_the_html_page(two_explorations):

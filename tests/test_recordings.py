@@ -69,7 +69,7 @@ NOTEBOOK_RECORDINGS = Path(__file__).parent.parent / "notebooks" / "recordings"
 
 
 def test_notebook_recordings_load_and_render_on_cpu_within_the_size_budget():
-    from explorer.view_model import build_view
+    from conftest import built_view
 
     files = sorted(NOTEBOOK_RECORDINGS.glob("*.json"))
     files = [f for f in files if f.name != "environment.json"]
@@ -92,5 +92,6 @@ def test_notebook_recordings_load_and_render_on_cpu_within_the_size_budget():
                 (chosen,) = [v for v in k.variants if v.chosen]
                 if "'grid_type': 'Grid1D'" in k.source and "XBLOCK" in chosen.config:
                     assert k.grid, (f.name, k.name)
-        view = build_view(exp, graph_renderer="builtin")
+        view = built_view(exp)
         assert view["compiles"], f.name
+        assert all(c["panes"] for c in view["compiles"]), f.name

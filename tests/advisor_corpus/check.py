@@ -71,11 +71,11 @@ _SRC = "*src*"  # the key under which pane_ids keeps the view's source-line keys
 def pane_ids(exp: Exploration) -> dict[str, set[str]]:
     """Compile key -> the pane ids the explorer builds for it (the links' targets), and
     under ``_SRC`` the source-line keys the view can select."""
-    from explorer.view_model import build_view
+    from explorer.panes import build_index
 
-    view = build_view(exp, graph_renderer="builtin")
-    out = {c["id"]: {p["id"] for p in c["panes"]} for c in view["compiles"]}
-    out[_SRC] = set(view["src_keys"])
+    index = build_index(exp)
+    out = {c.key: {p.id for p in c.panes} for c in index.compiles}
+    out[_SRC] = set(index.src_keys)
     return out
 
 

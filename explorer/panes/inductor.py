@@ -1,0 +1,245 @@
+"""Inductor's panes: fused schedule, output code with its kernels, Triton lowering."""
+
+from __future__ import annotations
+
+from compiler import Exploration, Kernel, OutputCode
+from compiler.lowered_lines import def_line_of
+
+from .frame import PaneNotFound, errors_of, find_compile, src_key
+from .labels import STAGE_LABELS, group_of, label_of
+from .types import (
+    Block,
+    FusedInfo,
+    KernelInfo,
+    KernelTimingInfo,
+    LoweredStageInfo,
+    OutputCodePane,
+    SchedulePane,
+    TritonLoweringPane,
+    VariantInfo,
+)
+
+STAGE_LANGUAGE = {"ttir": "mlir", "ttgir": "mlir", "llir": "llvm", "ptx": "ptx", "sass": "sass"}
+_STAGE_ORDER = ("ttir", "ttgir", "llir", "ptx", "sass")
+NO_LINES_SASS = (
+    "cuobjdump -sass prints no line information, so SASS lines are not linked to the source."
+)
+_INFO_LABELS = (
+    ("autotune_cache_state", "autotune cache"),
+    ("num_configs", "configs tried"),
+    ("compile_time_us", "compile time (µs)"),
+    ("best_config", "best config"),
+)
+
+
+def output_code(exp: Exploration, compile_key: str, key: str) -> OutputCode:
+    for oc in find_compile(exp, compile_key).output_code:
+        if oc.key == key:
+            return oc
+    msg = f"compile {compile_key} has no output code {key!r}"
+    raise PaneNotFound(msg)
+
+
+def lowering_id(k: Kernel) -> str | None:
+    """The pane id of a kernel's Triton lowering, None when it has no compiled variants."""
+    return f"{k.id}/lowered" if k.language == "triton" and k.variants else None
+
+
+def kernel_sources(oc: OutputCode) -> dict[str, tuple[str, ...]]:
+    """Kernel id -> the user source keys it came from (provenance stack, post-grad nodes)."""
+    graph = oc.graphs.get("inductor_post_grad_graph") or oc.graphs.get("before_post_grad_graph")
+    post_src = {}
+    if graph is not None and any(k.post_grad_nodes or k.source_nodes for k in oc.kernels):
+        post_src = {n.name: src_key(n.source) for n in graph.nodes if not n.module}
+    out = {}
+    for k in oc.kernels:
+        keys = [src_key(loc) for loc in k.user_stack]
+        keys += [post_src.get(name) for name in (*k.post_grad_nodes, *k.source_nodes)]
+        out[k.id] = tuple(dict.fromkeys(s for s in keys if s))
+    return out
+
+
+def _timing(k: Kernel) -> KernelTimingInfo | None:
+    t = k.timing
+    if t is None:
+        return None
+    return KernelTimingInfo(
+        calls=t.calls,
+        median_us=t.median_us,
+        min_us=t.min_us,
+        bytes=t.bytes,
+        achieved_gbps=t.achieved_gbps,
+        peak_gbps=t.peak_gbps,
+        flops=t.flops,
+        achieved_tflops=t.achieved_tflops,
+    )
+
+
+def build_output_code(exp: Exploration, compile_key: str, pane_id: str) -> OutputCodePane:
+    """One output code verbatim; ``line_kernel`` says which kernel each line belongs to.
+
+    Example:
+        >>> build_output_code(exp, "0/0", "inference/inductor_output_code").kernels[0].id
+        ...  # doctest: +SKIP
+        'inference/cpp_fused_add_0'
+    """
+    key = pane_id.rpartition("/")[0]
+    oc = output_code(exp, compile_key, key)
+    n = oc.text.count("\n") + 1
+    line_kernel: list[str | None] = [None] * n
+    language: list[str | None] = [None] * n
+    srcs = kernel_sources(oc)
+    kernels = []
+    for k in oc.kernels:
+        if k.first_line and k.last_line:
+            for ln in range(k.first_line, min(k.last_line, n) + 1):
+                line_kernel[ln - 1] = k.id
+            # the kernel's own source (0-based lines first_line .. last_line - 2, inside
+            # the string literal) is C++ for C++ kernels; Triton stays Python
+            if k.language == "cpp":
+                for i in range(k.first_line, min(k.last_line - 1, n)):
+                    language[i] = "cpp"
+        for ln in k.call_lines:
+            if 0 < ln <= n:
+                line_kernel[ln - 1] = k.id
+        kernels.append(
+            KernelInfo(
+                id=k.id,
+                name=k.name,
+                language=k.language,
+                first_line=k.first_line,
+                last_line=k.last_line,
+                call_lines=k.call_lines,
+                post_grad_nodes=k.post_grad_nodes,
+                source_nodes=k.source_nodes,
+                src=srcs.get(k.id, ()),
+                timing=_timing(k),
+                grid=k.grid,
+                lowering=lowering_id(k),
+            )
+        )
+    stage = "inductor_output_code"
+    return OutputCodePane(
+        id=pane_id,
+        stage=stage,
+        label=label_of(stage, key),
+        group=group_of(stage),
+        errors=errors_of(oc.errors),
+        text=oc.text,
+        line_kernel=tuple(line_kernel),
+        kernel_language=tuple(language),
+        kernels=tuple(kernels),
+        path=oc.path,
+    )
+
+
+def build_schedule(exp: Exploration, compile_key: str, pane_id: str) -> SchedulePane:
+    """Inductor's fused schedule of one output code."""
+    key = pane_id.rpartition("/")[0]
+    oc = output_code(exp, compile_key, key)
+    s = oc.schedule
+    if s is None:
+        msg = f"output code {key} of compile {compile_key} has no schedule"
+        raise PaneNotFound(msg)
+    blocks = tuple(
+        Block(
+            title=STAGE_LABELS[t],
+            note="" if text is not None else "not logged",
+            text=text or "",
+            language="text",
+        )
+        for t, text in (("ir_post_fusion", s.post_fusion), ("ir_pre_fusion", s.pre_fusion))
+    )
+    fused = tuple(
+        FusedInfo(
+            name=f.name,
+            kind=f.kind,
+            members=f.members,
+            buffers=f.buffers,
+            extern_kernel=f.extern_kernel,
+        )
+        for f in s.fused
+    )
+    stage = "ir_post_fusion"
+    return SchedulePane(
+        id=pane_id,
+        stage=stage,
+        label=label_of(stage, key),
+        group=group_of(stage),
+        errors=errors_of(oc.errors, "schedule"),
+        blocks=blocks,
+        fused=fused,
+    )
+
+
+def grid_text(grid: tuple[int, ...]) -> str:
+    """A launch grid as Python writes the tuple: ``(8192,)``, ``(128, 1, 1)``."""
+    return str(tuple(grid))
+
+
+def build_triton_lowering(exp: Exploration, compile_key: str, pane_id: str) -> TritonLoweringPane:
+    """A Triton kernel's source beside every stage of every compiled variant.
+
+    Lines are linked through ``LoweredStage.source_lines`` (the compiler's map).
+    """
+    kid = pane_id.removesuffix("/lowered")
+    c = find_compile(exp, compile_key)
+    k = next((k for k in c.kernels() if k.id == kid), None)
+    if k is None or lowering_id(k) != pane_id:
+        msg = f"compile {compile_key} has no Triton lowering {pane_id!r}"
+        raise PaneNotFound(msg)
+    variants = []
+    for v in k.variants:
+        stages = []
+        for s in sorted(v.stages, key=lambda s: _rank(s.stage)):
+            lines = s.source_lines or (None,) * (s.text.count("\n") + 1)
+            note = ""
+            if s.stage == "sass" and s.text:
+                note = NO_LINES_SASS
+            elif s.text and not any(n is not None for n in lines):
+                note = "This stage records no line locations in the kernel's module."
+            stages.append(
+                LoweredStageInfo(
+                    stage=s.stage,
+                    label=STAGE_LABELS.get(s.stage, s.stage),
+                    text=s.text,
+                    language=STAGE_LANGUAGE.get(s.stage, "text"),
+                    source_line=tuple(lines),
+                    error=s.error,
+                    note=note,
+                )
+            )
+        variants.append(
+            VariantInfo(
+                hash=v.hash,
+                cache_key=v.cache_key,
+                config=v.config,
+                chosen=v.chosen,
+                target=v.target,
+                triton_version=v.triton_version,
+                shared_memory=v.shared_memory,
+                stages=tuple(stages),
+            )
+        )
+    info = [(label, k.info[name]) for name, label in _INFO_LABELS if k.info.get(name)]
+    info += [(name, value) for name, value in k.info.items() if name not in dict(_INFO_LABELS)]
+    if k.grid:
+        info.append(("grid", grid_text(k.grid)))
+    stage = "triton_lowering"
+    return TritonLoweringPane(
+        id=pane_id,
+        stage=stage,
+        label=label_of(stage, k.name),
+        group=group_of(stage),
+        kernel=k.id,
+        kernel_name=k.name,
+        source=k.source,
+        def_line=def_line_of(k.source, k.name),
+        info=tuple(info),
+        default_variant=next((i for i, v in enumerate(k.variants) if v.chosen), 0),
+        variants=tuple(variants),
+    )
+
+
+def _rank(stage: str) -> int:
+    return _STAGE_ORDER.index(stage) if stage in _STAGE_ORDER else len(_STAGE_ORDER)

@@ -1,0 +1,284 @@
+"""Panes of choices and costs: autotuning, kernel time, compile time, the advisor."""
+
+from __future__ import annotations
+
+import math
+
+from compiler import Compile, Environment, Exploration
+from compiler.autotune_link import parse_config
+from compiler.model import Autotuning
+
+from .frame import find_compile
+from .inductor import kernel_sources
+from .labels import group_of, label_of
+from .types import (
+    AutotuneOp,
+    AutotuneRow,
+    AutotuningPane,
+    EvidenceLink,
+    FindingItem,
+    FindingsPane,
+    KernelTimingPane,
+    MetricsPane,
+    Phase,
+    TimingRow,
+)
+
+_BLOCKS = ("BLOCK_M", "BLOCK_N", "BLOCK_K")
+_SPLIT_OUT = (*_BLOCKS, "num_stages", "num_warps")
+PEAK_NOTE = (
+    "kernels reading data left in L2 by the previous kernel, or streaming more "
+    "efficiently than copy_, can exceed it"
+)
+NOT_STATIC = "shape not static"
+
+
+def _head(stage: str) -> dict[str, str]:
+    return {"id": stage, "stage": stage, "label": label_of(stage), "group": group_of(stage)}
+
+
+# --- autotuning ---------------------------------------------------------------------------
+
+
+def build_autotuning(exp: Exploration, compile_key: str, pane_id: str) -> AutotuningPane:
+    """Every autotuned op of a compile, candidates fastest first; the chosen one linked to
+    its kernel where the compiler proved which it is (``Autotuning.chosen_kernel``)."""
+    c = find_compile(exp, compile_key)
+    return AutotuningPane(**_head("autotuning"), ops=tuple(_op(a) for a in c.autotuning))
+
+
+def config_text(pairs: list[tuple[str, str]], common: frozenset[str] = frozenset()) -> str:
+    """Block sizes, stages and warps first: ``BLOCK 128x64x32 (MxNxK) · 4 stages · ...``."""
+    cfg = dict(pairs)
+    out = []
+    if all(b in cfg for b in _BLOCKS):
+        out.append("BLOCK " + "x".join(cfg[b] for b in _BLOCKS) + " (MxNxK)")
+    for key, word in (("num_stages", "stages"), ("num_warps", "warps")):
+        if key in cfg:
+            out.append(f"{cfg[key]} {word if cfg[key] != '1' else word[:-1]}")
+    shown = {"num_stages", "num_warps"}
+    if all(b in cfg for b in _BLOCKS):
+        shown.update(_BLOCKS)
+    out += [f"{k}={v}" for k, v in pairs if k not in shown and k not in common]
+    return " · ".join(out)
+
+
+def _finite(ms: float | None) -> bool:
+    return ms is not None and math.isfinite(ms)
+
+
+def _op(a: Autotuning) -> AutotuneOp:
+    timed = [ch.ms for ch in a.choices if ch.ms is not None and math.isfinite(ch.ms)]
+    fastest = min(timed) if timed else None
+    slowest = max(timed) if timed else None
+    order = sorted(a.choices, key=lambda ch: ch.ms if _finite(ch.ms) else math.inf)
+    configs = [dict(p) for p in (parse_config(ch.description) for ch in a.choices) if p]
+    # settings every configured candidate shares are said once, above the table
+    common_pairs = tuple(
+        (k, v)
+        for k, v in (configs[0].items() if len(configs) > 1 else ())
+        if k not in _SPLIT_OUT and all(cfg.get(k) == v for cfg in configs)
+    )
+    common = frozenset(k for k, _ in common_pairs)
+    rows = []
+    for ch in order:
+        ms = ch.ms if _finite(ch.ms) else None
+        rel = ms / fastest if ms is not None and fastest else None
+        pairs = parse_config(ch.description)
+        if rel is None:
+            rel_text = "not timed"
+        elif ms == fastest:
+            rel_text = "1.00x"
+        else:
+            rel_text = f"{rel:.2f}x slower"
+        kind = "triton" if ch.name.startswith("triton_") else "extern" if not ch.description else ""
+        rows.append(
+            AutotuneRow(
+                name=ch.name,
+                kind=kind,
+                ms=ms,
+                ms_text=f"{ms:.4f}" if ms is not None else "-",
+                relative=rel,
+                relative_text=rel_text,
+                description=ch.description,
+                config=tuple(pairs),
+                config_text=config_text(pairs, common) if pairs else ch.description,
+                chosen=ch.name == a.chosen,
+                kernel=a.chosen_kernel if ch.name == a.chosen else None,
+            )
+        )
+    return AutotuneOp(
+        op=a.op,
+        input_sizes=a.input_sizes,
+        chosen=a.chosen,
+        kernel=a.chosen_kernel,
+        common_config=common_pairs,
+        common_text=" · ".join(f"{k}={v}" for k, v in common_pairs),
+        fastest_ms=fastest,
+        slowest_ms=slowest,
+        rows=tuple(rows),
+    )
+
+
+# --- kernel time ----------------------------------------------------------------------------
+
+
+def has_timing(c: Compile) -> bool:
+    return any(k.timing is not None for k in c.kernels())
+
+
+def build_kernel_timing(exp: Exploration, compile_key: str, pane_id: str) -> KernelTimingPane:
+    """The measured kernels of every output code of a compile, slowest first."""
+    c = find_compile(exp, compile_key)
+    env = exp.environment
+    rows: list[dict[str, object]] = []
+    untimed: list[str] = []
+    for oc in c.output_code:
+        srcs = kernel_sources(oc)
+        for k in oc.kernels:
+            t = k.timing
+            if t is None:
+                untimed.append(k.name)
+                continue
+            peak = t.peak_gbps or env.peak_copy_gbps
+            pct = 100 * t.achieved_gbps / peak if t.achieved_gbps is not None and peak else None
+            mm_peak = env.peak_matmul_tflops
+            tflops = t.achieved_tflops
+            rows.append(
+                {
+                    "kernel": k.id,
+                    "name": k.name,
+                    "language": k.language,
+                    "output": oc.key,
+                    "calls": t.calls,
+                    "median_us": t.median_us,
+                    "min_us": t.min_us,
+                    "total_us": t.median_us * t.calls,
+                    "bytes": t.bytes,
+                    "mb": t.bytes / 1e6 if t.bytes is not None else None,
+                    "achieved_gbps": t.achieved_gbps,
+                    "peak_gbps": peak,
+                    "peak_pct": pct,
+                    "note": NOT_STATIC if t.bytes is None else "",
+                    "flops": t.flops,
+                    "gflop": t.flops / 1e9 if t.flops is not None else None,
+                    "achieved_tflops": tflops,
+                    "matmul_peak_pct": 100 * tflops / mm_peak
+                    if tflops is not None and mm_peak
+                    else None,
+                    "src": srcs.get(k.id, ()),
+                }
+            )
+    total = float(sum(float(r["total_us"]) for r in rows))  # type: ignore[arg-type]
+    rows.sort(key=lambda r: -float(r["median_us"]))  # type: ignore[arg-type]
+    out = tuple(
+        TimingRow(**r, share=float(r["total_us"]) / total if total > 0 else 0.0)  # type: ignore[arg-type]
+        for r in rows
+    )
+    peaks = {r.peak_gbps for r in out if r.peak_gbps}
+    peak = env.peak_copy_gbps or (max(peaks) if peaks else None)
+    if peak:
+        peak_line = f"measured copy bandwidth {peak:,.0f} GB/s; {PEAK_NOTE}"
+    else:
+        peak_line = "no copy bandwidth was measured on this device"
+    if env.peak_matmul_tflops:
+        peak_line += f"; measured fp32 matmul {env.peak_matmul_tflops:,.1f} TFLOP/s"
+    return KernelTimingPane(
+        **_head("kernel_timing"),
+        rows=out,
+        total_us=total,
+        peak_gbps=peak,
+        peak_line=peak_line,
+        peak_matmul_tflops=env.peak_matmul_tflops,
+        has_flops=any(r.flops is not None for r in out),
+        cudagraph_line=cudagraph_line(c, env),
+        untimed=tuple(untimed),
+        outputs=tuple(dict.fromkeys(r.output for r in out)),
+    )
+
+
+def cudagraph_rows(c: Compile, env: Environment | None) -> list[tuple[str, str]]:
+    """CUDA graph tree warm-ups and recordings of the capture (when any), and the graph
+    launches per measured run (when measured), as summary rows."""
+    m = c.metrics
+    rows = [
+        (label, str(n))
+        for label, n in (
+            ("CUDA graph warm-ups", m.cudagraph_warmups),
+            ("CUDA graph recordings", m.cudagraph_recordings),
+        )
+        if n
+    ]
+    if env is not None and env.cudagraph_replays_per_run is not None:
+        rows.append(("CUDA graph replays per run", f"{env.cudagraph_replays_per_run:g}"))
+    return rows
+
+
+def cudagraph_line(c: Compile, env: Environment) -> str:
+    """The CUDA graph rows in one line, for the Kernel time pane; "" if none."""
+    return "; ".join(f"{label}: {value}" for label, value in cudagraph_rows(c, env))
+
+
+# --- compile time ---------------------------------------------------------------------------
+
+
+def build_metrics(exp: Exploration, compile_key: str, pane_id: str) -> MetricsPane:
+    """Compile time per phase, cache events and the capture's counters."""
+    c = find_compile(exp, compile_key)
+    m = c.metrics
+    summary = [(label, f"{value:.3f} s") for label, value in m.times()]
+    for label, count in (
+        ("FX graph cache hits", m.fx_cache_hits),
+        ("FX graph cache misses", m.fx_cache_misses),
+        ("AOT cache hits", m.aot_cache_hits),
+        ("AOT cache misses", m.aot_cache_misses),
+    ):
+        if count:
+            summary.append((label, str(count)))
+    if m.guard_count is not None:
+        summary.append(("guards", str(m.guard_count)))
+    if m.graph_op_count is not None:
+        summary.append(("graph ops", str(m.graph_op_count)))
+    if m.fail_type:
+        summary.append(("failure", f"{m.fail_type}: {m.fail_reason or ''}"))
+    if c.attempts > 1:
+        summary.append(("attempts", str(c.attempts)))
+    if m.cudagraph_skip_reason:
+        summary.append(("CUDA graphs skipped", m.cudagraph_skip_reason))
+    summary.extend(cudagraph_rows(c, exp.environment))
+    return MetricsPane(
+        **_head("compilation_metrics"),
+        summary=tuple(summary),
+        phases=tuple(Phase(name=p.name, seconds=p.seconds, depth=p.depth) for p in m.phases),
+        cache_events=m.cache_events,
+        counters=tuple((name, n) for name, n in sorted(exp.counters.items()) if n),
+    )
+
+
+# --- the advisor ----------------------------------------------------------------------------
+
+
+def build_findings(exp: Exploration, compile_key: str | None, pane_id: str) -> FindingsPane:
+    """The advisor's findings (``Exploration.findings()``), each evidence a selection."""
+    items = tuple(
+        FindingItem(
+            kind=f.kind,
+            severity=f.severity,
+            title=f.title,
+            suggestion=f.suggestion,
+            impact=f.impact,
+            evidence=tuple(
+                EvidenceLink(
+                    text=e.text,
+                    compile=e.compile,
+                    stage=e.stage,
+                    src=e.src,
+                    node=e.node,
+                    kernel=e.kernel,
+                )
+                for e in f.evidence
+            ),
+        )
+        for f in exp.findings()
+    )
+    return FindingsPane(**_head("findings"), items=items)

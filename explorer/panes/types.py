@@ -1,0 +1,553 @@
+"""The panes the front-end draws: one frozen dataclass per pane kind.
+
+A pane is built by a pure function of the Exploration (``explorer.panes.build_pane``)
+when the user opens it, and crosses to the browser as JSON (``pane_json``). Text is
+sent verbatim, one entry per line of ``text.split("\\n")`` in the per-line tables
+(``line_src``, ``line_node``, ``line_kernel``, ``source_line``); the browser
+highlights it. ``explorer.panes.typedefs`` turns these classes into the JSDoc
+typedefs ``explorer/static/panes.typedefs.js`` holds, and a test keeps both in step.
+
+Ids: a source key is ``file:line``; a kernel id is ``Kernel.id``; a node is its index
+in ``GraphPane.nodes`` (its ``name`` in the selection).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+_FROZEN = {"frozen": True, "kw_only": True, "slots": True}
+
+
+@dataclass(**_FROZEN)
+class PaneError:
+    """A stage that could not be captured or parsed (``compiler.StageError``)."""
+
+    stage: str
+    message: str
+
+
+@dataclass(**_FROZEN)
+class Block:
+    """One titled text of a code pane (original bytecode, guards, a schedule)."""
+
+    title: str
+    note: str
+    text: str
+    language: str
+    line_src: tuple[str | None, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class CodePane:
+    """Texts shown as code: bytecode, guards."""
+
+    kind: str = "code"
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+    blocks: tuple[Block, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class Meta:
+    """A node output's tensor metadata, as torch printed it."""
+
+    dtype: str
+    shape: tuple[str, ...]
+    stride: tuple[str, ...]
+    device: str
+
+
+@dataclass(**_FROZEN)
+class GraphNode:
+    """One FX node; ``inputs``/``users`` are indices into ``GraphPane.nodes``."""
+
+    name: str
+    op: str
+    target: str
+    args: tuple[str, ...]
+    kwargs: dict[str, str]
+    meta: tuple[Meta, ...]
+    module_stack: tuple[str, ...]
+    inputs: tuple[int, ...]
+    users: tuple[int, ...]
+    src: str | None
+    loc: str
+    code: str
+    kernels: tuple[str, ...]
+    line: int
+
+
+@dataclass(**_FROZEN)
+class GraphPane:
+    """A graph: its text verbatim and its nodes, laid out by the browser's GraphCanvas."""
+
+    kind: str = "graph"
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+    text: str
+    language: str = "python"
+    line_src: tuple[str | None, ...] = ()
+    line_node: tuple[int | None, ...] = ()
+    parse_error: str | None = None
+    nodes: tuple[GraphNode, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class KernelTimingInfo:
+    """``compiler.KernelTiming`` as sent to the browser."""
+
+    calls: int
+    median_us: float
+    min_us: float
+    bytes: int | None = None
+    achieved_gbps: float | None = None
+    peak_gbps: float | None = None
+    flops: int | None = None
+    achieved_tflops: float | None = None
+
+
+@dataclass(**_FROZEN)
+class KernelInfo:
+    """A kernel of an output code and the user source lines it came from."""
+
+    id: str
+    name: str
+    language: str
+    first_line: int
+    last_line: int
+    call_lines: tuple[int, ...]
+    post_grad_nodes: tuple[str, ...]
+    source_nodes: tuple[str, ...]
+    src: tuple[str, ...]
+    timing: KernelTimingInfo | None = None
+    grid: tuple[int, ...] = ()
+    lowering: str | None = None
+
+
+@dataclass(**_FROZEN)
+class OutputCodePane:
+    """Inductor's generated module verbatim, with the kernel each line belongs to."""
+
+    kind: str = "output_code"
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+    text: str
+    language: str = "python"
+    line_kernel: tuple[str | None, ...] = ()
+    kernel_language: tuple[str | None, ...] = ()
+    kernels: tuple[KernelInfo, ...] = ()
+    path: str = ""
+
+
+@dataclass(**_FROZEN)
+class FusedInfo:
+    """A scheduler node after fusion."""
+
+    name: str
+    kind: str
+    members: tuple[str, ...]
+    buffers: tuple[str, ...]
+    extern_kernel: str
+
+
+@dataclass(**_FROZEN)
+class SchedulePane:
+    """Inductor's schedule before and after fusion."""
+
+    kind: str = "schedule"
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+    blocks: tuple[Block, ...] = ()
+    fused: tuple[FusedInfo, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class StackFrame:
+    """One frame of a graph break's user stack; ``src`` only for the user's own code."""
+
+    src: str | None
+    text: str
+
+
+@dataclass(**_FROZEN)
+class GraphBreakItem:
+    """One graph break: why, where, and torch's hints."""
+
+    summary: str
+    reason: str
+    src: str | None
+    location: str
+    code: str
+    hints: tuple[str, ...]
+    user_stack: tuple[StackFrame, ...]
+    documentation: str
+
+
+@dataclass(**_FROZEN)
+class GraphBreaksPane:
+    """The graph breaks of one compile."""
+
+    kind: str = "graph_breaks"
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+    items: tuple[GraphBreakItem, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class RecompileItem:
+    """A failed guard that caused this recompile."""
+
+    previous: str
+    reason: str
+    text: str
+
+
+@dataclass(**_FROZEN)
+class RecompileReasonsPane:
+    """Why this compile happened again."""
+
+    kind: str = "recompile_reasons"
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+    items: tuple[RecompileItem, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class AutotuneRow:
+    """One max-autotune candidate; ``kernel`` is set on the chosen row where proven."""
+
+    name: str
+    kind: str
+    ms: float | None
+    ms_text: str
+    relative: float | None
+    relative_text: str
+    description: str
+    config: tuple[tuple[str, str], ...]
+    config_text: str
+    chosen: bool
+    kernel: str | None
+
+
+@dataclass(**_FROZEN)
+class AutotuneOp:
+    """Max-autotune's benchmark of one op, candidates fastest first (untimed last)."""
+
+    op: str
+    input_sizes: tuple[str, ...]
+    chosen: str
+    kernel: str | None
+    common_config: tuple[tuple[str, str], ...]
+    common_text: str
+    fastest_ms: float | None
+    slowest_ms: float | None
+    rows: tuple[AutotuneRow, ...]
+
+
+@dataclass(**_FROZEN)
+class AutotuningPane:
+    """Every autotuned op of one compile."""
+
+    kind: str = "autotuning"
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+    ops: tuple[AutotuneOp, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class TimingRow:
+    """One measured kernel; ``share`` is its part of all measured kernels' time."""
+
+    kernel: str
+    name: str
+    language: str
+    output: str
+    calls: int
+    median_us: float
+    min_us: float
+    total_us: float
+    bytes: int | None
+    mb: float | None
+    achieved_gbps: float | None
+    peak_gbps: float | None
+    peak_pct: float | None
+    note: str
+    flops: int | None
+    gflop: float | None
+    achieved_tflops: float | None
+    matmul_peak_pct: float | None
+    share: float
+    src: tuple[str, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class KernelTimingPane:
+    """The measured kernels of one compile, slowest first."""
+
+    kind: str = "kernel_timing"
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+    rows: tuple[TimingRow, ...] = ()
+    total_us: float = 0.0
+    peak_gbps: float | None = None
+    peak_line: str = ""
+    peak_matmul_tflops: float | None = None
+    has_flops: bool = False
+    cudagraph_line: str = ""
+    untimed: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class Phase:
+    """A timed compiler phase."""
+
+    name: str
+    seconds: float
+    depth: int
+
+
+@dataclass(**_FROZEN)
+class MetricsPane:
+    """Compile time, cache events and counters."""
+
+    kind: str = "metrics"
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+    summary: tuple[tuple[str, str], ...] = ()
+    phases: tuple[Phase, ...] = ()
+    cache_events: tuple[str, ...] = ()
+    counters: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(**_FROZEN)
+class LoweredStageInfo:
+    """One stage of a Triton variant: its text and the kernel-source line of each line."""
+
+    stage: str
+    label: str
+    text: str
+    language: str
+    source_line: tuple[int | None, ...]
+    error: str
+    note: str
+
+
+@dataclass(**_FROZEN)
+class VariantInfo:
+    """One compiled variant of a Triton kernel."""
+
+    hash: str
+    cache_key: str
+    config: dict[str, str]
+    chosen: bool
+    target: str
+    triton_version: str
+    shared_memory: int
+    stages: tuple[LoweredStageInfo, ...]
+
+
+@dataclass(**_FROZEN)
+class TritonLoweringPane:
+    """A Triton kernel's source beside TTIR, TTGIR, LLVM IR, PTX and SASS."""
+
+    kind: str = "triton_lowering"
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+    kernel: str
+    kernel_name: str
+    source: str
+    def_line: int | None = None
+    info: tuple[tuple[str, str], ...] = ()
+    default_variant: int = 0
+    variants: tuple[VariantInfo, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class EvidenceLink:
+    """A place a finding points at, as a selection the explorer can jump to."""
+
+    text: str
+    compile: str | None
+    stage: str | None
+    src: str | None
+    node: str | None
+    kernel: str | None
+
+
+@dataclass(**_FROZEN)
+class FindingItem:
+    """One finding of the advisor."""
+
+    kind: str
+    severity: str
+    title: str
+    suggestion: str
+    impact: str
+    evidence: tuple[EvidenceLink, ...]
+
+
+@dataclass(**_FROZEN)
+class FindingsPane:
+    """The advisor's ranked findings for the whole exploration."""
+
+    kind: str = "findings"
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+    items: tuple[FindingItem, ...] = ()
+
+
+Pane = (
+    CodePane
+    | GraphPane
+    | OutputCodePane
+    | SchedulePane
+    | GraphBreaksPane
+    | RecompileReasonsPane
+    | AutotuningPane
+    | KernelTimingPane
+    | MetricsPane
+    | TritonLoweringPane
+    | FindingsPane
+)
+
+PANE_CLASSES: tuple[type, ...] = (
+    CodePane,
+    GraphPane,
+    OutputCodePane,
+    SchedulePane,
+    GraphBreaksPane,
+    RecompileReasonsPane,
+    AutotuningPane,
+    KernelTimingPane,
+    MetricsPane,
+    TritonLoweringPane,
+    FindingsPane,
+)
+
+
+# --- the index: everything the first paint needs ------------------------------------------
+
+
+@dataclass(**_FROZEN)
+class PaneRef:
+    """A pane a compile has, before it is built."""
+
+    id: str
+    stage: str
+    label: str
+    group: str
+    kind: str
+
+
+@dataclass(**_FROZEN)
+class CompileEntry:
+    """One compile in the compile tree; ``parent`` is ``Compile.parent``."""
+
+    key: str
+    compile_id: str
+    rank: int | None
+    label: str
+    code_name: str
+    status: str
+    is_resume: bool
+    attempts: int
+    restart_reasons: tuple[str, ...]
+    markers: tuple[str, ...]
+    parent: str | None
+    src: str | None
+    errors: tuple[PaneError, ...]
+    panes: tuple[PaneRef, ...]
+
+
+@dataclass(**_FROZEN)
+class SourceWindow:
+    """Consecutive lines of a user file, from line ``start``, verbatim."""
+
+    start: int
+    lines: tuple[str, ...]
+
+
+@dataclass(**_FROZEN)
+class SourceFile:
+    """A user file the exploration links to, as windows around the linked lines."""
+
+    filename: str
+    available: bool
+    note: str
+    windows: tuple[SourceWindow, ...]
+
+
+@dataclass(**_FROZEN)
+class Selection:
+    """What the user looks at: ids from the index and the panes, each or None."""
+
+    compile: str | None = None
+    stage: str | None = None
+    src: str | None = None
+    node: str | None = None
+    kernel: str | None = None
+
+
+@dataclass(**_FROZEN)
+class Index:
+    """All the first paint needs: the compile tree, each compile's panes (unbuilt), the
+    source table (``src_keys``: the palette colour of a key is its index mod 8)."""
+
+    version: int = 2
+    title: str
+    source: str
+    target: str
+    environment: dict[str, str | float | None]
+    options: dict[str, str | bool | dict[str, str] | None] | None
+    notes: tuple[str, ...]
+    errors: tuple[PaneError, ...]
+    labels: dict[str, str]
+    src_keys: tuple[str, ...]
+    sources: tuple[SourceFile, ...]
+    compiles: tuple[CompileEntry, ...]
+    findings: PaneRef | None = None
+    default_selection: Selection = field(default_factory=Selection)
+
+
+INDEX_CLASSES: tuple[type, ...] = (
+    PaneRef,
+    CompileEntry,
+    SourceWindow,
+    SourceFile,
+    Selection,
+    Index,
+)

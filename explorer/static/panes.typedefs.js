@@ -1,0 +1,392 @@
+// @ts-check
+// GENERATED from explorer/panes/types.py by explorer.panes.typedefs();
+// do not edit. The Python-to-JS contract of the explorer's panes and index.
+
+/**
+ * @typedef {object} AutotuneOp
+ * @property {string} op
+ * @property {string[]} input_sizes
+ * @property {string} chosen
+ * @property {(string|null)} kernel
+ * @property {[string, string][]} common_config
+ * @property {string} common_text
+ * @property {(number|null)} fastest_ms
+ * @property {(number|null)} slowest_ms
+ * @property {AutotuneRow[]} rows
+ */
+/**
+ * @typedef {object} AutotuneRow
+ * @property {string} name
+ * @property {string} kind
+ * @property {(number|null)} ms
+ * @property {string} ms_text
+ * @property {(number|null)} relative
+ * @property {string} relative_text
+ * @property {string} description
+ * @property {[string, string][]} config
+ * @property {string} config_text
+ * @property {boolean} chosen
+ * @property {(string|null)} kernel
+ */
+/**
+ * @typedef {object} AutotuningPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {AutotuneOp[]} ops
+ */
+/**
+ * @typedef {object} Block
+ * @property {string} title
+ * @property {string} note
+ * @property {string} text
+ * @property {string} language
+ * @property {(string|null)[]} line_src
+ */
+/**
+ * @typedef {object} CodePane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {Block[]} blocks
+ */
+/**
+ * @typedef {object} CompileEntry
+ * @property {string} key
+ * @property {string} compile_id
+ * @property {(number|null)} rank
+ * @property {string} label
+ * @property {string} code_name
+ * @property {string} status
+ * @property {boolean} is_resume
+ * @property {number} attempts
+ * @property {string[]} restart_reasons
+ * @property {string[]} markers
+ * @property {(string|null)} parent
+ * @property {(string|null)} src
+ * @property {PaneError[]} errors
+ * @property {PaneRef[]} panes
+ */
+/**
+ * @typedef {object} EvidenceLink
+ * @property {string} text
+ * @property {(string|null)} compile
+ * @property {(string|null)} stage
+ * @property {(string|null)} src
+ * @property {(string|null)} node
+ * @property {(string|null)} kernel
+ */
+/**
+ * @typedef {object} FindingItem
+ * @property {string} kind
+ * @property {string} severity
+ * @property {string} title
+ * @property {string} suggestion
+ * @property {string} impact
+ * @property {EvidenceLink[]} evidence
+ */
+/**
+ * @typedef {object} FindingsPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {FindingItem[]} items
+ */
+/**
+ * @typedef {object} FusedInfo
+ * @property {string} name
+ * @property {string} kind
+ * @property {string[]} members
+ * @property {string[]} buffers
+ * @property {string} extern_kernel
+ */
+/**
+ * @typedef {object} GraphBreakItem
+ * @property {string} summary
+ * @property {string} reason
+ * @property {(string|null)} src
+ * @property {string} location
+ * @property {string} code
+ * @property {string[]} hints
+ * @property {StackFrame[]} user_stack
+ * @property {string} documentation
+ */
+/**
+ * @typedef {object} GraphBreaksPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {GraphBreakItem[]} items
+ */
+/**
+ * @typedef {object} GraphNode
+ * @property {string} name
+ * @property {string} op
+ * @property {string} target
+ * @property {string[]} args
+ * @property {Object<string, string>} kwargs
+ * @property {Meta[]} meta
+ * @property {string[]} module_stack
+ * @property {number[]} inputs
+ * @property {number[]} users
+ * @property {(string|null)} src
+ * @property {string} loc
+ * @property {string} code
+ * @property {string[]} kernels
+ * @property {number} line
+ */
+/**
+ * @typedef {object} GraphPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {string} text
+ * @property {string} language
+ * @property {(string|null)[]} line_src
+ * @property {(number|null)[]} line_node
+ * @property {(string|null)} parse_error
+ * @property {GraphNode[]} nodes
+ */
+/**
+ * @typedef {object} Index
+ * @property {number} version
+ * @property {string} title
+ * @property {string} source
+ * @property {string} target
+ * @property {Object<string, (string|number|null)>} environment
+ * @property {(Object<string, (string|boolean|Object<string, string>|null)>|null)} options
+ * @property {string[]} notes
+ * @property {PaneError[]} errors
+ * @property {Object<string, string>} labels
+ * @property {string[]} src_keys
+ * @property {SourceFile[]} sources
+ * @property {CompileEntry[]} compiles
+ * @property {(PaneRef|null)} findings
+ * @property {Selection} default_selection
+ */
+/**
+ * @typedef {object} KernelInfo
+ * @property {string} id
+ * @property {string} name
+ * @property {string} language
+ * @property {number} first_line
+ * @property {number} last_line
+ * @property {number[]} call_lines
+ * @property {string[]} post_grad_nodes
+ * @property {string[]} source_nodes
+ * @property {string[]} src
+ * @property {(KernelTimingInfo|null)} timing
+ * @property {number[]} grid
+ * @property {(string|null)} lowering
+ */
+/**
+ * @typedef {object} KernelTimingInfo
+ * @property {number} calls
+ * @property {number} median_us
+ * @property {number} min_us
+ * @property {(number|null)} bytes
+ * @property {(number|null)} achieved_gbps
+ * @property {(number|null)} peak_gbps
+ * @property {(number|null)} flops
+ * @property {(number|null)} achieved_tflops
+ */
+/**
+ * @typedef {object} KernelTimingPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {TimingRow[]} rows
+ * @property {number} total_us
+ * @property {(number|null)} peak_gbps
+ * @property {string} peak_line
+ * @property {(number|null)} peak_matmul_tflops
+ * @property {boolean} has_flops
+ * @property {string} cudagraph_line
+ * @property {string[]} untimed
+ * @property {string[]} outputs
+ */
+/**
+ * @typedef {object} LoweredStageInfo
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} text
+ * @property {string} language
+ * @property {(number|null)[]} source_line
+ * @property {string} error
+ * @property {string} note
+ */
+/**
+ * @typedef {object} Meta
+ * @property {string} dtype
+ * @property {string[]} shape
+ * @property {string[]} stride
+ * @property {string} device
+ */
+/**
+ * @typedef {object} MetricsPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {[string, string][]} summary
+ * @property {Phase[]} phases
+ * @property {string[]} cache_events
+ * @property {[string, number][]} counters
+ */
+/**
+ * @typedef {object} OutputCodePane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {string} text
+ * @property {string} language
+ * @property {(string|null)[]} line_kernel
+ * @property {(string|null)[]} kernel_language
+ * @property {KernelInfo[]} kernels
+ * @property {string} path
+ */
+/**
+ * @typedef {object} PaneError
+ * @property {string} stage
+ * @property {string} message
+ */
+/**
+ * @typedef {object} PaneRef
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {string} kind
+ */
+/**
+ * @typedef {object} Phase
+ * @property {string} name
+ * @property {number} seconds
+ * @property {number} depth
+ */
+/**
+ * @typedef {object} RecompileItem
+ * @property {string} previous
+ * @property {string} reason
+ * @property {string} text
+ */
+/**
+ * @typedef {object} RecompileReasonsPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {RecompileItem[]} items
+ */
+/**
+ * @typedef {object} SchedulePane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {Block[]} blocks
+ * @property {FusedInfo[]} fused
+ */
+/**
+ * @typedef {object} Selection
+ * @property {(string|null)} compile
+ * @property {(string|null)} stage
+ * @property {(string|null)} src
+ * @property {(string|null)} node
+ * @property {(string|null)} kernel
+ */
+/**
+ * @typedef {object} SourceFile
+ * @property {string} filename
+ * @property {boolean} available
+ * @property {string} note
+ * @property {SourceWindow[]} windows
+ */
+/**
+ * @typedef {object} SourceWindow
+ * @property {number} start
+ * @property {string[]} lines
+ */
+/**
+ * @typedef {object} StackFrame
+ * @property {(string|null)} src
+ * @property {string} text
+ */
+/**
+ * @typedef {object} TimingRow
+ * @property {string} kernel
+ * @property {string} name
+ * @property {string} language
+ * @property {string} output
+ * @property {number} calls
+ * @property {number} median_us
+ * @property {number} min_us
+ * @property {number} total_us
+ * @property {(number|null)} bytes
+ * @property {(number|null)} mb
+ * @property {(number|null)} achieved_gbps
+ * @property {(number|null)} peak_gbps
+ * @property {(number|null)} peak_pct
+ * @property {string} note
+ * @property {(number|null)} flops
+ * @property {(number|null)} gflop
+ * @property {(number|null)} achieved_tflops
+ * @property {(number|null)} matmul_peak_pct
+ * @property {number} share
+ * @property {string[]} src
+ */
+/**
+ * @typedef {object} TritonLoweringPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {string} kernel
+ * @property {string} kernel_name
+ * @property {string} source
+ * @property {(number|null)} def_line
+ * @property {[string, string][]} info
+ * @property {number} default_variant
+ * @property {VariantInfo[]} variants
+ */
+/**
+ * @typedef {object} VariantInfo
+ * @property {string} hash
+ * @property {string} cache_key
+ * @property {Object<string, string>} config
+ * @property {boolean} chosen
+ * @property {string} target
+ * @property {string} triton_version
+ * @property {number} shared_memory
+ * @property {LoweredStageInfo[]} stages
+ */
+/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane} Pane */

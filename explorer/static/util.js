@@ -1,0 +1,131 @@
+// @ts-check
+/**
+ * The torch.compile explorer front-end, helpers. The explorer is one ES module made of
+ * the files listed in explorer/_static.py BUNDLE_ORDER, concatenated; names are shared.
+ *
+ * Safety: every piece of data goes into the DOM through `textContent` or `setAttribute`
+ * on attributes we name; nothing is ever parsed as markup.
+ */
+
+/**
+ * @typedef {{get(name: string): any, set(name: string, value: any): void,
+ *            on(event: string, cb: Function): void, off(event: string, cb: Function): void,
+ *            save_changes(): void, send(msg: any): void}} Model
+ * @typedef {{selection: Selection, select: (change: Partial<Selection>) => void,
+ *            srcClass: (key: string|null|undefined) => string, send: (msg: any) => void,
+ *            state: Map<string, any>, labels: Object<string, string>}} Ctx
+ * @typedef {{update(selection: Selection): void, reveal?: (i: number) => void,
+ *            revealKernel?: (id: string) => void, destroy?: () => void}} PaneHandle
+ */
+
+const PALETTE = 8;
+const LINE_H = 18; // px; must match .tce-row in explorer.css
+const VIRTUAL_MIN_LINES = 1500; // longer code panes render only the rows in view
+const SEL_KEYS = /** @type {(keyof Selection)[]} */ (["compile", "stage", "src", "node", "kernel"]);
+const MARKER_TEXT = { graph_break: "graph break", recompile: "recompile", failed: "failed" };
+
+/**
+ * Build an HTML element. Text always goes through textContent.
+ * @param {string} tag
+ * @param {{cls?: string, text?: string, title?: string, attrs?: Object<string,string>,
+ *          on?: Object<string, EventListener>}} [opts]
+ * @param {(Node|string|null|undefined|false)[]} [children]
+ * @returns {HTMLElement}
+ */
+function h(tag, opts = {}, children = []) {
+  const el = document.createElement(tag);
+  if (opts.cls) el.className = opts.cls;
+  if (opts.text !== undefined) el.textContent = opts.text;
+  if (opts.title) el.title = opts.title;
+  for (const [k, v] of Object.entries(opts.attrs || {})) el.setAttribute(k, v);
+  for (const [k, v] of Object.entries(opts.on || {})) el.addEventListener(k, v);
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(typeof c === "string" ? document.createTextNode(c) : c);
+  }
+  return el;
+}
+
+/** @param {Blob} blob @param {string} name */
+function download(blob, name) {
+  const a = /** @type {HTMLAnchorElement} */ (h("a"));
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+/**
+ * Scroll `box` (only it, never the notebook around it) so that `el` is in view.
+ * @param {HTMLElement} box @param {Element} el @param {boolean} [center]
+ */
+function scrollWithin(box, el, center = false) {
+  const b = box.getBoundingClientRect();
+  const r = el.getBoundingClientRect();
+  if (!center && r.top >= b.top && r.bottom <= b.bottom) return;
+  box.scrollTop += r.top - b.top - (center ? (b.height - r.height) / 2 : 8);
+  if (center) box.scrollLeft += r.left - b.left - (b.width - r.width) / 2;
+}
+
+/** @param {string} key */
+function shortSrc(key) {
+  const i = key.lastIndexOf(":");
+  const file = key.slice(0, i);
+  return file.slice(file.lastIndexOf("/") + 1) + ":" + key.slice(i + 1);
+}
+
+/** The output-code pane that holds a kernel: kernel ids are `<output code key>/<name>`. @param {string} kid */
+function outputPaneOf(kid) {
+  return kid.slice(0, kid.lastIndexOf("/")) + "/inductor_output_code";
+}
+
+/** @param {string} name */
+function resumeLabel(name) {
+  const m = /^torch_dynamo_resume_in_(.+)_at_(\d+)$/.exec(name);
+  return m ? `resume ${m[1]} at line ${m[2]}` : name;
+}
+
+/**
+ * @param {number|null|undefined} x @param {number} [digits]
+ * @returns {string}
+ */
+function fmt(x, digits = 1) {
+  if (x === null || x === undefined) return "–";
+  return x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** @param {KernelTimingInfo|null} t @returns {string[][]} */
+function timingRows(t) {
+  if (!t) return [];
+  const pct = t.achieved_gbps !== null && t.peak_gbps ? ` (${fmt((100 * t.achieved_gbps) / t.peak_gbps)}% of copy peak)` : "";
+  const rows = [["median time", `${fmt(t.median_us)} µs (min ${fmt(t.min_us)}, ${t.calls} calls)`],
+    ["bandwidth", t.bytes === null ? "shape not static" : `${fmt(t.bytes / 1e6)} MB at ${fmt(t.achieved_gbps, 0)} GB/s${pct}`]];
+  if (typeof t.flops === "number") {
+    rows.push(["matmul", `${fmt(t.flops / 1e9, 2)} GFLOP at ${fmt(t.achieved_tflops, 2)} TFLOP/s`]);
+  }
+  return rows;
+}
+
+/**
+ * A Triton launch grid as Python writes the tuple: `(8192,)`; "" when unknown.
+ * @param {number[]|undefined} grid
+ */
+function gridText(grid) {
+  if (!grid || !grid.length) return "";
+  return `(${grid.join(", ")}${grid.length === 1 ? "," : ""})`;
+}
+
+/** @param {string[][]} rows */
+function detailTable(rows) {
+  const t = h("table", { cls: "tce-table" });
+  for (const [k, v] of rows) t.append(h("tr", {}, [h("th", { text: k }), h("td", { text: v })]));
+  return t;
+}
+
+/** " hl hl-N" when `key` is a selected source line (N its colour), else "". @param {Ctx} ctx @param {string|null|undefined} key */
+function hlClass(ctx, key) {
+  const c = ctx.srcClass(key);
+  return c ? ` hl ${c}` : "";
+}

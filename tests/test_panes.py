@@ -1,0 +1,262 @@
+"""explorer.panes on real captures: the index, the panes, their links, the verbatim texts,
+and the Python-to-JS contract (the generated JSDoc typedefs)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import programs
+import pytest
+import torch
+from conftest import built_view, recorded_key
+
+import compiler
+from explorer._static import BUNDLE_ORDER, bundle_text, static_text
+from explorer.export import to_html
+from explorer.panes import PaneNotFound, build_index, build_pane, pane_json, typedefs
+from explorer.panes.labels import STAGE_LABELS
+
+RECORDING = Path(__file__).parent / "data" / "recordings" / "cuda_pointwise.json"
+EVIL = programs.MARKUP
+REGENERATE = (
+    "python -c \"from explorer.panes import typedefs; print(typedefs(), end='')\" "
+    "> explorer/static/panes.typedefs.js"
+)
+
+
+def _key(fn, text: str) -> str:
+    lines, first = inspect.getsourcelines(fn)
+    for offset, line in enumerate(lines):
+        if text in line:
+            return f"{inspect.getsourcefile(fn)}:{first + offset}"
+    raise AssertionError(f"{text!r} not in {fn.__name__}")
+
+
+def _pane(view: dict, pane_id: str, compile_index: int = 0) -> dict:
+    panes = view["compiles"][compile_index]["panes"]
+    found = [p for p in panes if p["id"] == pane_id]
+    assert found, f"no pane {pane_id}; panes: {[p['id'] for p in panes]}"
+    return found[0]
+
+
+def _node(pane: dict, name: str) -> dict:
+    return next(n for n in pane["nodes"] if n["name"] == name)
+
+
+def _assert_texts_are_verbatim(exp: compiler.Exploration, view: dict) -> None:
+    """Every text a pane carries is exactly what torch emitted, with one entry per line
+    in its line tables."""
+    checked = 0
+    for c, cv in zip(exp.compiles, view["compiles"], strict=True):
+        ocs = {oc.key: oc for oc in c.output_code}
+        for pane in cv["panes"]:
+            if pane["kind"] == "graph":
+                key, _, stage = pane["id"].rpartition("/")
+                graph = ocs[key].graphs[stage] if key else c.graphs[stage]
+                assert pane["text"] == graph.text, pane["id"]
+                n = graph.text.count("\n") + 1
+                assert len(pane["line_src"]) == len(pane["line_node"]) == n
+                checked += 1
+            elif pane["kind"] == "output_code":
+                oc = ocs[pane["id"].split("/")[0]]
+                assert pane["text"] == oc.text
+                assert len(pane["line_kernel"]) == oc.text.count("\n") + 1
+                checked += 1
+            elif pane["id"] == "bytecode":
+                b = c.bytecode
+                texts = [t for t in (b.original, b.transformed) if t is not None]
+                texts.append(b.decompiled or "")
+                assert [blk["text"] for blk in pane["blocks"]] == texts
+                checked += 1
+            elif pane["id"] == "dynamo_cpp_guards_str":
+                assert pane["blocks"][0]["text"] == c.guards.tree
+                checked += 1
+    assert checked
+
+
+def test_pointwise_with_aot_eager_shows_dynamo_and_aot_panes_linked_to_source_lines():
+    exp = compiler.explore(programs.pointwise, torch.randn(4, 4), backend="aot_eager")
+    view = built_view(exp)
+    ids = [p["id"] for p in view["compiles"][0]["panes"]]
+    assert ids[:3] == ["bytecode", "dynamo_output_graph", "dynamo_cpp_guards_str"]
+    assert "aot_inference_graph" in ids and ids[-1] == "compilation_metrics"
+    assert all(p["label"] == STAGE_LABELS[p["stage"]] for p in view["compiles"][0]["panes"])
+    sin_line = _key(programs.pointwise, "torch.sin(x)")
+    dynamo = _pane(view, "dynamo_output_graph")
+    aten = _pane(view, "aot_inference_graph")
+    assert _node(dynamo, "sin")["src"] == sin_line
+    assert _node(aten, "sin")["target"] == "torch.ops.aten.sin.default"
+    assert _node(aten, "sin")["src"] == sin_line
+    assert sin_line in view["src_keys"]
+    # each node's line of the graph text points back at the node
+    for i, n in enumerate(dynamo["nodes"]):
+        assert dynamo["line_node"][n["line"] - 1] == i
+    # the bytecode lines of that source line carry its key (Bytecode.original_lines)
+    original = _pane(view, "bytecode")["blocks"][0]
+    marked = [
+        line
+        for line, src in zip(original["text"].split("\n"), original["line_src"], strict=True)
+        if src == sin_line
+    ]
+    assert any("LOAD_GLOBAL" in line for line in marked)
+    # the source pane has the real text of that line
+    files = {f["filename"]: f for f in view["sources"]}
+    entry = files[inspect.getsourcefile(programs.pointwise)]
+    assert entry["available"] and not entry["note"]
+    shown = {w["start"] + i: line for w in entry["windows"] for i, line in enumerate(w["lines"])}
+    assert "torch.sin(x)" in shown[int(sin_line.rsplit(":", 1)[1])]
+    _assert_texts_are_verbatim(exp, view)
+    assert json.loads(json.dumps(view)) == view
+
+
+def test_the_index_builds_no_pane_and_each_pane_is_built_on_request():
+    exp = compiler.explore(programs.pointwise, torch.randn(4, 4), backend="aot_eager")
+    index = build_index(exp)
+    c = index.compiles[0]
+    assert c.key == exp.compiles[0].key and index.default_selection.compile == c.key
+    refs = {p.id: p for p in c.panes}
+    graph = build_pane(exp, c.key, "aot_inference_graph")
+    assert graph.kind == refs["aot_inference_graph"].kind == "graph"
+    assert graph.label == refs["aot_inference_graph"].label
+    with pytest.raises(PaneNotFound, match="compile 0/0 has no pane 'nope'"):
+        build_pane(exp, c.key, "nope")
+    with pytest.raises(PaneNotFound, match="no compile '9/9' in this exploration"):
+        build_pane(exp, "9/9", "bytecode")
+
+
+@pytest.mark.slow
+def test_inductor_panes_link_dynamo_node_post_grad_node_and_kernel_of_one_source_line():
+    exp = compiler.explore(programs.pointwise, torch.randn(4, 4))
+    view = built_view(exp)
+    ids = [p["id"] for p in view["compiles"][0]["panes"]]
+    for pane_id in (
+        "inference/inductor_post_grad_graph",
+        "inference/ir_post_fusion",
+        "inference/inductor_output_code",
+    ):
+        assert pane_id in ids
+    sin_line = _key(programs.pointwise, "torch.sin(x)")
+    code = _pane(view, "inference/inductor_output_code")
+    (kernel,) = code["kernels"]
+    assert kernel["language"] == "cpp" and sin_line in kernel["src"]
+    assert kernel["id"] == exp.compiles[0].kernels()[0].id
+    assert kernel["id"] in _node(_pane(view, "dynamo_output_graph"), "sin")["kernels"]
+    post = _node(_pane(view, "inference/inductor_post_grad_graph"), "sin")
+    assert post["src"] == sin_line and kernel["id"] in post["kernels"]
+    first, last = kernel["first_line"], kernel["last_line"]
+    assert code["line_kernel"][first - 1 : last] == [kernel["id"]] * (last - first + 1)
+    # the kernel body is marked C++ for the browser's highlighter
+    assert set(code["kernel_language"][first : last - 1]) == {"cpp"}
+    body = "\n".join(code["text"].split("\n")[first : last - 1])
+    assert body == exp.compiles[0].kernels()[0].source
+    _assert_texts_are_verbatim(exp, view)
+    json.dumps(view)
+
+
+def test_gpu_recording_shows_the_triton_kernel_linked_to_its_source_lines():
+    exp = compiler.Exploration.from_json(RECORDING.read_text())
+    view = built_view(exp)
+    code = _pane(view, "inference/inductor_output_code")
+    (kernel,) = code["kernels"]
+    assert kernel["language"] == "triton"
+    sin_line = recorded_key(exp, "torch.sin(x)")
+    assert sin_line in kernel["src"]
+    assert kernel["id"] in _node(_pane(view, "dynamo_output_graph"), "sin")["kernels"]
+    body = code["text"].split("\n")[kernel["first_line"] : kernel["last_line"] - 1]
+    assert "@triton.jit" in body
+    _assert_texts_are_verbatim(exp, view)
+
+
+def test_graph_break_puts_the_resume_function_under_the_breaking_compile():
+    exp = compiler.explore(programs.data_dependent, torch.ones(4), backend="eager")
+    view = built_view(exp)
+    first, resume = view["compiles"]
+    assert first["markers"] == ["graph_break"] and first["parent"] is None
+    assert resume["is_resume"] and resume["parent"] == first["key"]
+    breaks = _pane(view, "dynamo_graph_break_reason")
+    if_line = _key(programs.data_dependent, "if x.sum() > 0")
+    assert breaks["items"][0]["src"] == if_line
+    # only user frames are linked, never the capture wrapper's own
+    for frame in breaks["items"][0]["user_stack"]:
+        assert frame["src"] is None or "compiler/explore.py" not in frame["src"]
+    _assert_texts_are_verbatim(exp, view)
+
+
+def test_recompiles_hang_under_the_compile_they_replace():
+    exp = compiler.explore(
+        programs.shape_loop, lambda f: torch.compile(f, backend="eager", dynamic=False), wrap=False
+    )
+    view = built_view(exp)
+    parents = {c["key"]: c["parent"] for c in view["compiles"]}
+    assert parents == {"0/0": None, "0/1": "0/0", "0/2": "0/1"}
+    assert "recompile" in view["compiles"][1]["markers"]
+    assert _pane(view, "recompile_reasons", 1)["items"]
+
+
+def test_graph_nodes_carry_the_module_stack_the_compiler_recorded():
+    exp = compiler.explore(programs.FeaturePyramid(), torch.randn(1, 3, 8, 8), backend="eager")
+    pane = build_pane(exp, exp.compiles[0].key, "dynamo_output_graph")
+    graph = exp.compiles[0].graphs["dynamo_output_graph"]
+    assert [n.module_stack for n in pane.nodes] == [n.module_stack for n in graph.nodes]
+    conv = next(n for n in pane.nodes if n.name == "conv2d")
+    assert conv.module_stack and conv.module_stack[-1] == "c1"
+    # inputs and users are indices of the same edges the graph names
+    for n, g in zip(pane.nodes, graph.nodes, strict=True):
+        assert [pane.nodes[i].name for i in n.inputs] == [s for s in g.inputs if s != g.name]
+
+
+def test_markup_in_user_code_stays_plain_text_in_the_panes_and_the_html(tmp_path):
+    module = programs.markup_program(tmp_path)
+    exp = compiler.explore(module.evil, torch.randn(4), backend="aot_eager")
+    view = built_view(exp)
+    node = _node(_pane(view, "dynamo_output_graph"), "sin")
+    assert node["code"].endswith(f"# </script>{EVIL}")
+    assert "onerror=alert(1)" in json.dumps(view["sources"])
+    page = to_html(exp)
+    assert "<img" not in page and "</script><img" not in page
+    assert page.count("</script>") == 3  # the two JSON elements' and the module's own
+    assert "\\u003cimg src=x onerror=alert(1)\\u003e" in page
+
+
+def test_the_committed_typedefs_match_the_pane_classes():
+    committed = static_text("panes.typedefs.js")
+    assert committed == typedefs(), (
+        "explorer/static/panes.typedefs.js is out of date with explorer/panes/types.py; "
+        f"regenerate it with: {REGENERATE}"
+    )
+    for kind in ("GraphPane", "OutputCodePane", "FindingsPane", "Index"):
+        assert f"@typedef {{object}} {kind}" in committed
+
+
+def test_every_pane_of_a_capture_has_the_fields_its_typedef_names():
+    exp = compiler.explore(programs.data_dependent, torch.ones(4), backend="aot_eager")
+    text = typedefs()
+    for c in build_index(exp).compiles:
+        for ref in c.panes:
+            data = pane_json(build_pane(exp, c.key, ref.id))
+            block = text.split(
+                f"@typedef {{object}} {type(build_pane(exp, c.key, ref.id)).__name__}\n"
+            )[1]
+            props = [
+                ln.split()[-1] for ln in block.split("*/")[0].splitlines() if "@property" in ln
+            ]
+            assert sorted(data) == sorted(props), ref.id
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node for `node --check`")
+def test_the_bundled_module_is_valid_javascript(tmp_path):
+    path = tmp_path / "explorer.mjs"
+    path.write_text(bundle_text(), encoding="utf-8")
+    done = subprocess.run(["node", "--check", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = path.read_text()
+    assert text.rstrip().endswith("export default { render };")
+    assert [
+        ln.removeprefix("// ---- ").removesuffix(" ----")
+        for ln in text.splitlines()
+        if ln.startswith("// ---- ")
+    ] == list(BUNDLE_ORDER)
