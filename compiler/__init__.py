@@ -11,6 +11,7 @@ Example:
 """
 
 from .capture import Recording, recording
+from .diff import Diff, diff
 from .errors import (
     CompileError,
     ExploreError,
@@ -58,6 +59,7 @@ __all__ = [
     "CompileError",
     "CompileId",
     "CompileMetrics",
+    "Diff",
     "Environment",
     "Exploration",
     "ExploreError",
@@ -83,6 +85,7 @@ __all__ = [
     "TargetError",
     "TensorMeta",
     "TraceFormatError",
+    "diff",
     "explore",
     "explore_path",
     "explore_script",
