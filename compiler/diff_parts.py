@@ -51,6 +51,9 @@ class NodeChange:
     a_name: str = ""
     b_name: str = ""
     detail: str = ""
+    # 1-based lines of the node in each side's graph text (0 where absent)
+    a_line: int = 0
+    b_line: int = 0
 
     @property
     def name(self) -> str:
@@ -177,16 +180,19 @@ def compare_nodes(a: Graph | None, b: Graph | None) -> tuple[NodeChange, ...]:
     matched_b = set(pairs.values())
     for name, node in a_nodes.items():
         if name not in pairs:
-            changes.append(NodeChange(status="removed", identity=a_ids[name], a_name=name))
+            changes.append(NodeChange(status="removed", identity=a_ids[name], a_name=name,
+                                      a_line=node.line))  # fmt: skip
             continue
         other = b_nodes[pairs[name]]
         detail = _node_difference(node, other, a_to_id, b_to_id)
         if detail:
             changes.append(NodeChange(status="changed", identity=a_ids[name], a_name=name,
-                                      b_name=pairs[name], detail=detail))  # fmt: skip
-    for name in b_nodes:
+                                      b_name=pairs[name], detail=detail, a_line=node.line,
+                                      b_line=other.line))  # fmt: skip
+    for name, node in b_nodes.items():
         if name not in matched_b:
-            changes.append(NodeChange(status="added", identity=b_ids[name], b_name=name))
+            changes.append(NodeChange(status="added", identity=b_ids[name], b_name=name,
+                                      b_line=node.line))  # fmt: skip
     return tuple(changes)
 
 
