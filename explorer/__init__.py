@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ExplorationWidget",
+    "live",
     "load",
     "load_ipython_extension",
     "show",
@@ -67,6 +68,17 @@ def show(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -> Ex
     import compiler
 
     return view(compiler.explore(target, *inputs, **compile_options))
+
+
+def live(source_or_function: Any, *inputs: Any, **compile_options: Any) -> Any:
+    """An editor whose edits recompile, the explorer following them (``explorer.live.live``).
+
+    Example:
+        >>> w = explorer.live("def f(x):\\n    return x.cos()\\n", torch.randn(4))  # doctest: +SKIP
+    """
+    from .live import live as _live
+
+    return _live(source_or_function, *inputs, **compile_options)
 
 
 def load(trace_path: str | os.PathLike[str]) -> ExplorationWidget:
