@@ -16,12 +16,12 @@ import struct
 import sys
 import time
 import traceback
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 _HEADER = struct.Struct("<Q")
 
 
-def read_frame(stream: BinaryIO) -> Any:
+def read_frame(stream: IO[bytes]) -> Any:
     """One message, or None at end of stream."""
     head = stream.read(_HEADER.size)
     if len(head) < _HEADER.size:
@@ -30,7 +30,7 @@ def read_frame(stream: BinaryIO) -> Any:
     return pickle.loads(stream.read(size))
 
 
-def write_frame(stream: BinaryIO, message: Any) -> None:
+def write_frame(stream: IO[bytes], message: Any) -> None:
     """Send one message (flushed)."""
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_HEADER.pack(len(data)) + data)
@@ -103,7 +103,7 @@ def compile_request(req: dict[str, Any]) -> dict[str, Any]:
         exploration = compiler.explore(target, *inputs, **req.get("options", {}))
     except compiler.ExploreError as exc:
         line = None
-        for gb in reversed((exc.exploration.graph_breaks if exc.exploration else ())):
+        for gb in reversed(exc.exploration.graph_breaks if exc.exploration else ()):
             if gb.location is not None and gb.location.filename == filename:
                 line = gb.location.line
                 break

@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import pickle
 import select
@@ -86,7 +87,8 @@ class _Worker:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        self.log: IO[bytes] = tempfile.TemporaryFile()
+        # closed in kill(); the worker's stderr, read back for a crash report
+        self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "compiler._live_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env,
@@ -136,10 +138,8 @@ class _Worker:
             self.proc.kill()
         self.proc.wait()
         for stream in (self.stdin, self.stdout, self.log):
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
 
 
 class LiveEngine:
