@@ -76,7 +76,7 @@ def live(source_or_function: Any, *inputs: Any, **compile_options: Any) -> Any:
     Example:
         >>> w = explorer.live("def f(x):\\n    return x.cos()\\n", torch.randn(4))  # doctest: +SKIP
     """
-    from .live import live as _live
+    from ._live import live as _live
 
     return _live(source_or_function, *inputs, **compile_options)
 

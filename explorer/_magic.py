@@ -261,7 +261,7 @@ class CompileMagics(Magics):
     def _run_live(
         self, args: argparse.Namespace, line: str, cell: str, options: dict[str, Any] | None
     ) -> None:
-        from .live import live
+        from ._live import live
 
         if args.inputs is None:
             raise UsageError("--live needs the example inputs: --inputs EXPR (e.g. --inputs x).")
