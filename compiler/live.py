@@ -72,7 +72,9 @@ class LiveResult:
     options: dict[str, Any]
     exploration: Exploration | None = None
     error: LiveError | None = None
+    # from submit to result (queueing, transfer and compile), and the worker's compile alone
     seconds: float = 0.0
+    compile_seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -113,7 +115,7 @@ class _Worker:
                 return "cancelled"
             if time.monotonic() > deadline:
                 return "timeout"
-            ready, _, _ = select.select([fd], [], [], 0.05)
+            ready, _, _ = select.select([fd], [], [], 0.01)
             if not ready:
                 continue
             chunk = os.read(fd, need - len(buf))
@@ -298,7 +300,8 @@ class LiveEngine:
                               seconds=seconds)  # fmt: skip
         exploration = Exploration.from_json(reply["json"])
         return LiveResult(version=version, source=source, options=options,
-                          exploration=exploration, seconds=seconds)  # fmt: skip
+                          exploration=exploration, seconds=seconds,
+                          compile_seconds=float(reply.get("seconds") or 0.0))  # fmt: skip
 
     def _ready_worker(self) -> _Worker | None:
         while not self._closed:
