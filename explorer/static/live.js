@@ -82,6 +82,8 @@ function render({ model, el }) {
   const style = h("style");
   style.textContent = CSS;
   const root = h("div", "tce-live");
+  // JupyterLab's keyboard shortcuts (Enter, arrows, A/B, ...) must not see the editor's keys
+  root.setAttribute("data-lm-suppress-shortcuts", "true");
   el.replaceChildren(style, root);
 
   // -- controls ------------------------------------------------------------------------
@@ -173,6 +175,10 @@ function render({ model, el }) {
     } else if (ev.key === "Enter" && (ev.ctrlKey || ev.shiftKey)) {
       ev.preventDefault();
       model.send({ type: "recompile" });
+    } else if (ev.key === "Enter" && !ev.altKey && !ev.metaKey) {
+      // inserted here: the notebook around the widget may claim Enter for itself
+      ev.preventDefault();
+      document.execCommand("insertText", false, "\n");
     }
   });
 
