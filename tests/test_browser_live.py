@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from test_browser import (
     ARTIFACTS,
     CHROMIUM,

@@ -6,7 +6,6 @@ import json
 
 import pytest
 import torch
-
 from conftest import torch_state
 
 import explorer
@@ -104,3 +103,25 @@ def test_live_compiles_leave_the_users_torch_state_alone(live_widget):
     assert w.wait(300) and w.error is None
     assert torch_state() == before
     assert dict(torch._dynamo.utils.counters["stats"]) == counters
+
+
+def test_compile_live_magic_makes_the_cell_an_editor_on_its_inputs():
+    from IPython.core.error import UsageError
+    from IPython.testing.globalipapp import get_ipython
+
+    ip = get_ipython()
+    ip.run_line_magic("load_ext", "explorer")
+    try:
+        ip.user_ns["x"] = torch.randn(8)
+        with pytest.raises(UsageError, match=r"--live needs the example inputs: --inputs EXPR"):
+            ip.run_cell_magic("compile", "--live", F1)
+        ip.run_cell_magic("compile", "w --live --inputs x --backend aot_eager", F1)
+        w = ip.user_ns["w"]
+        try:
+            assert w.wait(300) and w.error is None
+            assert w.editor.magic_line == "%%compile w --live --inputs x --backend aot_eager"
+            assert w.source == F1 and len(w.history) == 1
+        finally:
+            w.close()
+    finally:
+        ip.run_line_magic("unload_ext", "explorer")
