@@ -11,6 +11,7 @@ from __future__ import annotations
 import linecache
 import os
 import pickle
+import re
 import resource
 import struct
 import sys
@@ -51,6 +52,13 @@ def _line_in(tb: Any, filename: str) -> int | None:
         if frame.filename == filename:
             line = frame.lineno
     return line
+
+
+def _line_in_text(exc: BaseException, filename: str) -> int | None:
+    """The last ``File "<live>", line N`` of the "from user code:" stack Dynamo's
+    errors print (a graph break under fullgraph is raised by the tracer, not the code)."""
+    found = re.findall(rf'File "{re.escape(filename)}", line (\d+)', str(exc))
+    return int(found[-1]) if found else None
 
 
 def _target(ns: dict[str, Any], name: str | None, filename: str) -> Any:
@@ -108,7 +116,7 @@ def compile_request(req: dict[str, Any]) -> dict[str, Any]:
                 line = gb.location.line
                 break
         cause = exc.__cause__ or exc
-        line = line or _line_in(cause.__traceback__, filename)
+        line = line or _line_in(cause.__traceback__, filename) or _line_in_text(cause, filename)
         kind = {"CompileError": "compile", "InputError": "exception",
                 "OptionError": "option"}.get(type(exc).__name__, "compile")  # fmt: skip
         return _error(kind, str(exc), line)

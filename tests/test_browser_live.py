@@ -118,6 +118,11 @@ def test_typing_an_edit_in_the_live_editor_changes_the_kernel_view(
         with contextlib.suppress(Exception):
             summary.scroll_into_view_if_needed(timeout=5000)
         assert re.search(r"\d+ kernels? -> \d+", summary.inner_text()), summary.inner_text()
+        # the final version goes back into the cell, under its %%compile line
+        live.locator("button.tce-live-writeback").click()
+        cell_text = cell.locator(".jp-InputArea-editor .cm-content").inner_text()
+        assert cell_text.startswith("%%compile --live --inputs x\ndef f(x):"), cell_text
+        assert "torch.relu(x @ x)" in cell_text
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         cell.screenshot(path=str(ARTIFACTS / "jupyterlab_live.png"))
         print("live:", {"before": before, "after": after, "summary": summary.inner_text()})

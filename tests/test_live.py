@@ -75,6 +75,17 @@ def test_rapid_edits_show_only_the_last_one(live_widget):
     assert len(w.history) == 2 and w.history[-1] is w.view.exploration
 
 
+def test_a_graph_break_under_fullgraph_is_an_error_at_the_users_line(live_widget):
+    w = live_widget(F1, torch.randn(8), backend="aot_eager", fullgraph=True, debounce_ms=0)
+    assert w.wait(300) and w.error is None
+    w.source = (
+        "def f(x):\n    y = torch.relu(x)\n    if y.sum() > 0:\n        y = y * 2\n    return y\n"
+    )
+    assert w.wait(300)
+    assert w.error is not None and w.error.startswith("line 3: fullgraph=True, but Dynamo hit")
+    assert w.editor.status["line"] == 3 and len(w.history) == 1
+
+
 def test_an_input_that_cannot_be_sent_is_a_clear_error(live_widget):
     w = live_widget(F1, (i for i in range(3)), backend="eager")
     assert w.wait(30)
