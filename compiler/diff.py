@@ -22,6 +22,7 @@ from .diff_parts import (
     line_diff_lines,
     text_stage,
 )
+from .identity import node_identities
 from .model import Compile, Exploration, GraphBreak, OutputCode
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
@@ -177,9 +178,18 @@ def _compare(key: str, a: Compile | None, b: Compile | None) -> CompileDiff:
         recompile_reasons=_set_changes(
             [r.reason for r in a.recompile_reasons], [r.reason for r in b.recompile_reasons]
         ),
-        kernels=compare_kernels(a.kernels(), b.kernels()),
+        kernels=compare_kernels(a.kernels(), b.kernels(), _post_grad_ids(a), _post_grad_ids(b)),
         seconds=(a.metrics.entire_frame_seconds, b.metrics.entire_frame_seconds),
     )
+
+
+def _post_grad_ids(c: Compile) -> dict[str, str]:
+    ids: dict[str, str] = {}
+    for oc in c.output_code:
+        graph = oc.graphs.get("inductor_post_grad_graph")
+        if graph is not None:
+            ids.update(node_identities(graph))
+    return ids
 
 
 def _sym(c: Compile) -> set[str]:

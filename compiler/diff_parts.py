@@ -102,6 +102,8 @@ class GuardChange:
     def describe(self) -> str:
         """``guard on L['x'] changed (size=[8, 4] -> size=[None, 4])`` style text."""
         what = f"guard on {self.subject}" if self.subject else f"{self.kind} guard"
+        if self.kind == "symbolic":
+            what = f"shape guard {self.subject}"
         if self.status != "changed":
             return f"{what} {self.status}"
         old, new = _difference(self.before, self.after)
@@ -113,7 +115,9 @@ class KernelDiff:
     """Kernels compared: counts, fusion groups (post-grad nodes per kernel) and code.
 
     Kernels pair by name, then by fusion group; ``changed_code`` lists kernels of B
-    whose source differs from their partner's.
+    whose source differs from their partner's. ``*_groups`` hold post-grad node names;
+    ``fusion_changed`` compares the groups by the nodes' stable identities (FX renames
+    ``mul`` to ``mul_5`` when symbolic shapes add nodes before it).
     """
 
     a_count: int
@@ -123,11 +127,7 @@ class KernelDiff:
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     changed_code: tuple[str, ...] = ()
-
-    @property
-    def fusion_changed(self) -> bool:
-        """Whether the nodes went into kernels differently."""
-        return sorted(self.a_groups) != sorted(self.b_groups)
+    fusion_changed: bool = False
 
 
 def text_stage(compile_key: str, stage: str, a: str | None, b: str | None) -> StageDiff:
@@ -256,10 +256,25 @@ def compare_guards(a: tuple[Guard, ...], b: tuple[Guard, ...]) -> tuple[GuardCha
     return tuple(changes)
 
 
-def compare_kernels(a: tuple[Kernel, ...], b: tuple[Kernel, ...]) -> KernelDiff:
-    """Kernel counts, fusion groups and code, pairing kernels by name then by group."""
-    def group(k: Kernel) -> tuple[str, ...]:
+def compare_kernels(
+    a: tuple[Kernel, ...],
+    b: tuple[Kernel, ...],
+    a_ids: dict[str, str] | None = None,
+    b_ids: dict[str, str] | None = None,
+) -> KernelDiff:
+    """Kernel counts, fusion groups and code, pairing kernels by name then by group.
+
+    ``a_ids``/``b_ids`` map post-grad node names to stable identities; groups compare
+    by identity where one is known.
+    """
+    def names(k: Kernel) -> tuple[str, ...]:
         return tuple(sorted(k.post_grad_nodes or k.source_nodes))
+
+    side = {id(k): a_ids or {} for k in a} | {id(k): b_ids or {} for k in b}
+
+    def group(k: Kernel) -> tuple[str, ...]:
+        ids = side[id(k)]
+        return tuple(sorted(ids.get(n, n) for n in names(k)))
 
     a_by_name = {k.name: k for k in a}
     pairs: dict[str, Kernel] = {}
@@ -282,9 +297,11 @@ def compare_kernels(a: tuple[Kernel, ...], b: tuple[Kernel, ...]) -> KernelDiff:
     b_by_name = {k.name: k for k in b}
     changed = tuple(name for name, old in pairs.items()
                     if normalized(old.source) != normalized(b_by_name[name].source))  # fmt: skip
-    return KernelDiff(a_count=len(a), b_count=len(b), a_groups=tuple(group(k) for k in a),
-                      b_groups=tuple(group(k) for k in b), added=tuple(added),
-                      removed=removed, changed_code=changed)  # fmt: skip
+    fusion_changed = sorted(map(group, a)) != sorted(map(group, b))
+    return KernelDiff(a_count=len(a), b_count=len(b), a_groups=tuple(names(k) for k in a),
+                      b_groups=tuple(names(k) for k in b), added=tuple(added),
+                      removed=removed, changed_code=changed,
+                      fusion_changed=fusion_changed)  # fmt: skip
 
 
 def _difference(before: str, after: str) -> tuple[str, str]:
