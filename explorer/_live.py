@@ -199,12 +199,14 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
         if result.exploration is None:
             err = result.error
             self._error = str(err) if err is not None else "the edit failed"
+            self._view_box.add_class("tce-live-stale-view")
             self.editor.status = {
                 "state": "error", "message": self._error, "line": err.line if err else None,
                 "stale": self.view is not None, "version": self.editor.shown,
             }  # fmt: skip
             return
         self._error = None
+        self._view_box.remove_class("tce-live-stale-view")
         keep = {r.version for r in self._engine.history}
         self._results = {v: r for v, r in self._results.items() if v in keep}
         self._results[result.version] = result
@@ -214,7 +216,7 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
                               "message": f"version {result.version}: {kernels} kernel"
                               f"{'s' * (kernels != 1)}, compiled in {result.seconds:.2f} s"}
         self.editor.versions = [
-            {"version": r.version, "label": f"v{r.version}",
+            {"version": r.version, "label": f"v{r.version}", "source": r.source,
              "summary": f"{r.options.get('backend')} {r.options.get('mode') or ''}".strip()}
             for r in self._engine.history
         ]  # fmt: skip

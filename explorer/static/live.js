@@ -6,7 +6,8 @@
  * Traits (from `explorer._live_editor.EditorWidget`): `code` `{text, n}` (set by
  * Python; `n` grows on every push), `options` `{mode, backend, dynamic, fullgraph}`,
  * `auto` (recompile on idle), `status` `{state, message, line, stale, version}`,
- * `versions` `[{version, label, summary}]`, `shown` (version on show), `magic_line`.
+ * `versions` `[{version, label, source, summary}]`, `shown` (version on show),
+ * `magic_line` (the `%%compile` line that "write back to cell" keeps on top).
  * Messages to Python: `{type: "edit", text}`, `{type: "recompile"}`, `{type: "show",
  * version}`. The idle pause is kept in Python (`debounce_ms`), so that setting
  * `.source` from Python and typing here behave the same.
@@ -73,6 +74,7 @@ const CSS = `
 .tce-live-stale { color: #a66a00; }
 .tce-live-history { display: flex; gap: 4px; flex-wrap: wrap; margin-top: 4px; }
 .tce-live-history button.shown { font-weight: bold; }
+.tce-live-stale-view { opacity: 0.55; outline: 2px dashed #d90; }
 `;
 
 /**
@@ -245,18 +247,21 @@ function render({ model, el }) {
   /** @param {HTMLElement} button */
   async function writeBack(button) {
     const magic = model.get("magic_line") || "";
+    // the version on show, else what the editor holds
+    const shown = (model.get("versions") || []).find((v) => v.version === model.get("shown"));
+    const source = shown ? shown.source : input.value;
     const cell = el.closest(".jp-Cell, .jp-CodeCell");
     const content = cell && cell.querySelector(".jp-InputArea-editor .cm-content");
     // CodeMirror 6 keeps its view on the content element; JupyterLab 4 uses CodeMirror 6.
     const view = content && /** @type {any} */ (content).cmView && /** @type {any} */ (content).cmView.view;
     if (magic && view) {
-      const text = `${magic}\n${input.value}`;
+      const text = `${magic}\n${source}`;
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
       button.textContent = "written back";
       return;
     }
     try {
-      await navigator.clipboard.writeText(input.value);
+      await navigator.clipboard.writeText(source);
       button.textContent = "copied (no %%compile cell to write to)";
     } catch (_err) {
       button.textContent = "could not reach the cell";
