@@ -71,7 +71,10 @@ def show(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -> Ex
 
 
 def live(source_or_function: Any, *inputs: Any, **compile_options: Any) -> Any:
-    """An editor whose edits recompile, the explorer following them (``explorer.live.live``).
+    """An editor whose edits recompile, the explorer following them.
+
+    Arguments and options: ``explorer._live.live`` (a private module, so that importing
+    it cannot replace this function by a module of the same name).
 
     Example:
         >>> w = explorer.live("def f(x):\\n    return x.cos()\\n", torch.randn(4))  # doctest: +SKIP
