@@ -12,6 +12,7 @@ Example:
 
 from .capture import Recording, recording
 from .compare import CompareProgress, CompareRow, Comparison, Config, compare
+from .diff import Diff, diff
 from .errors import (
     CompileError,
     ExploreError,
@@ -65,6 +66,7 @@ __all__ = [
     "CompileId",
     "CompileMetrics",
     "Config",
+    "Diff",
     "Environment",
     "Exploration",
     "ExploreError",
@@ -93,6 +95,7 @@ __all__ = [
     "TraceFormatError",
     "classify_failure",
     "compare",
+    "diff",
     "explore",
     "explore_export",
     "explore_path",

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ExplorationWidget",
     "compare",
+    "live",
     "load",
     "load_ipython_extension",
     "missing_packages",
@@ -78,6 +79,20 @@ def show(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -> Ex
     with showing_progress():
         exploration = compiler.explore(target, *inputs, **compile_options)
     return view(exploration)
+
+
+def live(source_or_function: Any, *inputs: Any, **compile_options: Any) -> Any:
+    """An editor whose edits recompile, the explorer following them.
+
+    Arguments and options: ``explorer._live.live`` (a private module, so that importing
+    it cannot replace this function by a module of the same name).
+
+    Example:
+        >>> w = explorer.live("def f(x):\\n    return x.cos()\\n", torch.randn(4))  # doctest: +SKIP
+    """
+    from ._live import live as _live
+
+    return _live(source_or_function, *inputs, **compile_options)
 
 
 def load(trace_path: str | os.PathLike[str]) -> ExplorationWidget:

@@ -88,6 +88,16 @@ class CompileMagics(Magics):
         "compile ids continue from there instead of starting at 0/0",
     )  # fmt: skip
     @argument(
+        "--live", action="store_true",
+        help="make the cell's source an editor whose edits recompile (in a worker process); "
+        "the cell must define the function or nn.Module class to compile, called on inputs "
+        "given as --inputs EXPR",
+    )  # fmt: skip
+    @argument(
+        "--inputs", metavar="EXPR", default=None,
+        help="with --live: the example inputs, a notebook expression (a tensor or a tuple)",
+    )  # fmt: skip
+    @argument(
         "--no-view", action="store_true",
         help="do not display the explorer; only store the Exploration (needs NAME)",
     )  # fmt: skip
@@ -108,6 +118,9 @@ class CompileMagics(Magics):
                 "--no-view keeps only the stored Exploration: give a NAME to store it."
             )
         options = self._options(args.options)
+        if args.live:
+            self._run_live(args, line, cell, options)
+            return
         tree, filename = self._parse(cell)
         if tree is None:
             return
@@ -251,6 +264,26 @@ class CompileMagics(Magics):
             f"nothing was compiled: {target} was not called while the cell ran (or ran no "
             "tensor operations). Call it in the cell, after its definition.",
         )
+
+    def _run_live(
+        self, args: argparse.Namespace, line: str, cell: str, options: dict[str, Any] | None
+    ) -> None:
+        from ._live import live
+
+        if args.inputs is None:
+            raise UsageError("--live needs the example inputs: --inputs EXPR (e.g. --inputs x).")
+        try:
+            inputs = eval(args.inputs, self.shell.user_ns)
+        except Exception as exc:
+            msg = f"--inputs {args.inputs}: evaluating it failed with {type(exc).__name__}: {exc}."
+            raise UsageError(msg) from None
+        inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+        kwargs = _compile_kwargs(args, options, default_backend=True)
+        widget = live(cell, *inputs, target=args.target, magic_line=f"%%compile {line}".strip(),
+                      **kwargs)  # fmt: skip
+        if args.name:
+            self.shell.user_ns[args.name] = widget
+        display(widget)
 
     # -- helpers ------------------------------------------------------------------------
 

@@ -1,0 +1,281 @@
+"""``explorer.live``: an editor whose edits recompile, the explorer following them.
+
+The widget is a column: the editor (``explorer/static/live.js``) with the compile
+controls, the compiling indicator, the error at its line and the versions; the
+``ExplorationWidget`` of the version on show (updated in place, keeping the selection);
+and a diff of any two versions (``explorer/static/diff.js``). Compiles run in a worker
+process (``compiler.live``), so the notebook stays usable and the user's torch state is
+never touched.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anywidget
+import ipywidgets
+import traitlets
+
+from compiler import Exploration
+from compiler.live import HISTORY_LIMIT, LiveEngine, LiveResult
+
+from ._diff_view import DiffWidget
+from ._static import static_path
+
+DEBOUNCE_MS = 750
+_COMPILE_KEYS = ("mode", "backend", "dynamic", "fullgraph", "options", "keep_caches",
+                 "decompile")  # fmt: skip
+
+
+class EditorWidget(anywidget.AnyWidget):  # type: ignore[misc]
+    """The editor half of the live explorer: source, controls, status and versions."""
+
+    _esm = static_path("live.js")
+
+    code = traitlets.Dict().tag(sync=True)
+    options = traitlets.Dict().tag(sync=True)
+    auto = traitlets.Bool(True).tag(sync=True)
+    status = traitlets.Dict().tag(sync=True)
+    versions = traitlets.List().tag(sync=True)
+    shown = traitlets.Int(0).tag(sync=True)
+    magic_line = traitlets.Unicode("").tag(sync=True)
+
+
+class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
+    """The live explorer; see ``explorer.live``.
+
+    ``source`` (settable: setting it is an edit), ``history`` (successful versions'
+    Explorations, oldest first, at most ``history_limit``), ``error`` (the last failed
+    edit's message, None once an edit compiles) and ``wait()``.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        inputs: tuple[Any, ...],
+        *,
+        target: str | None = None,
+        debounce_ms: int = DEBOUNCE_MS,
+        auto: bool = True,
+        magic_line: str = "",
+        timeout: float | None = None,
+        history_limit: int = HISTORY_LIMIT,
+        **compile_options: Any,
+    ) -> None:
+        unknown = sorted(set(compile_options) - set(_COMPILE_KEYS))
+        if unknown:
+            msg = (f"explorer.live: unknown option{'s' * (len(unknown) > 1)} "
+                   f"{', '.join(unknown)}; it takes {', '.join(_COMPILE_KEYS)}, target, "
+                   "debounce_ms, auto, timeout and history_limit.")  # fmt: skip
+            raise TypeError(msg)
+        self._inputs = inputs
+        self._target = target
+        self._debounce = debounce_ms / 1000
+        self._options = {"backend": "inductor", **compile_options}
+        self._source = source
+        self._error: str | None = None
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._results: dict[int, LiveResult] = {}
+        engine_kwargs: dict[str, Any] = {"history_limit": history_limit}
+        if timeout is not None:
+            engine_kwargs["timeout"] = timeout
+        backend = self._options.get("backend")
+        self._engine = LiveEngine(self._on_result, backend=backend if isinstance(backend, str)
+                                  else "inductor", **engine_kwargs)  # fmt: skip
+        self.editor = EditorWidget(
+            code={"text": source, "n": 0}, auto=auto, magic_line=magic_line,
+            options={k: self._options.get(k) for k in ("backend", "mode", "dynamic", "fullgraph")},
+            status={"state": "compiling", "message": "compiling version 1 ..."},
+        )  # fmt: skip
+        self.editor.on_msg(self._on_msg)
+        self.editor.observe(self._on_options, names="options")
+        self.view: Any = None  # the ExplorationWidget, made on the first success
+        self._view_box = ipywidgets.VBox([ipywidgets.HTML("<i>compiling ...</i>")])
+        self.diff_view = DiffWidget()
+        super().__init__([self.editor, self._view_box, self.diff_view])
+        self._submit()
+
+    # -- the public API --------------------------------------------------------------------
+
+    @property
+    def source(self) -> str:
+        """The source in the editor; setting it is an edit (recompiles after the pause)."""
+        return self._source
+
+    @source.setter
+    def source(self, text: str) -> None:
+        self._edit(text)
+        self.editor.code = {"text": text, "n": int(self.editor.code.get("n", 0)) + 1}
+
+    @property
+    def history(self) -> tuple[Exploration, ...]:
+        """The Explorations of the versions that compiled, oldest first (bounded)."""
+        return tuple(r.exploration for r in self._engine.history if r.exploration is not None)
+
+    @property
+    def error(self) -> str | None:
+        """The last failed edit's message (with its line), or None if the latest compiled."""
+        return self._error
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until no edit is waiting or compiling; False if ``timeout`` ran out."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._lock:
+                timer = self._timer
+            if timer is None or not timer.is_alive():
+                break
+            if end is not None and time.monotonic() > end:
+                return False
+            time.sleep(0.02)
+        left = None if end is None else max(0.0, end - time.monotonic())
+        return self._engine.wait(left)
+
+    def recompile(self) -> None:
+        """Compile the current source now (the "Recompile" button)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        self._submit()
+
+    def close(self) -> None:
+        """Stop the worker processes and close the widgets."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+        self._engine.close()
+        super().close()
+
+    # -- edits -------------------------------------------------------------------------------
+
+    def _edit(self, text: str) -> None:
+        self._source = text
+        if not self.editor.auto:
+            return
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self._debounce, self._submit)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _submit(self) -> None:
+        options = {k: v for k, v in self._options.items() if v is not None}
+        version = self._engine.submit(self._source, self._inputs, options, self._target)
+        self.editor.status = {"state": "compiling", "version": version,
+                              "message": f"compiling version {version} ..."}  # fmt: skip
+        with self._lock:
+            self._timer = None
+
+    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        kind = content.get("type")
+        if kind == "edit" and isinstance(content.get("text"), str):
+            self._edit(content["text"])
+        elif kind == "recompile":
+            self.recompile()
+        elif kind == "show":
+            found = self._results.get(int(content.get("version", 0)))
+            if found is not None and found.exploration is not None:
+                self._show(found.version, found.exploration)
+
+    def _on_options(self, change: Any) -> None:
+        new = dict(change["new"] or {})
+        for key in ("backend", "mode", "dynamic", "fullgraph"):
+            self._options[key] = new.get(key)
+        self.recompile()
+
+    # -- results (called from the engine's thread) -------------------------------------------
+
+    def _on_result(self, result: LiveResult) -> None:
+        if result.exploration is None:
+            err = result.error
+            self._error = str(err) if err is not None else "the edit failed"
+            self._view_box.add_class("tce-live-stale-view")
+            self.editor.status = {
+                "state": "error", "message": self._error, "line": err.line if err else None,
+                "stale": self.view is not None, "version": self.editor.shown,
+            }  # fmt: skip
+            return
+        self._error = None
+        self._view_box.remove_class("tce-live-stale-view")
+        keep = {r.version for r in self._engine.history}
+        self._results = {v: r for v, r in self._results.items() if v in keep}
+        self._results[result.version] = result
+        self._show(result.version, result.exploration)
+        kernels = sum(len(c.kernels()) for c in result.exploration.compiles)
+        self.editor.status = {"state": "ok", "version": result.version,
+                              "message": f"version {result.version}: {kernels} kernel"
+                              f"{'s' * (kernels != 1)}, compiled in {result.seconds:.2f} s"}
+        self.editor.versions = [
+            {"version": r.version, "label": f"v{r.version}", "source": r.source,
+             "summary": f"{r.options.get('backend')} {r.options.get('mode') or ''}".strip()}
+            for r in self._engine.history
+        ]  # fmt: skip
+        self.diff_view.set_versions(
+            [(f"v{r.version}", r.exploration) for r in self._engine.history if r.exploration]
+        )
+
+    def _show(self, version: int, exploration: Exploration) -> None:
+        if self.view is None:
+            from .widget import ExplorationWidget
+
+            self.view = ExplorationWidget(exploration)
+            self._view_box.children = [self.view]
+        else:
+            self.view.update(exploration)
+        self.editor.shown = version
+
+    def __repr__(self) -> str:
+        return f"<LiveExplorer {len(self._engine.history)} versions, error={self._error!r}>"
+
+
+def live(source_or_function: str | Callable[..., Any], *inputs: Any,
+         **compile_options: Any) -> LiveExplorer:  # fmt: skip
+    """An editor on ``source_or_function`` whose edits recompile, with the explorer below.
+
+    Args:
+        source_or_function: Python source defining one function or ``nn.Module`` class
+            (``torch``, ``nn`` and ``F`` are predefined), or a function (its source is
+            read with ``inspect``; it may use only what its source imports, as it runs
+            in a worker process).
+        *inputs: example inputs; they are pickled to the worker process.
+        **compile_options: ``mode``, ``backend``, ``dynamic``, ``fullgraph``,
+            ``options`` as in ``torch.compile``; ``target`` (the name to compile when the
+            source defines several), ``debounce_ms`` (idle pause before an edit
+            recompiles, default 750), ``auto`` (False: recompile only on the button),
+            ``timeout`` (seconds before a compile is stopped), ``history_limit``.
+
+    Returns:
+        A ``LiveExplorer``: set ``.source`` to edit, ``.wait()`` for the compile.
+
+    Example:
+        >>> import torch, explorer
+        >>> w = explorer.live("def f(x):\\n    return x.relu() + 1\\n", torch.randn(8),
+        ...                   backend="aot_eager")  # doctest: +SKIP
+        >>> w.wait(); w.source = "def f(x):\\n    return x.sin()\\n"  # doctest: +SKIP
+    """
+    if callable(source_or_function) and not isinstance(source_or_function, str):
+        fn = source_or_function
+        try:
+            text = textwrap.dedent(inspect.getsource(fn))
+        except (OSError, TypeError) as exc:
+            msg = (f"explorer.live could not read the source of {fn!r} ({exc}); pass the "
+                   "source as a string instead.")  # fmt: skip
+            raise TypeError(msg) from exc
+        compile_options.setdefault("target", getattr(fn, "__name__", None))
+        source_or_function = text
+    if not isinstance(source_or_function, str):
+        raise TypeError("explorer.live takes Python source (a str) or a function.")
+    return LiveExplorer(source_or_function, inputs, **compile_options)
+
+
+__all__ = ["DEBOUNCE_MS", "EditorWidget", "LiveExplorer", "live"]

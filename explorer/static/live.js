@@ -1,0 +1,283 @@
+// @ts-check
+/**
+ * The live editor: a source editor whose edits recompile, with the compile controls,
+ * the compiling indicator, the error at its line and the version history.
+ *
+ * Traits (from `explorer._live_editor.EditorWidget`): `code` `{text, n}` (set by
+ * Python; `n` grows on every push), `options` `{mode, backend, dynamic, fullgraph}`,
+ * `auto` (recompile on idle), `status` `{state, message, line, stale, version}`,
+ * `versions` `[{version, label, source, summary}]`, `shown` (version on show),
+ * `magic_line` (the `%%compile` line that "write back to cell" keeps on top).
+ * Messages to Python: `{type: "edit", text}`, `{type: "recompile"}`, `{type: "show",
+ * version}`. The idle pause is kept in Python (`debounce_ms`), so that setting
+ * `.source` from Python and typing here behave the same.
+ * Text reaches the DOM through textContent only.
+ */
+
+/**
+ * @param {string} tag
+ * @param {string} [cls]
+ * @param {string} [text]
+ */
+function h(tag, cls, text) {
+  const el = document.createElement(tag);
+  if (cls) el.className = cls;
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+const KEYWORDS = new Set(("False None True and as assert async await break class continue def del " +
+  "elif else except finally for from global if import in is lambda nonlocal not or pass raise " +
+  "return try while with yield").split(" "));
+const TOKEN = /(#[^\n]*)|("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b)|([A-Za-z_]\w*)/g;
+
+/**
+ * Python source as [class, text] pieces for the highlight layer.
+ * @param {string} text
+ * @returns {[string, string][]}
+ */
+function tokens(text) {
+  /** @type {[string, string][]} */
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(TOKEN)) {
+    const at = m.index || 0;
+    if (at > last) out.push(["", text.slice(last, at)]);
+    const cls = m[1] ? "c" : m[2] ? "s" : m[3] ? "n" : KEYWORDS.has(m[4]) ? "k" : "";
+    out.push([cls, m[0]]);
+    last = at + m[0].length;
+  }
+  if (last < text.length) out.push(["", text.slice(last)]);
+  return out;
+}
+
+const CSS = `
+.tce-live { font: 12px/1.4 var(--jp-ui-font-family, sans-serif); border: 1px solid #bbb; padding: 6px; }
+.tce-live-bar { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; margin-bottom: 4px; }
+.tce-live-ed { position: relative; display: flex; border: 1px solid #ccc; background: #fff;
+  font: 13px/18px var(--jp-code-font-family, monospace); max-height: 420px; overflow: auto; }
+.tce-live-gutter { color: #999; text-align: right; padding: 4px 6px; user-select: none;
+  background: #f6f6f6; white-space: pre; min-width: 2em; }
+.tce-live-gutter .err { color: #fff; background: #c22; }
+.tce-live-area { position: relative; flex: 1; }
+.tce-live-hl, .tce-live-input { margin: 0; padding: 4px; font: inherit; white-space: pre;
+  tab-size: 4; border: 0; }
+.tce-live-hl { pointer-events: none; color: #222; }
+.tce-live-input { position: absolute; inset: 0; width: 100%; height: 100%; resize: none;
+  color: transparent; background: transparent; caret-color: #000; outline: none; overflow: hidden; }
+.tce-live-hl .k { color: #0033b3; font-weight: bold; } .tce-live-hl .s { color: #067d17; }
+.tce-live-hl .c { color: #8c8c8c; font-style: italic; } .tce-live-hl .n { color: #1750eb; }
+.tce-live-hl .errline { background: #fdd; display: inline-block; min-width: 100%; }
+.tce-live-status { min-height: 18px; }
+.tce-live-status.compiling::before { content: "⟳ "; }
+.tce-live-status.error { color: #b00; white-space: pre-wrap; }
+.tce-live-stale { color: #a66a00; }
+.tce-live-history { display: flex; gap: 4px; flex-wrap: wrap; margin-top: 4px; }
+.tce-live-history button.shown { font-weight: bold; }
+.tce-live-stale-view { opacity: 0.55; outline: 2px dashed #d90; }
+`;
+
+/**
+ * @param {{model: any, el: HTMLElement}} ctx
+ */
+function render({ model, el }) {
+  const style = h("style");
+  style.textContent = CSS;
+  const root = h("div", "tce-live");
+  // JupyterLab's keyboard shortcuts (Enter, arrows, A/B, ...) must not see the editor's keys
+  root.setAttribute("data-lm-suppress-shortcuts", "true");
+  el.replaceChildren(style, root);
+
+  // -- controls ------------------------------------------------------------------------
+  const bar = h("div", "tce-live-bar");
+  /** @param {string} name @param {string[]} values */
+  const choice = (name, values) => {
+    const sel = /** @type {HTMLSelectElement} */ (h("select", `tce-live-${name}`));
+    for (const v of values) {
+      const o = /** @type {HTMLOptionElement} */ (h("option", "", v || "default"));
+      o.value = v;
+      sel.append(o);
+    }
+    return sel;
+  };
+  const backend = choice("backend", ["inductor", "aot_eager", "eager"]);
+  const mode = choice("mode", ["", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"]);
+  const dynamic = choice("dynamic", ["", "true", "false"]);
+  const fullgraph = /** @type {HTMLInputElement} */ (h("input", "tce-live-fullgraph"));
+  fullgraph.type = "checkbox";
+  const auto = /** @type {HTMLInputElement} */ (h("input", "tce-live-auto"));
+  auto.type = "checkbox";
+  const recompile = h("button", "tce-live-recompile", "Recompile");
+  /** @param {string} text @param {HTMLElement} input */
+  const labelled = (text, input) => {
+    const l = h("label", "", `${text} `);
+    l.append(input);
+    return l;
+  };
+  bar.append(labelled("backend", backend), labelled("mode", mode), labelled("dynamic", dynamic),
+    labelled("fullgraph", fullgraph), labelled("recompile on edit", auto), recompile);
+
+  // -- the editor: a transparent textarea over a highlighted copy ------------------------
+  const ed = h("div", "tce-live-ed");
+  const gutter = h("div", "tce-live-gutter");
+  const area = h("div", "tce-live-area");
+  const hl = h("pre", "tce-live-hl");
+  const input = /** @type {HTMLTextAreaElement} */ (h("textarea", "tce-live-input"));
+  input.spellcheck = false;
+  input.setAttribute("autocapitalize", "off");
+  input.setAttribute("autocomplete", "off");
+  area.append(hl, input);
+  ed.append(gutter, area);
+
+  const status = h("div", "tce-live-status");
+  const history = h("div", "tce-live-history");
+  root.append(bar, ed, status, history);
+
+  let pushed = -1;
+
+  function paint() {
+    const text = input.value;
+    const st = model.get("status") || {};
+    const errLine = st.state === "error" && !st.superseded ? st.line : null;
+    const lines = text.split("\n");
+    gutter.replaceChildren(...lines.map((_, i) => {
+      const d = h("div", i + 1 === errLine ? "err" : "", String(i + 1));
+      return d;
+    }));
+    hl.replaceChildren();
+    lines.forEach((line, i) => {
+      const row = h("span", i + 1 === errLine ? "errline" : "");
+      for (const [cls, piece] of tokens(line)) row.append(cls ? h("span", cls, piece) : document.createTextNode(piece));
+      hl.append(row, document.createTextNode("\n"));
+    });
+  }
+
+  function edited() {
+    paint();
+    model.send({ type: "edit", text: input.value });
+  }
+
+  input.addEventListener("input", edited);
+  input.addEventListener("keydown", (ev) => {
+    if (ev.key === "Tab") {
+      ev.preventDefault();
+      const { selectionStart: s, selectionEnd: e, value } = input;
+      if (ev.shiftKey || s !== e) {
+        // indent or dedent every selected line
+        const from = value.lastIndexOf("\n", s - 1) + 1;
+        const block = value.slice(from, e);
+        const changed = ev.shiftKey ? block.replace(/^ {1,4}/gm, "") : block.replace(/^/gm, "    ");
+        input.setSelectionRange(from, e);
+        document.execCommand("insertText", false, changed);
+        input.setSelectionRange(from, from + changed.length);
+      } else {
+        // execCommand keeps the browser's undo stack (Ctrl+Z) intact
+        document.execCommand("insertText", false, "    ");
+      }
+    } else if (ev.key === "Enter" && (ev.ctrlKey || ev.shiftKey)) {
+      ev.preventDefault();
+      model.send({ type: "recompile" });
+    } else if (ev.key === "Enter" && !ev.altKey && !ev.metaKey) {
+      // inserted here: the notebook around the widget may claim Enter for itself
+      ev.preventDefault();
+      document.execCommand("insertText", false, "\n");
+    }
+  });
+
+  function pullCode() {
+    const code = model.get("code") || {};
+    if (code.n === pushed) return;
+    pushed = code.n;
+    if (input.value !== code.text) input.value = code.text || "";
+    paint();
+  }
+
+  function pullOptions() {
+    const o = model.get("options") || {};
+    backend.value = o.backend || "inductor";
+    mode.value = o.mode || "";
+    dynamic.value = o.dynamic === true ? "true" : o.dynamic === false ? "false" : "";
+    fullgraph.checked = !!o.fullgraph;
+    auto.checked = !!model.get("auto");
+    recompile.toggleAttribute("disabled", false);
+  }
+
+  function pushOptions() {
+    model.set("options", {
+      backend: backend.value,
+      mode: mode.value || null,
+      dynamic: dynamic.value === "" ? null : dynamic.value === "true",
+      fullgraph: fullgraph.checked,
+    });
+    model.save_changes();
+  }
+  for (const c of [backend, mode, dynamic, fullgraph]) c.addEventListener("change", pushOptions);
+  auto.addEventListener("change", () => {
+    model.set("auto", auto.checked);
+    model.save_changes();
+  });
+  recompile.addEventListener("click", () => model.send({ type: "recompile" }));
+
+  function pullStatus() {
+    const st = model.get("status") || {};
+    status.className = `tce-live-status ${st.state || ""}`;
+    status.textContent = st.message || "";
+    if (st.stale) status.append(h("div", "tce-live-stale", `showing the last good result (version ${st.version}), marked stale`));
+    root.dataset.state = st.state || "";
+    paint();
+  }
+
+  function pullVersions() {
+    const versions = model.get("versions") || [];
+    const shown = model.get("shown");
+    history.replaceChildren(h("span", "", versions.length ? "versions:" : ""));
+    for (const v of versions) {
+      const b = h("button", v.version === shown ? "shown" : "", v.label);
+      b.title = v.summary || "";
+      b.addEventListener("click", () => model.send({ type: "show", version: v.version }));
+      history.append(b);
+    }
+    if (versions.length) {
+      const back = h("button", "tce-live-writeback", "write back to cell");
+      back.addEventListener("click", () => writeBack(back));
+      history.append(back);
+    }
+  }
+
+  /** @param {HTMLElement} button */
+  async function writeBack(button) {
+    const magic = model.get("magic_line") || "";
+    // the version on show, else what the editor holds
+    const shown = (model.get("versions") || []).find((v) => v.version === model.get("shown"));
+    const source = shown ? shown.source : input.value;
+    const cell = el.closest(".jp-Cell, .jp-CodeCell");
+    const content = cell && cell.querySelector(".jp-InputArea-editor .cm-content");
+    // CodeMirror 6 keeps its view on the content element; JupyterLab 4 uses CodeMirror 6.
+    const view = content && /** @type {any} */ (content).cmView && /** @type {any} */ (content).cmView.view;
+    if (magic && view) {
+      const text = `${magic}\n${source}`;
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+      button.textContent = "written back";
+      return;
+    }
+    try {
+      await navigator.clipboard.writeText(source);
+      button.textContent = "copied (no %%compile cell to write to)";
+    } catch (_err) {
+      button.textContent = "could not reach the cell";
+    }
+  }
+
+  pullCode();
+  pullOptions();
+  pullStatus();
+  pullVersions();
+  model.on("change:code", pullCode);
+  model.on("change:options", pullOptions);
+  model.on("change:auto", pullOptions);
+  model.on("change:status", pullStatus);
+  model.on("change:versions", pullVersions);
+  model.on("change:shown", pullVersions);
+}
+
+export default { render };
