@@ -86,3 +86,13 @@ def built_view(exp):
     for c in view["compiles"]:
         c["panes"] = [pane_json(build_pane(exp, c["key"], p["id"])) for p in c["panes"]]
     return view
+
+
+def ipython_shell():
+    """The test IPython shell of this process. IPython's ``start_ipython`` makes it once and
+    answers None on later calls, so its ``get_ipython`` gives None to every test file but the
+    first that asks: take the running shell then."""
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    return start_ipython() or get_ipython()

@@ -6,8 +6,7 @@ import json
 
 import pytest
 import torch
-from IPython import get_ipython as running_ipython
-from IPython.testing.globalipapp import start_ipython
+from conftest import ipython_shell
 
 import compiler
 import explorer
@@ -31,7 +30,7 @@ DYNAMO_EAGER = Config(name="dynamo-eager", backend="eager")
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython() or running_ipython()  # the test shell starts once per process
+    shell = ipython_shell()
     shell.run_line_magic("load_ext", "explorer")
     shell.run_cell("import torch")
     yield shell

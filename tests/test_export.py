@@ -285,6 +285,10 @@ def test_graph_canvas_text_view_and_graph_break_tree_in_the_exported_page(open_p
     # the resume function sits under the compile whose graph break made it
     expect(page.locator(".tce-tree .tce-tree .tce-compile")).to_have_count(1)
     expect(page.locator(".tce-badge-graph_break")).to_have_count(1)
+    # a graph break is a problem the advisor names, so the page opens on its findings
+    expect(page.locator(".tce-tab.tce-current")).to_have_attribute("data-stage", "findings")
+    expect(page.locator(".tce-pane")).to_contain_text("breaks the graph")
+    page.locator('.tce-tab[data-stage="dynamo_output_graph"]').click()
     expect(page.locator(".tce-pane .gc-node").first).to_be_visible()
     if_line = _line_key(programs.data_dependent, "if x.sum() > 0")
     page.locator(f'.tce-source .tce-row[data-src="{if_line}"]').click()

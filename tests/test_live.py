@@ -6,7 +6,7 @@ import json
 
 import pytest
 import torch
-from conftest import torch_state
+from conftest import ipython_shell, torch_state
 
 import explorer
 
@@ -129,9 +129,7 @@ def test_live_compiles_leave_the_users_torch_state_alone(live_widget):
 
 def test_compile_live_magic_makes_the_cell_an_editor_on_its_inputs():
     from IPython.core.error import UsageError
-    from IPython.testing.globalipapp import get_ipython
-
-    ip = get_ipython()
+    ip = ipython_shell()
     ip.run_line_magic("load_ext", "explorer")
     try:
         ip.user_ns["x"] = torch.randn(8)

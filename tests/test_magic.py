@@ -12,8 +12,8 @@ from pathlib import Path
 import comm
 import pytest
 import torch
+from conftest import ipython_shell
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import get_ipython
 from IPython.utils.capture import capture_output
 
 import compiler
@@ -26,7 +26,7 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 @pytest.fixture(scope="module")
 def shell():
-    ip = get_ipython()
+    ip = ipython_shell()
     ip.run_line_magic("load_ext", "explorer")
     yield ip
     ip.run_line_magic("unload_ext", "explorer")
