@@ -19,11 +19,14 @@ nothing). Three facts the text does carry are enough for most nodes:
    differentiate). The Dynamo graph's nodes on the same line give the candidate stacks:
    one for a line that runs once, twelve (``h.0.attn`` ... ``h.11.attn``) for a line of
    ``GPT2Attention.forward`` in a 12-layer model.
-3. **Dataflow** picks among candidates: each neighbour whose stack is known (inputs in a
-   first pass in graph order, inputs and users in a second pass) votes for every module
-   on its stack, and the candidate with the most votes wins, e.g. ``h.3.attn`` for a node
-   that reads ``h.3.ln_1``'s result. Nodes with no source line take the modules their
-   inputs agree on; placeholders nothing names take the modules their users agree on.
+3. **Dataflow** picks among candidates: each input whose stack is known votes for the
+   candidates sharing the most of its stack, and the candidate with the most
+   votes wins, e.g. ``h.3.attn`` for a node that reads ``h.3.ln_1``'s result. A second
+   pass, last node first, counts users too; it may narrow the first pass's answer but
+   not contradict it (a block's last op has its inputs in that block and its users in
+   the next: it keeps only what both say, ``transformer``). Nodes with no source line
+   take the modules their inputs agree on; placeholders nothing names, those their
+   users agree on. An output that is a parameter's gradient sits in its module.
 
 Limits, by design: where candidates tie, the node gets only what the tied candidates
 share (``transformer`` rather than a guessed block), and a node with neither a
@@ -161,11 +164,17 @@ def aot_stacks(
     outputs = {**(forward_outputs or {}), **out_desc}
     forward = forward or {}
     out: Stacks = dict(fixed or {})
-    open_: dict[str, _Line] = {}  # nodes whose candidates tied
+    for desc, name in out_desc.items():
+        # the gradient of a parameter (a mutated buffer) is computed in its module
+        if name not in out and not desc.startswith("PlainAOTOutput"):
+            stack = index.input_stack(desc, "")
+            if stack:
+                out[name] = stack
+    given = frozenset(out)
+    several: dict[str, _Line] = {}  # nodes on a line that ran in several modules
     nodes = graph.nodes
-    by_name = {n.name: n for n in nodes}
     for n in nodes:
-        if n.name in out or n.op == "output":
+        if n.name in given or n.op == "output":
             continue
         if n.op == "placeholder":
             desc = in_desc.get(n.name, "")
@@ -173,26 +182,30 @@ def aot_stacks(
         else:
             line = index.by_line.get((n.source.filename, n.source.line)) if n.source else None
             if line is not None:
-                stack = _pick(line, _stacks_of(n.inputs, out), n.name, open_)
+                stack = _pick(line, _stacks_of(n.inputs, out))
+                if len(line.cands) > 1:
+                    several[n.name] = line
             else:
                 stack = module_stack.common(s for s in _stacks_of(n.inputs, out))
         if stack:
             out[n.name] = stack
-    # second pass, last node first: a tie can be broken by the users now known
-    for name in reversed([n.name for n in nodes if n.name in open_]):
-        n = by_name[name]
-        line = open_.pop(name)
-        stack = _pick(line, _stacks_of((*n.inputs, *n.users), out, skip=name), name, open_)
+    # second pass, last node first, with users too: the inputs alone mislead where a
+    # node reads only what the next module computed (the first backward ops of a module
+    # read the gradient the module after it produced)
+    for n in reversed(nodes):
+        line = several.get(n.name)
+        if line is None:
+            continue
+        stack = _pick(line, _stacks_of((*n.inputs, *n.users), out, skip=n.name))
+        first = out.get(n.name, ())
+        if stack[: len(first)] != first:
+            # the passes disagree (a block's last op: inputs in it, users in the next):
+            # keep what both support
+            stack = module_stack.common((first, stack))
         if stack:
-            out[name] = stack
+            out[n.name] = stack
         else:
-            out.pop(name, None)
-    for desc, name in out_desc.items():
-        # the gradient of an input, a mutated input: its module, where nothing else said
-        if name not in out and not desc.startswith("PlainAOTOutput"):
-            stack = index.input_stack(desc, "")
-            if stack:
-                out[name] = stack
+            out.pop(n.name, None)
     for n in nodes:
         if n.op == "placeholder" and n.name not in out:
             stack = module_stack.common(_stacks_of(n.users, out))
@@ -222,20 +235,23 @@ def _stacks_of(names: Iterable[str], known: Mapping[str, Stack], skip: str = "")
     return [s for s in (known.get(i) for i in names if i != skip) if s]
 
 
-def _pick(line: _Line, near: list[Stack], name: str, open_: dict[str, _Line]) -> Stack:
-    """The candidate the neighbours' stacks vote for; on a tie, what the tied share
-    (and ``name`` is left open for the second pass)."""
+def _pick(line: _Line, near: list[Stack]) -> Stack:
+    """The candidate the neighbours' stacks vote for; on a tie, what the tied share."""
     cands = line.cands
     if len(cands) == 1:
         return cands[0]
+    # each neighbour votes once, for the candidates that share the most of its stack
+    # (counting every shared module would let deep stacks outvote shallow ones)
     scores = [0] * len(cands)
     for s in near:
-        for path in s:
-            for i in line.holding.get(path, ()):
-                scores[i] += 1
+        for path in reversed(s):
+            held = line.holding.get(path)
+            if held:
+                for i in held:
+                    scores[i] += 1
+                break
     best = max(scores)
     tied = [c for c, score in zip(cands, scores, strict=True) if score == best]
     if len(tied) > 1:
-        open_[name] = line
         return line.shared if len(tied) == len(cands) else module_stack.common(tied)
     return tied[0]

@@ -53,8 +53,8 @@ def gpt2_step(n_layer: int) -> tuple[Any, Any]:
     return step, ids
 
 
-@pytest.fixture(scope="module")
-def recorded():
+def _record(fn: Any, *args: Any) -> tuple[compiler.Exploration, dict[str, list[Any]]]:
+    """``explore(fn, *args)`` under aot_eager, with the graph modules AOT compiled."""
     from torch._dynamo.backends.debugging import aot_eager, boxed_nop
 
     modules: dict[str, list[torch.fx.GraphModule]] = {"forward": [], "backward": []}
@@ -69,13 +69,17 @@ def recorded():
     backend = functools.partial(
         aot_eager, fw_compiler=keep("forward"), bw_compiler=keep("backward")
     )
+    return compiler.explore(fn, *args, backend=backend), modules
+
+
+@pytest.fixture(scope="module")
+def recorded():
     step, ids = gpt2_step(N_LAYER)
-    exp = compiler.explore(step, ids, backend=backend)
-    return exp, modules
+    return _record(step, ids)
 
 
-def _block(stack: tuple[str, ...]) -> str | None:
-    return next((p for p in stack if _BLOCK.match(p)), None)
+def _block(stack: tuple[str, ...], pattern: re.Pattern[str] = _BLOCK) -> str | None:
+    return next((p for p in stack if pattern.match(p)), None)
 
 
 def _model_compile(exp: compiler.Exploration) -> compiler.Compile:
@@ -89,13 +93,15 @@ def _torch_record(graph: compiler.Graph, modules: list[torch.fx.GraphModule], ke
     return {n.name: module_stack.module_paths(n.meta.get(key) or {}) for n in gm.graph.nodes}
 
 
-def _agreement(graph: compiler.Graph, truth: dict[str, tuple[str, ...]]) -> collections.Counter:
+def _agreement(
+    graph: compiler.Graph, truth: dict[str, tuple[str, ...]], pattern: re.Pattern[str] = _BLOCK
+) -> collections.Counter:
     count: collections.Counter = collections.Counter()
     for n in graph.nodes:
-        want = _block(truth.get(n.name, ()))
+        want = _block(truth.get(n.name, ()), pattern)
         if want is None:
             continue
-        got = _block(n.module_stack)
+        got = _block(n.module_stack, pattern)
         count["torch names a block"] += 1
         count["same block"] += got == want
         count["no block"] += got is None
@@ -206,6 +212,39 @@ def test_compiles_outside_any_module_get_no_stacks(recorded):
     for c in outside:
         for stage, g in c.graphs.items():
             assert not any(n.module_stack for n in g.nodes), (c.key, stage)
+
+
+class TwoLinears(torch.nn.Module):
+    """Two modules whose ops come from the same source line (``nn.Linear.forward``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(4, 4)
+        self.b = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x)).sum()
+
+
+def test_where_neighbours_disagree_a_node_gets_no_module_rather_than_the_wrong_one():
+    torch.manual_seed(0)
+    model = TwoLinears()
+
+    def step(x: torch.Tensor) -> None:
+        model(x).backward()
+
+    exp, modules = _record(step, torch.randn(2, 4, requires_grad=True))
+    c = _model_compile(exp)
+    top = re.compile(r"^(a|b)$")
+    for stage, kind, key in (
+        ("aot_forward_graph", "forward", "nn_module_stack"),
+        ("aot_backward_graph", "backward", "fwd_nn_module_stack"),
+    ):
+        graph = c.graphs[stage]
+        count = _agreement(graph, _torch_record(graph, modules[kind], key), top)
+        print(stage, dict(count))
+        assert count["other block"] == 0
+        assert count["same block"] > 0
 
 
 _TRACED = textwrap.dedent(
