@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from . import module_stack
+from . import aot_stacks, module_stack
 from .autotune_link import chosen_kernel
 from .bytecode_lines import dis_source_lines
 from .lowered_lines import with_source_lines
@@ -206,9 +206,13 @@ def _kernel(k: Kernel, kid: str) -> Kernel:
     return with_source_lines(k) if needs_lines else k
 
 
+def _dynamo_graph(c: Compile) -> Graph | None:
+    return c.graphs.get("dynamo_output_graph") or c.graphs.get("before_pre_grad_graph")
+
+
 def _dynamo_stacks(c: Compile) -> dict[str, tuple[str, ...]]:
     # live capture records Dynamo's graph's stacks; a trace needs the reconstruction
-    g = c.graphs.get("dynamo_output_graph") or c.graphs.get("before_pre_grad_graph")
+    g = _dynamo_graph(c)
     if g is None:
         return {}
     return _stacks(g) if _has_stacks(g) else module_stack.dynamo_stacks(g)
@@ -255,21 +259,42 @@ def derive_compile(c: Compile, key: str, parent: str | None) -> Compile:
                 return {}
             return module_stack.mapped_stacks(g, oc.provenance.post_to_pre, dynamo(), by_name(i))
 
-        graphs = {stage: _deferred(g, post, post_stacks) for stage, g in oc.graphs.items()}
-        linked_outputs.append(replace(oc, graphs=graphs))
+        oc_graphs = {s: _deferred(g, post, post_stacks) for s, g in oc.graphs.items()}
+        linked_outputs.append(replace(oc, graphs=oc_graphs))
+
+    @functools.cache
+    def index() -> aot_stacks.DynamoIndex | None:
+        g = _dynamo_graph(c)
+        return None if g is None else aot_stacks.DynamoIndex(g, dynamo())
+
+    def forward_of(g: Graph) -> tuple[Stacks, dict[str, str]]:
+        """A backward graph's forward: its stacks and output descriptors."""
+        fw = graphs.get("aot_forward_graph") if g.stage == "aot_backward_graph" else None
+        if fw is None:
+            return {}, {}
+        return _stacks(fw), aot_stacks.descriptors(fw.text)[1]
 
     def compile_stacks(g: Graph) -> Stacks:
         if _has_stacks(g):
             return {}
         if g.stage in _DYNAMO_LIKE:
             return dynamo()
-        # AOT graphs share node names with the post-grad graphs of their output code;
-        # the joint graph with all of them
+        # AOT graphs share node names with the post-grad graphs of their output code
+        # (the joint graph with all of them): provenance, where Inductor wrote it, is
+        # exact; the graph text itself says the rest
         j = next((j for j, oc in enumerate(outputs) if oc.graph == AOT_GRAPH_OF.get(g.stage)), None)
         if j is None:
-            return module_stack.mapped_stacks(g, {}, {}, by_name(len(outputs)))
-        oc = outputs[j]
-        return module_stack.mapped_stacks(g, oc.provenance.post_to_pre, dynamo(), by_name(j))
+            fixed = module_stack.mapped(g, {}, {}, by_name(len(outputs)))
+        else:
+            prov = outputs[j].provenance.post_to_pre
+            fixed = module_stack.mapped(g, prov, dynamo(), by_name(j))
+        idx = index()
+        if idx is None:
+            return module_stack.propagate(g.nodes, fixed, frozenset())
+        forward, forward_outputs = forward_of(g)
+        return aot_stacks.aot_stacks(
+            g, idx, fixed=fixed, forward=forward, forward_outputs=forward_outputs
+        )
 
     graphs = {
         stage: _deferred(

@@ -142,8 +142,9 @@ class Node:
     # (``("transformer", "transformer.h.0", "transformer.h.0.attn")``; containers that
     # are never called, like a ModuleList ``h``, are not in it, as in torch's own
     # stacks): from ``nn_module_stack`` (live capture), or on a trace reconstructed from
-    # parameter names and carried to AOT/post-grad graphs through provenance (see
-    # compiler/module_stack.py); empty for top-level code.
+    # parameter names (compiler/module_stack.py); AOT graphs get theirs from their input
+    # descriptors, source lines and dataflow (compiler/aot_stacks.py), post-grad graphs
+    # through provenance; empty for top-level code and where nothing supports one.
     module_stack: tuple[str, ...] = ()
 
 

@@ -15,8 +15,10 @@ Two sources, best first:
   torch's record: it is exact for leaf modules with parameters and close for the code
   around them.
 
-AOT and post-grad graphs inherit the Dynamo graph's stacks through Inductor's
-provenance map (post-grad node -> Dynamo node), then fill gaps the same way.
+Post-grad graphs inherit the Dynamo graph's stacks through Inductor's provenance map
+(post-grad node -> Dynamo node), then fill gaps the same way. AOT graphs use the same
+map where there is one and, for every other node, what the graph text itself says
+(input descriptors, source lines, dataflow): ``compiler/aot_stacks.py``.
 
 Container modules (``ModuleList``, ``Sequential`` indexed by number) are not called, so
 torch's stacks skip them: ``("transformer", "transformer.h.0", "transformer.h.0.attn")``.
@@ -166,9 +168,19 @@ def mapped_stacks(
     source: Mapping[str, Stack],
     same_name: Mapping[str, Stack],
 ) -> dict[str, Stack]:
-    """Stacks for an AOT or post-grad graph: through a node-name map into a graph whose
-    stacks are known (``Provenance.post_to_pre`` into the Dynamo graph), else from a
-    node of the same name in ``same_name``; gaps filled from inputs."""
+    """Stacks for a post-grad graph: ``mapped``, gaps filled from inputs."""
+    return propagate(graph.nodes, mapped(graph, to_source, source, same_name), frozenset())
+
+
+def mapped(
+    graph: Graph,
+    to_source: Mapping[str, tuple[str, ...]],
+    source: Mapping[str, Stack],
+    same_name: Mapping[str, Stack],
+) -> dict[str, Stack]:
+    """Stacks through a node-name map into a graph whose stacks are known
+    (``Provenance.post_to_pre`` into the Dynamo graph), else from a node of the same
+    name in ``same_name``; nodes neither names are left out."""
     known: dict[str, Stack] = {}
     for n in graph.nodes:
         found = [source[s] for s in to_source.get(n.name, ()) if source.get(s)]
@@ -176,4 +188,4 @@ def mapped_stacks(
             known[n.name] = common(found)
         elif same_name.get(n.name):
             known[n.name] = same_name[n.name]
-    return propagate(graph.nodes, known, frozenset())
+    return known
