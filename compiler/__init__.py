@@ -49,6 +49,7 @@ from .model import (
 )
 from .script import explore_path, explore_script
 from .trace import load_trace
+from .triton_stages import with_sass
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -88,4 +89,5 @@ __all__ = [
     "explore_script",
     "load_trace",
     "recording",
+    "with_sass",
 ]

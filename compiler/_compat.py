@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
-from types import CodeType
+from pathlib import Path
+from types import CodeType, ModuleType
 from typing import Any
 
 import torch
@@ -198,3 +199,38 @@ def cudagraph_trees_logger() -> logging.Logger:
 def torch_version() -> str:
     """``torch.__version__`` as a string."""
     return str(torch.__version__)
+
+
+def triton_cache_dir() -> Path | None:
+    """Triton's cache folder in this process: ``TRITON_CACHE_DIR`` (Inductor sets it to
+    ``<inductor cache>/triton/<device>`` on its first Triton kernel when the user has
+    not: ``torch._inductor.runtime.cache_dir_utils.triton_cache_dir``, torch 2.11/2.13),
+    None before any Triton kernel and without Triton."""
+    import os
+
+    directory = os.environ.get("TRITON_CACHE_DIR")
+    if directory:
+        return Path(directory)
+    try:
+        from torch._inductor.runtime.cache_dir_utils import triton_cache_dir as inductor_dir
+    except ImportError:
+        return None
+    path = Path(inductor_dir(0))
+    return path if path.is_dir() else None
+
+
+def loaded_output_module(path: str) -> ModuleType | None:
+    """The output-code module Inductor loaded from ``path`` in this process, whose
+    globals hold each Triton kernel's ``CachingAutotuner`` once the compile finished
+    (``torch._inductor.codecache.PyCodeCache.modules``/``modules_no_attr``, 2.11/2.13)."""
+    if not path:
+        return None
+    from torch._inductor.codecache import PyCodeCache
+
+    module = PyCodeCache.modules_no_attr.get(path)
+    if module is not None:
+        return module
+    for candidate in reversed(PyCodeCache.modules):
+        if getattr(candidate, "__file__", None) == path:
+            return candidate
+    return None

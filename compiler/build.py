@@ -36,6 +36,7 @@ from .output_code import (
     extern_kernel,
     graph_kind,
     kernel_name,
+    library_calls_in,
     parse_schedule,
     split_kernels,
 )
@@ -400,6 +401,11 @@ def _output_code(
     for key in library_calls:
         name = kernel_name(str(key))
         if name not in known and name.startswith("extern_kernels."):
+            kernels.append(extern_kernel(text, name))
+            known.add(name)
+    # Library calls the maps do not name (attention, ops Inductor falls back to).
+    for name in library_calls_in(text):
+        if name not in known:
             kernels.append(extern_kernel(text, name))
             known.add(name)
     kernels = [_link_kernel(k, provenance, stacks) for k in kernels]
