@@ -83,9 +83,7 @@ def split_kernels(code: str) -> list[Kernel]:
     return kernels
 
 
-_LIBRARY_CALL = re.compile(
-    r"(?<![\w.])(?P<name>extern_kernels\.\w+|torch\.ops\.aten\.\w+\.\w+)\("
-)
+_LIBRARY_CALL = re.compile(r"(?<![\w.])(?P<name>extern_kernels\.\w+|torch\.ops\.aten\.\w+\.\w+)\(")
 # Calls in the wrapper that launch no device work of their own.
 _NOT_KERNELS = ("view", "reshape", "as_strided", "alias", "set_", "empty", "resize_")
 

@@ -212,8 +212,7 @@ def with_sass(exploration: Exploration, *, workers: int = 8) -> Exploration:
             dataclasses.replace(
                 v,
                 stages=tuple(
-                    done.get((k.name, v.cache_key), s) if s.stage == "sass" else s
-                    for s in v.stages
+                    done.get((k.name, v.cache_key), s) if s.stage == "sass" else s for s in v.stages
                 ),
             )
             if _deferred(v)
