@@ -234,3 +234,36 @@ def loaded_output_module(path: str) -> ModuleType | None:
         if getattr(candidate, "__file__", None) == path:
             return candidate
     return None
+
+
+def cudagraph_input_copy_bytes() -> list[int]:
+    """Per recorded CUDA graph of device 0: the bytes cudagraph trees copy into its static
+    input buffers before each replay (its non-static tensor inputs, as recorded). From
+    ``torch._inductor.cudagraph_trees.get_manager`` and each ``CUDAGraphNode``'s
+    ``non_static_input_idx``/``reconstructed_inputs`` (torch 2.11/2.13); empty when
+    there are no CUDA graph trees or those names are gone."""
+    try:
+        from torch._inductor.cudagraph_trees import get_manager
+
+        manager = get_manager(0, create_if_none_exists=False)
+    except Exception:  # no CUDA, or the internals moved: report nothing, not a guess
+        return []
+    if manager is None:
+        return []
+    sizes = []
+    pending = [node for nodes in manager.roots.values() for node in nodes]
+    while pending:
+        node = pending.pop()
+        pending.extend(child for nodes in node.children.values() for child in nodes)
+        inputs = getattr(node, "reconstructed_inputs", None)
+        indices = getattr(node, "non_static_input_idx", None)
+        if inputs is None or indices is None:
+            continue
+        sizes.append(
+            sum(
+                inputs[i].nbytes
+                for i in indices
+                if i < len(inputs) and isinstance(inputs[i], torch.Tensor)
+            )
+        )
+    return sizes

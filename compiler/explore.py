@@ -219,10 +219,20 @@ def call_timing(run: Callable[[], Any], profiled: Any, graph_events: list[Any]) 
         cudagraph_replays=profiled.graph_launches / runs,
         cudagraph_recordings=recordings / per_call,
         cudagraph_warmups=warmups / per_call,
-        input_copy_bytes=profiled.input_copy_bytes / runs,
+        input_copy_bytes=_input_copy_bytes(profiled.graph_launches / runs),
     )
     notes = _call_notes(timing, profiled, len(during_timing))
     return dataclasses.replace(timing, notes=tuple(notes))
+
+
+def _input_copy_bytes(replays_per_call: float) -> float:
+    """Bytes copied into CUDA graph inputs per call: each replay of a recorded graph
+    first copies its non-static inputs into the graph's buffers. With several graphs,
+    their replays are taken as equally frequent."""
+    sizes = _compat.cudagraph_input_copy_bytes()
+    if not sizes or replays_per_call <= 0:
+        return 0.0
+    return replays_per_call * sum(sizes) / len(sizes)
 
 
 def _timed(run: Callable[[], Any], runs: int) -> tuple[list[float], list[float]]:

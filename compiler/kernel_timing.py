@@ -130,7 +130,6 @@ class Profiled:
     graph_launches: int
     device_us: float
     unattributed_us: dict[str, float]
-    input_copy_bytes: int
 
 
 def library_aten_name(name: str) -> str | None:
@@ -148,7 +147,7 @@ def measure(
 ) -> Profiled:
     """Device durations (microseconds) of each named kernel over ``repeats`` calls, how
     many CUDA graphs were launched (replays, under reduce-overhead), the device time of
-    every kernel and copy, and the bytes copied into CUDA graph inputs."""
+    every kernel and copy, and the device time outside the named kernels."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -168,14 +167,11 @@ def measure(
     unattributed: dict[str, float] = {}
     graph_launches = 0
     device_us = 0.0
-    copy_bytes = 0
     attributed_ids: set[int] = set()
     events = list(prof.events())
     for event in events:
         if event.name == "cudaGraphLaunch":
             graph_launches += 1
-        if event.name == "aten::_foreach_copy_" or event.name == "aten::copy_":
-            copy_bytes += _graph_input_copy_bytes(event)
         if str(event.device_type).endswith("CUDA"):
             device_us += float(event.time_range.elapsed_us())
             if event.name in names:
@@ -202,7 +198,6 @@ def measure(
         graph_launches=graph_launches,
         device_us=device_us,
         unattributed_us=unattributed,
-        input_copy_bytes=copy_bytes,
     )
 
 
@@ -224,41 +219,6 @@ def _top_op(event: Any) -> str:
     while event.cpu_parent is not None and str(event.cpu_parent.name).startswith("aten::"):
         event = event.cpu_parent
     return str(event.name)
-
-
-_DTYPE_BYTES = {"float": 4, "c10::Half": 2, "c10::BFloat16": 2, "double": 8, "long int": 8,
-                "int": 4, "bool": 1, "unsigned char": 1, "signed char": 1,
-                "short int": 2}  # fmt: skip
-
-
-def _graph_input_copy_bytes(event: Any) -> int:
-    """Bytes a copy into CUDA graph inputs moved (cudagraph trees copy non-static inputs
-    into the graph's buffers with ``_foreach_copy_``/``copy_`` before each replay)."""
-    if not _inside_graph_run(event):
-        return 0
-    shapes = event.input_shapes or []
-    dtypes = event.dtypes or []
-    if not shapes:
-        return 0
-    dst = shapes[0]
-    dtype = dtypes[0] if dtypes else ""
-    lists = dst if dst and isinstance(dst[0], list) else [dst]
-    total = 0
-    for shape in lists:
-        numel = 1
-        for d in shape:
-            numel *= int(d)
-        total += numel * _DTYPE_BYTES.get(str(dtype), 4)
-    return total
-
-
-def _inside_graph_run(event: Any) -> bool:
-    parent = event.cpu_parent
-    while parent is not None:
-        if "cudagraph" in str(parent.name).lower() or "CUDAGraph" in str(parent.name):
-            return True
-        parent = parent.cpu_parent
-    return event.cpu_parent is None and event.name == "aten::_foreach_copy_"
 
 
 def matmul_peak_tflops(n: int = 8192, repeats: int = 5) -> float:
