@@ -69,7 +69,12 @@ def launch_grid(out: OutputCode, kernel: Kernel, config: dict[str, str]) -> tupl
     sig = _SIGNATURE.search(kernel.source)
     if kind is None or sig is None or kind["kind"] not in _GRID_AXES or not kernel.call_lines:
         return ()
-    params = [m["name"] for m in _PARAM.finditer(sig["body"]) if m["type"] != "constexpr"]
+    # Inductor passes a numel it made constexpr (``xnumel = 1``) in the call all the same
+    params = [
+        m["name"]
+        for m in _PARAM.finditer(sig["body"])
+        if m["type"] != "constexpr" or m["name"].endswith("numel")
+    ]
     call = out.text.split("\n")[kernel.call_lines[0] - 1]
     values = dict(zip(params, _call_args(call, kernel.name), strict=False))
     grid = []

@@ -81,10 +81,14 @@ def collect(outputs: Iterable[tuple[str, Iterable[str]]], *, since: float) -> Co
         kernel_file = str(getattr(tuner, "filename", "") or "")
         candidates = index.get(name, []) if kernel_file else []
         folders = [f for f in candidates if _module_of(f, name) == kernel_file]
+        chosen_key, chosen_config = _winner(tuner, kernel_file)
+        known = any(f.name == chosen_key for f in folders)
+        # a template kernel's TTIR can name another file: trust the autotuner's choice
+        if chosen_key and not known and (root / chosen_key / f"{name}.json").exists():
+            folders.append(root / chosen_key)
         if not folders:
             found.missing.append(name)
             continue
-        chosen_key, chosen_config = _winner(tuner, kernel_file)
         if chosen_key is None and len(folders) == 1:
             chosen_key = folders[0].name
         variants = []
@@ -135,6 +139,8 @@ def _winner(tuner: Any, kernel_file: str) -> tuple[str | None, dict[str, str]]:
         config = getattr(launchers[0], "config", None)
         kwargs = getattr(config, "kwargs", {}) or {}
         return str(launchers[0].cache_hash), {str(k): str(v) for k, v in kwargs.items()}
+    if not kernel_file:
+        return None, {}
     best = Path(kernel_file).with_suffix(".best_config")
     try:
         data = json.loads(best.read_text())
