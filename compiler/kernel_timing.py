@@ -174,10 +174,17 @@ def measure(
     device_us = 0.0
     attributed_ids: set[int] = set()
     events = list(prof.events())
+    # record_function ranges (the compiled graph's "## Call CompiledFxGraph ##", the
+    # optimizer's step) are mirrored on the device timeline and span its kernels:
+    # they are not device work of their own.
+    ranges = {e.name for e in events if not str(e.device_type).endswith("CUDA")}
     for event in events:
         if event.name == "cudaGraphLaunch":
             graph_launches += 1
-        if str(event.device_type).endswith("CUDA"):
+        annotation = getattr(event, "is_user_annotation", False) or (
+            event.name in ranges and event.name not in names
+        )
+        if str(event.device_type).endswith("CUDA") and not annotation:
             device_us += float(event.time_range.elapsed_us())
             if event.name in names:
                 durations.setdefault(event.name, []).append(float(event.time_range.elapsed_us()))

@@ -277,4 +277,6 @@ def test_library_calls_are_timed_and_convolutions_count_their_flops():
     assert conv.timing is not None and conv.timing.median_us > 0, exp.compiles[0].kernels()
     # 2 x output elements x (3 input channels x 3 x 3 window)
     assert conv.timing.flops == 2 * (8 * 16 * 32 * 32) * 27
-    assert exp.call_timing is not None and exp.call_timing.device_ms
+    t = exp.call_timing
+    # device time counts kernels, not the record_function ranges that span them
+    assert t is not None and t.device_ms and t.device_ms <= 1.2 * t.compiled_ms, t
