@@ -264,11 +264,17 @@ def _call_notes(t: CallTiming, profiled: Any, graph_events_timed: int) -> list[s
             f"{t.eager_ms:.3f} ms per call ({t.speedup:.2f}x)."
         )
     device = t.device_ms or 0.0
+    remedy = (
+        "CUDA graphs already replay the kernels: what is left is the call's own host work "
+        "(guards, copying inputs into the graph), which larger inputs amortise."
+        if t.cudagraph_replays > 0
+        else "larger inputs or mode='reduce-overhead' (CUDA graphs) amortise it."
+    )
     if t.cpu_ms is not None and t.compiled_ms > 0 and device < 0.5 * t.compiled_ms:
         notes.append(
             f"the compiled call is host-bound: its kernels take {device:.3f} ms on the device "
             f"while the host spends {t.cpu_ms:.3f} ms in the call (guards, the wrapper, "
-            "launches); larger inputs or mode='reduce-overhead' (CUDA graphs) amortise it."
+            f"launches); {remedy}"
         )
     if t.cudagraph_recordings > 0 or t.cudagraph_warmups > 0 or graph_events_timed:
         notes.append(
