@@ -51,7 +51,11 @@ def explore(
         measure: on CUDA, run the compiled target again (3 warm-up calls, then 20
             profiled ones) and record each Triton kernel's median device time, the
             bytes it moves and the bandwidth it achieved against the device's
-            measured copy bandwidth. Off by default: it re-runs the target.
+            measured copy bandwidth (library calls too, FLOPs for matmuls and
+            convolutions), and fill ``Exploration.call_timing``: eager against compiled
+            time per call, device and host time, CUDA graph replays, recordings,
+            warm-ups and input copies per call, with notes on what explains a slow call.
+            Off by default: it re-runs the target (46 compiled and 23 eager calls).
         **kwargs: keyword arguments for ``target``.
 
     Returns:
