@@ -53,6 +53,7 @@ from .model import (
 from .progress import Progress, reporting
 from .script import explore_path, explore_script
 from .trace import load_trace
+from .triton_stages import with_sass
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -103,4 +104,5 @@ __all__ = [
     "load_trace",
     "recording",
     "reporting",
+    "with_sass",
 ]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
-from types import CodeType
+from pathlib import Path
+from types import CodeType, ModuleType
 from typing import Any
 
 import torch
@@ -233,3 +234,69 @@ def graph_module_of_trace_call() -> torch.fx.GraphModule | None:
             return None
         frame = frame.f_back  # type: ignore[assignment]
     return None
+def triton_cache_dir() -> Path | None:
+    """Triton's cache folder in this process: ``TRITON_CACHE_DIR`` (Inductor sets it to
+    ``<inductor cache>/triton/<device>`` on its first Triton kernel when the user has
+    not: ``torch._inductor.runtime.cache_dir_utils.triton_cache_dir``, torch 2.11/2.13),
+    None before any Triton kernel and without Triton."""
+    import os
+
+    directory = os.environ.get("TRITON_CACHE_DIR")
+    if directory:
+        return Path(directory)
+    try:
+        from torch._inductor.runtime.cache_dir_utils import triton_cache_dir as inductor_dir
+    except ImportError:
+        return None
+    path = Path(inductor_dir(0))
+    return path if path.is_dir() else None
+
+
+def loaded_output_module(path: str) -> ModuleType | None:
+    """The output-code module Inductor loaded from ``path`` in this process, whose
+    globals hold each Triton kernel's ``CachingAutotuner`` once the compile finished
+    (``torch._inductor.codecache.PyCodeCache.modules``/``modules_no_attr``, 2.11/2.13)."""
+    if not path:
+        return None
+    from torch._inductor.codecache import PyCodeCache
+
+    module = PyCodeCache.modules_no_attr.get(path)
+    if module is not None:
+        return module
+    for candidate in reversed(PyCodeCache.modules):
+        if getattr(candidate, "__file__", None) == path:
+            return candidate
+    return None
+
+
+def cudagraph_input_copy_bytes() -> list[int]:
+    """Per recorded CUDA graph of device 0: the bytes cudagraph trees copy into its static
+    input buffers before each replay (its non-static tensor inputs, as recorded). From
+    ``torch._inductor.cudagraph_trees.get_manager`` and each ``CUDAGraphNode``'s
+    ``non_static_input_idx``/``reconstructed_inputs`` (torch 2.11/2.13); empty when
+    there are no CUDA graph trees or those names are gone."""
+    try:
+        from torch._inductor.cudagraph_trees import get_manager
+
+        manager = get_manager(0, create_if_none_exists=False)
+    except Exception:  # no CUDA, or the internals moved: report nothing, not a guess
+        return []
+    if manager is None:
+        return []
+    sizes = []
+    pending = [node for nodes in manager.roots.values() for node in nodes]
+    while pending:
+        node = pending.pop()
+        pending.extend(child for nodes in node.children.values() for child in nodes)
+        inputs = getattr(node, "reconstructed_inputs", None)
+        indices = getattr(node, "non_static_input_idx", None)
+        if inputs is None or indices is None:
+            continue
+        sizes.append(
+            sum(
+                inputs[i].nbytes
+                for i in indices
+                if i < len(inputs) and isinstance(inputs[i], torch.Tensor)
+            )
+        )
+    return sizes

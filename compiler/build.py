@@ -40,6 +40,7 @@ from .output_code import (
     extern_kernel,
     graph_kind,
     kernel_name,
+    library_calls_in,
     parse_schedule,
     split_kernels,
 )
@@ -415,6 +416,14 @@ def _output_code(
     for key in library_calls:
         name = kernel_name(str(key))
         if name not in known and name.startswith("extern_kernels."):
+            if lines is None:
+                lines = text.split("\n")
+                calls_of = call_index(lines)
+            kernels.append(extern_kernel(text, name, lines, calls_of))
+            known.add(name)
+    # Library calls the maps do not name (attention, ops Inductor falls back to).
+    for name in library_calls_in(text):
+        if name not in known:
             if lines is None:
                 lines = text.split("\n")
                 calls_of = call_index(lines)

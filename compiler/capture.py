@@ -9,25 +9,21 @@ exit, also when the code inside raises.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import dataclasses
 import dis
 import inspect
 import json
 import logging
-import os
 import platform
-import shutil
 import sys
-import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from . import _compat
+from . import _compat, triton_stages
 from .build import (
     AUTOTUNE_EVENT,
     BYTECODE_EVENT,
@@ -53,7 +49,6 @@ from .model import (
     TritonVariant,
 )
 from .module_stack import module_paths
-from .triton_stages import collect_variants
 
 GRAPH_STAGES = COMPILE_GRAPHS | INDUCTOR_GRAPHS
 
@@ -162,7 +157,8 @@ class Recording:
     options: Options | None = None
     counters_before: dict[str, int] = field(default_factory=dict)
     counters_after: dict[str, int] = field(default_factory=dict)
-    triton_variants: dict[str, tuple[TritonVariant, ...]] = field(default_factory=dict)
+    triton_stages: bool = False
+    started: float = field(default_factory=time.time)
 
     def bytecode_hook(self, original: CodeType, transformed: CodeType) -> None:
         """Dynamo's bytecode hook: keep both codes as ``dis`` text (and decompiled source)."""
@@ -213,9 +209,10 @@ class Recording:
             for index, name in _compat.interned_strings().items()
         ]
         result = build_compiles([*interned, *self.events], source=source)
-        if self.triton_variants:
-            result.compiles = [_with_variants(c, self.triton_variants) for c in result.compiles]
-        notes = []
+        notes: list[str] = []
+        errors = list(self.errors)
+        if self.triton_stages:
+            notes.extend(self._attach_triton_stages(result.compiles, errors))
         if self.keep_caches:
             notes.append(
                 "Caches were kept on (keep_caches=True): on an FX graph or AOTAutograd cache "
@@ -227,7 +224,7 @@ class Recording:
             options=self.options,
             environment=environment(self.device or result.facts.get("device", "cpu")),
             compiles=tuple(result.compiles),
-            errors=tuple(self.errors),
+            errors=tuple(errors),
             notes=tuple(notes),
             counters={
                 k: v - self.counters_before.get(k, 0)
@@ -236,12 +233,46 @@ class Recording:
             },
         )
 
+    def _attach_triton_stages(self, compiles: list[Compile], errors: list[StageError]) -> list[str]:
+        """Give each Triton kernel its compiled variants, read from Triton's cache now
+        that the compile is done; say which came from a cache and which are missing."""
+        outputs = [
+            (o.path, [k.name for k in o.kernels if k.language == "triton"])
+            for c in compiles
+            for o in c.output_code
+        ]
+        outputs = [(path, names) for path, names in outputs if names]
+        if not outputs:
+            return []
+        found = triton_stages.collect(outputs, since=self.started)
+        compiles[:] = [_with_variants(c, found.variants) for c in compiles]
+        notes = []
+        if found.from_cache:
+            notes.append(
+                f"{len(found.from_cache)} Triton kernel(s) were compiled before this capture "
+                "and reused from a cache (Triton's cache or Inductor's in-process kernel "
+                f"cache): {', '.join(sorted(set(found.from_cache))[:8])}. Their stages are "
+                f"read from Triton's cache folder {found.cache_dir}; the timings of their "
+                "compile are those of the cache hit."
+            )
+        if found.missing:
+            where = found.cache_dir or "any cache folder"
+            missing = ", ".join(sorted(set(found.missing))[:8])
+            message = (
+                f"no compiled Triton variant found in {where} for {missing}: the output "
+                "module is no longer loaded in this process or Triton's cache was cleared."
+            )
+            errors.append(StageError(stage="triton", message=message))
+        return notes
 
-def _with_variants(compile_: Compile, variants: dict[str, tuple[TritonVariant, ...]]) -> Compile:
+
+def _with_variants(
+    compile_: Compile, variants: dict[tuple[str, str], tuple[TritonVariant, ...]]
+) -> Compile:
     def kernel(out: OutputCode, k: Kernel) -> Kernel:
-        if k.language != "triton" or k.name not in variants:
+        if k.language != "triton" or (out.path, k.name) not in variants:
             return k
-        found = _with_cached_choice(k.info, variants[k.name])
+        found = _with_cached_choice(k.info, variants[(out.path, k.name)])
         chosen = next((v for v in found if v.chosen), None)
         grid = launch_grid(out, k, chosen.config) if chosen else ()
         return with_source_lines(dataclasses.replace(k, variants=found, grid=grid))
@@ -311,11 +342,11 @@ def recording(
         keep_caches: leave the FX graph and AOTAutograd caches on. Off by default,
             because a cache hit skips the stages that would be recorded.
         decompile: decompile Dynamo's transformed bytecode with depyf (best effort).
-        triton_stages: keep every Triton kernel's TTIR, TTGIR, LLVM IR, PTX and SASS.
-            By default on when CUDA is available. It points ``TRITON_CACHE_DIR`` at a
-            fresh folder (kept until the process exits, since Inductor reloads
-            cubins from it) and compiles kernels in-process while the block runs, so
-            Triton cannot reuse kernels it compiled before.
+        triton_stages: keep every Triton kernel's TTIR, TTGIR, LLVM IR and PTX, and
+            its SASS on demand (``compiler.with_sass``). By default on when CUDA is
+            available. Nothing about where or how Triton compiles changes: the stages
+            are read from Triton's cache after the compile, also for kernels that came
+            from a cache (the Exploration then says so).
 
     Example:
         >>> import torch, compiler
@@ -347,13 +378,7 @@ def recording(
         import torch
 
         triton_stages = torch.cuda.is_available()
-    triton_dir = None
-    saved_triton_env = os.environ.get("TRITON_CACHE_DIR")
-    if triton_stages:
-        triton_dir = tempfile.mkdtemp(prefix="explorer_triton_")
-        os.environ["TRITON_CACHE_DIR"] = triton_dir
-        # Worker processes may have started with another cache folder: compile here.
-        inductor["compile_threads"] = 1
+    rec.triton_stages = triton_stages
     hook = None
     remove_autotune_listener: Callable[[], None] | None = None
     try:
@@ -377,16 +402,6 @@ def recording(
             finally:
                 rec.counters_after = _compat.counters_snapshot()
     finally:
-        if triton_dir is not None:
-            if saved_triton_env is None:
-                os.environ.pop("TRITON_CACHE_DIR", None)
-            else:
-                os.environ["TRITON_CACHE_DIR"] = saved_triton_env
-            rec.triton_variants = collect_variants(Path(triton_dir))
-            # Inductor keeps the paths of the cubins it loaded from this folder and
-            # reloads them when it compiles the same kernel again later in the process:
-            # the folder must outlive the capture, so it goes when the process ends.
-            atexit.register(shutil.rmtree, triton_dir, ignore_errors=True)
         if hook is not None:
             hook.remove()
         if remove_autotune_listener is not None:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable
+import statistics
+from collections.abc import Callable, Iterator
 from types import CodeType
 from typing import Any
 
 from . import _compat
 from .capture import describe_target, recording
 from .errors import CompileError, ExploreError, InputError, OptionError, TargetError
-from .model import Exploration, Options, as_jsonable
+from .model import CallTiming, Exploration, Options, as_jsonable
 
 
 def explore(
@@ -53,7 +54,11 @@ def explore(
         measure: on CUDA, run the compiled target again (3 warm-up calls, then 20
             profiled ones) and record each Triton kernel's median device time, the
             bytes it moves and the bandwidth it achieved against the device's
-            measured copy bandwidth. Off by default: it re-runs the target.
+            measured copy bandwidth (library calls too, FLOPs for matmuls and
+            convolutions), and fill ``Exploration.call_timing``: eager against compiled
+            time per call, device and host time, CUDA graph replays, recordings,
+            warm-ups and input copies per call, with notes on what explains a slow call.
+            Off by default: it re-runs the target (46 compiled and 23 eager calls).
         **kwargs: keyword arguments for ``target``.
 
     Returns:
@@ -195,7 +200,10 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
         for k in c.kernels()
         if k.language in ("triton", "extern")
     }
-    durations, graph_launches = measure(run, names)
+    with _cudagraph_events() as graph_events:
+        profiled = measure(run, names)
+    durations = profiled.durations
+    call = call_timing(run, profiled, graph_events)
     peak = copy_peak_gbps()
     peak_tflops = matmul_peak_tflops()
     compiles = []
@@ -217,9 +225,140 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
         exploration.environment,
         peak_copy_gbps=peak,
         peak_matmul_tflops=peak_tflops,
-        cudagraph_replays_per_run=graph_launches / REPEATS,
+        cudagraph_replays_per_run=profiled.graph_launches / REPEATS,
     )
-    return dataclasses.replace(exploration, compiles=tuple(compiles), environment=environment)
+    return dataclasses.replace(
+        exploration, compiles=tuple(compiles), environment=environment, call_timing=call
+    )
+
+
+@contextlib.contextmanager
+def _cudagraph_events() -> Iterator[list[Any]]:
+    """CUDA graph warm-ups and recordings that happen inside the block (from Inductor's
+    cudagraph trees log), with the logger restored afterwards."""
+    import logging
+
+    from .capture import _CudagraphHandler
+
+    sink: list[Any] = []
+    log = _compat.cudagraph_trees_logger()
+    handler = _CudagraphHandler(sink)
+    level, propagate = log.level, log.propagate
+    if not log.isEnabledFor(logging.INFO):
+        log.propagate = False
+    log.setLevel(logging.DEBUG)
+    log.addHandler(handler)
+    try:
+        yield sink
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+        log.propagate = propagate
+
+
+def call_timing(run: Callable[[], Any], profiled: Any, graph_events: list[Any]) -> CallTiming:
+    """Eager against compiled time per call, and what the compiled call spent it on."""
+    import torch
+
+    from .kernel_timing import REPEATS
+
+    runs = REPEATS
+    with torch.compiler.set_stance("force_eager"):
+        eager, _ = _timed(run, runs)
+    before = len(graph_events)
+    compiled, host = _timed(run, runs)
+    during_timing = graph_events[before:]
+    # every compiled call since the events started: the profiled runs and these timed
+    # runs, each after 3 warm-up calls
+    per_call = 2 * (runs + 3)
+    recordings = sum(1 for e in graph_events if e.metadata.get("what") == "recording")
+    warmups = sum(1 for e in graph_events if e.metadata.get("what") == "warmup")
+    device_ms = profiled.device_us / runs / 1e3
+    timing = CallTiming(
+        runs=runs,
+        eager_ms=statistics.median(eager),
+        compiled_ms=statistics.median(compiled),
+        eager_spread_ms=(min(eager), max(eager)),
+        compiled_spread_ms=(min(compiled), max(compiled)),
+        device_ms=device_ms,
+        cpu_ms=statistics.median(host),
+        cudagraph_replays=profiled.graph_launches / runs,
+        cudagraph_recordings=recordings / per_call,
+        cudagraph_warmups=warmups / per_call,
+        input_copy_bytes=_input_copy_bytes(profiled.graph_launches / runs),
+    )
+    notes = _call_notes(timing, profiled, len(during_timing))
+    return dataclasses.replace(timing, notes=tuple(notes))
+
+
+def _input_copy_bytes(replays_per_call: float) -> float:
+    """Bytes copied into CUDA graph inputs per call: each replay of a recorded graph
+    first copies its non-static inputs into the graph's buffers. With several graphs,
+    their replays are taken as equally frequent."""
+    sizes = _compat.cudagraph_input_copy_bytes()
+    if not sizes or replays_per_call <= 0:
+        return 0.0
+    return replays_per_call * sum(sizes) / len(sizes)
+
+
+def _timed(run: Callable[[], Any], runs: int) -> tuple[list[float], list[float]]:
+    """Per call: synchronised wall time and host time (until the call returned), ms."""
+    import time
+
+    import torch
+
+    for _ in range(3):
+        run()
+    torch.cuda.synchronize()
+    total, host = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        run()
+        returned = time.perf_counter()
+        torch.cuda.synchronize()
+        end = time.perf_counter()
+        total.append((end - start) * 1e3)
+        host.append((returned - start) * 1e3)
+    return total, host
+
+
+def _call_notes(t: CallTiming, profiled: Any, graph_events_timed: int) -> list[str]:
+    notes = []
+    if t.compiled_ms > t.eager_ms:
+        notes.append(
+            f"compiled is slower than eager: {t.compiled_ms:.3f} ms against "
+            f"{t.eager_ms:.3f} ms per call ({t.speedup:.2f}x)."
+        )
+    device = t.device_ms or 0.0
+    remedy = (
+        "CUDA graphs already replay the kernels: what is left is the call's own host work "
+        "(guards, copying inputs into the graph), which larger inputs amortise."
+        if t.cudagraph_replays > 0
+        else "larger inputs or mode='reduce-overhead' (CUDA graphs) amortise it."
+    )
+    if t.cpu_ms is not None and t.compiled_ms > 0 and device < 0.5 * t.compiled_ms:
+        notes.append(
+            f"the compiled call is host-bound: its kernels take {device:.3f} ms on the device "
+            f"while the host spends {t.cpu_ms:.3f} ms in the call (guards, the wrapper, "
+            f"launches); {remedy}"
+        )
+    if t.cudagraph_recordings > 0 or t.cudagraph_warmups > 0 or graph_events_timed:
+        notes.append(
+            f"CUDA graphs were warmed up {t.cudagraph_warmups:.2f} and recorded "
+            f"{t.cudagraph_recordings:.2f} times per call after warm-up: every new recording "
+            "re-runs the function eagerly and captures it again. Inputs that change address, "
+            "shape or identity between calls (or a new graph per call) cause this."
+        )
+    if t.input_copy_bytes > 0:
+        notes.append(
+            f"{t.input_copy_bytes / 1e6:.2f} MB per call were copied into the CUDA graph's "
+            "static input buffers before replaying it."
+        )
+    rest = sorted(profiled.unattributed_us.items(), key=lambda kv: -kv[1])
+    if rest:
+        listed = ", ".join(f"{name} {us / t.runs / 1e3:.3f} ms" for name, us in rest[:5])
+        notes.append(f"device time outside the output code's kernels, per call: {listed}.")
+    return notes
 
 
 def _check_options(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .model import Kernel, KernelTiming, OutputCode
@@ -68,7 +69,12 @@ def launch_grid(out: OutputCode, kernel: Kernel, config: dict[str, str]) -> tupl
     sig = _SIGNATURE.search(kernel.source)
     if kind is None or sig is None or kind["kind"] not in _GRID_AXES or not kernel.call_lines:
         return ()
-    params = [m["name"] for m in _PARAM.finditer(sig["body"]) if m["type"] != "constexpr"]
+    # Inductor passes a numel it made constexpr (``xnumel = 1``) in the call all the same
+    params = [
+        m["name"]
+        for m in _PARAM.finditer(sig["body"])
+        if m["type"] != "constexpr" or m["name"].endswith("numel")
+    ]
     call = out.text.split("\n")[kernel.call_lines[0] - 1]
     values = dict(zip(params, _call_args(call, kernel.name), strict=False))
     grid = []
@@ -121,11 +127,32 @@ def _numel(shape: str | None) -> int | None:
 REPEATS = 20
 
 
+@dataclass
+class Profiled:
+    """What the profiler saw over ``runs`` calls of the compiled program."""
+
+    durations: dict[str, list[float]]
+    graph_launches: int
+    device_us: float
+    unattributed_us: dict[str, float]
+
+
+def library_aten_name(name: str) -> str | None:
+    """The profiler's name for a library call of the output code: ``extern_kernels.mm``
+    and ``torch.ops.aten.mm.default`` both run under ``aten::mm``."""
+    if name.startswith("extern_kernels."):
+        return f"aten::{name.split('.', 1)[1]}"
+    if name.startswith("torch.ops.aten."):
+        return f"aten::{name.split('.')[3]}"
+    return None
+
+
 def measure(
     run: Callable[[], Any], names: set[str], *, warmup: int = 3, repeats: int = REPEATS
-) -> tuple[dict[str, list[float]], int]:
-    """Device durations (microseconds) of each named kernel over ``repeats`` calls, and
-    how many CUDA graphs were launched (replays, under reduce-overhead)."""
+) -> Profiled:
+    """Device durations (microseconds) of each named kernel over ``repeats`` calls, how
+    many CUDA graphs were launched (replays, under reduce-overhead), the device time of
+    every kernel and copy, and the device time outside the named kernels."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -133,23 +160,77 @@ def measure(
         run()
     torch.cuda.synchronize()
     # CPU activity too: library calls are found through their aten op's CPU event,
-    # whose device time is that of the kernels it launched.
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    # whose kernels are those of the library (cuBLAS, cuDNN, attention).
+    with profile(
+        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True
+    ) as prof:
         for _ in range(repeats):
             run()
         torch.cuda.synchronize()
-    # Library calls (extern_kernels.mm) launch vendor kernels under the aten op's name.
-    aten = {f"aten::{n.split('.', 1)[1]}": n for n in names if n.startswith("extern_kernels.")}
+    aten = {a: n for n in names if (a := library_aten_name(n)) is not None}
     durations: dict[str, list[float]] = {}
+    unattributed: dict[str, float] = {}
     graph_launches = 0
-    for event in prof.events():
+    device_us = 0.0
+    attributed_ids: set[int] = set()
+    events = list(prof.events())
+    # record_function ranges (the compiled graph's "## Call CompiledFxGraph ##", the
+    # optimizer's step) are mirrored on the device timeline and span its kernels:
+    # they are not device work of their own.
+    ranges = {e.name for e in events if not str(e.device_type).endswith("CUDA")}
+    for event in events:
         if event.name == "cudaGraphLaunch":
             graph_launches += 1
-        if event.name in names and str(event.device_type).endswith("CUDA"):
-            durations.setdefault(event.name, []).append(float(event.time_range.elapsed_us()))
-        elif event.name in aten and event.device_time_total > 0:
-            durations.setdefault(aten[event.name], []).append(float(event.device_time_total))
-    return durations, graph_launches
+        annotation = getattr(event, "is_user_annotation", False) or (
+            event.name in ranges and event.name not in names
+        )
+        if str(event.device_type).endswith("CUDA") and not annotation:
+            device_us += float(event.time_range.elapsed_us())
+            if event.name in names:
+                durations.setdefault(event.name, []).append(float(event.time_range.elapsed_us()))
+                attributed_ids.add(id(event))
+        elif event.name in aten and _outermost(event, aten):
+            total = _kernels_below(event)
+            if total > 0:
+                durations.setdefault(aten[event.name], []).append(total)
+    attributed = sum(sum(v) for v in durations.values())
+    rest = device_us - attributed
+    if rest > 0:
+        for event in events:
+            if not str(event.device_type).endswith("CUDA") and event.kernels:
+                top = _top_op(event)
+                if top in aten:
+                    continue
+                us = sum(float(k.duration) for k in event.kernels if k.name not in names)
+                if us <= 0:
+                    continue
+                unattributed[top] = unattributed.get(top, 0.0) + us
+    return Profiled(
+        durations=durations,
+        graph_launches=graph_launches,
+        device_us=device_us,
+        unattributed_us=unattributed,
+    )
+
+
+def _outermost(event: Any, aten: dict[str, str]) -> bool:
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name in aten:
+            return False
+        parent = parent.cpu_parent
+    return True
+
+
+def _kernels_below(event: Any) -> float:
+    total = sum(float(k.duration) for k in event.kernels)
+    return total + sum(_kernels_below(child) for child in event.cpu_children)
+
+
+def _top_op(event: Any) -> str:
+    while event.cpu_parent is not None and str(event.cpu_parent.name).startswith("aten::"):
+        event = event.cpu_parent
+    return str(event.name)
 
 
 def matmul_peak_tflops(n: int = 8192, repeats: int = 5) -> float:
@@ -218,6 +299,8 @@ def kernel_flops(out: OutputCode, kernel: Kernel) -> int | None:
     """2·M·N·K summed over the kernel's call sites, for matrix products whose operand
     shapes the wrapper states; None for anything else."""
     op = kernel.name.split(".", 1)[1] if kernel.language == "extern" else ""
+    if op == "convolution":
+        return _conv_flops(out, kernel)
     template = kernel.language == "triton" and "_tem_" in kernel.name and "mm" in kernel.name
     if op not in _MATMULS and not template:
         return None
@@ -236,6 +319,30 @@ def kernel_flops(out: OutputCode, kernel: Kernel) -> int | None:
         for d in a[:-2]:
             batch *= d
         total += 2 * batch * a[-2] * b[-1] * a[-1]
+    return total or None
+
+
+def _conv_flops(out: OutputCode, kernel: Kernel) -> int | None:
+    """2 · output elements · (input channels per group · kernel window) per call: the
+    weight's shape is (out channels, in channels / groups, *window)."""
+    lines = out.text.split("\n")
+    shapes = _buffer_shapes(out.text)
+    total = 0
+    for line_no in kernel.call_lines:
+        line = lines[line_no - 1]
+        target = line.split("=", 1)[0].strip() if "=" in line.split("(", 1)[0] else ""
+        args = _call_args(line, kernel.name)
+        result = _dims(target, shapes) if target else None
+        weight = _dims(args[1], shapes) if len(args) > 1 else None
+        if not result or not weight or len(weight) < 3:
+            return None
+        per_output = 1
+        for d in weight[1:]:
+            per_output *= d
+        numel = 1
+        for d in result:
+            numel *= d
+        total += 2 * numel * per_output
     return total or None
 
 

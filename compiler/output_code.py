@@ -84,6 +84,26 @@ def split_kernels(code: str) -> list[Kernel]:
     return kernels
 
 
+_LIBRARY_CALL = re.compile(r"(?<![\w.])(?P<name>extern_kernels\.\w+|torch\.ops\.aten\.\w+\.\w+)\(")
+# Calls in the wrapper that launch no device work of their own.
+_NOT_KERNELS = ("view", "reshape", "as_strided", "alias", "set_", "empty", "resize_")
+
+
+def library_calls_in(code: str) -> list[str]:
+    """Names of the library calls the wrapper makes (``extern_kernels.mm``,
+    ``torch.ops.aten._scaled_dot_product_flash_attention.default``), first seen first."""
+    found: dict[str, None] = {}
+    for line in code.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith("#") or "(" not in stripped:
+            continue
+        for m in _LIBRARY_CALL.finditer(stripped):
+            op = m["name"].split(".")[3] if m["name"].startswith("torch.") else ""
+            if not op.startswith(_NOT_KERNELS):
+                found.setdefault(m["name"], None)
+    return list(found)
+
+
 def extern_kernel(
     code: str, name: str, lines: list[str] | None = None, calls_of: CallIndex | None = None
 ) -> Kernel:

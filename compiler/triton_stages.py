@@ -1,59 +1,181 @@
-"""Triton's lower stages of each kernel (TTIR, TTGIR, LLVM IR, PTX, SASS), read from
-the Triton cache folder that capture points ``TRITON_CACHE_DIR`` at.
+"""Triton's lower stages of each kernel (TTIR, TTGIR, LLVM IR, PTX, SASS), read after
+the compile from wherever Triton put them.
 
-Every compiled variant leaves ``<name>.{ttir,ttgir,llir,ptx,cubin,json}`` in a
-folder named by its hash (seen with Triton 3.6). The variant autotuning chose is the
-one whose cache folder Inductor saved as ``triton_cache_hash`` in a ``.best_config`` file
-beside the kernel's module, whose path the TTIR names in its first ``#loc``.
+Capture changes nothing about where Triton compiles: Inductor compiles kernels in its
+worker processes into Triton's cache folder (``TRITON_CACHE_DIR``, which Inductor sets
+to ``<inductor cache>/triton/<device>`` when the user has not), and reloads their cubins
+from there later in the process. Pointing that folder elsewhere during a capture broke
+the user's compiles before and after it (Inductor's in-process kernel cache remembers
+kernels by source and looks their cubins up under the *current* folder), so stages are
+collected afterwards instead:
+
+- the output code's module (still loaded in this process) holds each kernel's
+  ``CachingAutotuner``, which names the kernel's own module file and, after
+  autotuning, the winning variant's cache folder (``launcher.cache_hash``);
+- every compiled variant leaves ``<name>.{ttir,ttgir,llir,ptx,cubin,json}`` in a folder
+  of Triton's cache; a variant belongs to this kernel when its TTIR's ``#loc`` names
+  the kernel's module file (seen with Triton 3.6).
+
+The chosen variant keeps the text of every stage; the others keep their config and
+say where their stages are. SASS costs a ``cuobjdump`` run per kernel, so it is
+deferred: ``with_sass`` disassembles the cubins still in Triton's cache when asked.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .model import LoweredStage, TritonVariant
+from . import _compat
+from .model import Exploration, Kernel, LoweredStage, TritonVariant
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx")
+STAGES = (*TEXT_STAGES, "sass")
 _MODULE_LOC = re.compile(r'#loc\d* = loc\("(?P<path>[^"]+\.py)":\d+:\d+\)')
 _SASS_TIMEOUT_S = 60
+SASS_DEFERRED = (
+    "not disassembled yet: SASS is derived from the cubin in Triton's cache when asked "
+    "(compiler.with_sass(exploration))."
+)
+NOT_KEPT = (
+    "not kept: autotuning did not choose this variant. Its stages are in Triton's cache "
+    "folder {folder}."
+)
 
 
-def collect_variants(cache_dir: Path) -> dict[str, tuple[TritonVariant, ...]]:
-    """Kernel name -> its compiled variants, from a Triton cache folder."""
-    found: dict[str, list[TritonVariant]] = {}
-    for meta_file in sorted(cache_dir.rglob("*.json")):
-        if meta_file.name.startswith("__grp__"):
+@dataclasses.dataclass
+class Collected:
+    """What ``collect`` found: variants by (output module path, kernel name), and the
+    kernels whose chosen variant was compiled before the capture started (a cache)."""
+
+    variants: dict[tuple[str, str], tuple[TritonVariant, ...]]
+    from_cache: list[str]
+    missing: list[str]
+    cache_dir: str
+
+
+def collect(outputs: Iterable[tuple[str, Iterable[str]]], *, since: float) -> Collected:
+    """Variants of each Triton kernel named in ``outputs`` ((output code path, kernel
+    names) pairs), read from Triton's cache; ``since`` is the capture's start (epoch s)."""
+    root = _compat.triton_cache_dir()
+    found = Collected(variants={}, from_cache=[], missing=[], cache_dir=str(root or ""))
+    wanted: list[tuple[str, str, Any]] = []
+    for path, names in outputs:
+        module = _compat.loaded_output_module(path)
+        for name in names:
+            tuner = getattr(module, name, None) if module is not None else None
+            wanted.append((path, name, tuner))
+    if root is None or not wanted:
+        found.missing = [name for _, name, _ in wanted]
+        return found
+    index = _index(root, {name for _, name, _ in wanted})
+    for path, name, tuner in wanted:
+        kernel_file = str(getattr(tuner, "filename", "") or "")
+        candidates = index.get(name, []) if kernel_file else []
+        folders = [f for f in candidates if _module_of(f, name) == kernel_file]
+        chosen_key, chosen_config = _winner(tuner, kernel_file)
+        known = any(f.name == chosen_key for f in folders)
+        # a template kernel's TTIR can name another file: trust the autotuner's choice
+        if chosen_key and not known and (root / chosen_key / f"{name}.json").exists():
+            folders.append(root / chosen_key)
+        if not folders:
+            found.missing.append(name)
+            continue
+        if chosen_key is None and len(folders) == 1:
+            chosen_key = folders[0].name
+        variants = []
+        for folder in sorted(folders, key=lambda f: (f.name != chosen_key, f.name)):
+            chosen = folder.name == chosen_key
+            variants.append(_variant(folder, name, chosen, chosen_config if chosen else {}))
+            if chosen and (folder / f"{name}.json").stat().st_mtime < since:
+                found.from_cache.append(name)
+        found.variants[(path, name)] = tuple(variants)
+    return found
+
+
+def _index(root: Path, names: set[str]) -> dict[str, list[Path]]:
+    """Kernel name -> the cache folders holding a variant of a kernel of that name."""
+    index: dict[str, list[Path]] = {}
+    try:
+        folders = list(os.scandir(root))
+    except OSError:
+        return index
+    for entry in folders:
+        if not entry.is_dir():
             continue
         try:
-            meta = json.loads(meta_file.read_text())
-        except (OSError, json.JSONDecodeError):
+            files = os.listdir(entry.path)
+        except OSError:
             continue
-        if not isinstance(meta, dict) or "name" not in meta or "hash" not in meta:
-            continue
-        found.setdefault(str(meta["name"]), []).append(_variant(meta_file, meta))
-    return {name: _mark_chosen(variants) for name, variants in found.items()}
+        for file in files:
+            stem, dot, ext = file.rpartition(".")
+            if dot and ext == "json" and stem in names:
+                index.setdefault(stem, []).append(Path(entry.path))
+    return index
 
 
-def _variant(meta_file: Path, meta: dict[str, Any]) -> TritonVariant:
-    stem = meta_file.with_suffix("")
-    stages = []
-    for stage in TEXT_STAGES:
-        path = stem.with_suffix(f".{stage}")
-        if path.exists():
-            stages.append(LoweredStage(stage=stage, text=path.read_text(errors="replace")))
-        else:
-            stages.append(LoweredStage(stage=stage, error=f"Triton wrote no {path.name}"))
-    stages.append(_sass(stem.with_suffix(".cubin")))
+def _module_of(folder: Path, name: str) -> str:
+    try:
+        with open(folder / f"{name}.ttir", errors="replace") as fh:
+            m = _MODULE_LOC.search(fh.read())
+    except OSError:
+        return ""
+    return m["path"] if m else ""
+
+
+def _winner(tuner: Any, kernel_file: str) -> tuple[str | None, dict[str, str]]:
+    """The chosen variant's cache folder and block sizes: from the autotuner's one
+    remaining launcher, else from Inductor's ``.best_config`` beside the kernel file."""
+    launchers = list(getattr(tuner, "launchers", []) or [])
+    if len(launchers) == 1 and getattr(launchers[0], "cache_hash", None):
+        config = getattr(launchers[0], "config", None)
+        kwargs = getattr(config, "kwargs", {}) or {}
+        return str(launchers[0].cache_hash), {str(k): str(v) for k, v in kwargs.items()}
+    if not kernel_file:
+        return None, {}
+    best = Path(kernel_file).with_suffix(".best_config")
+    try:
+        data = json.loads(best.read_text())
+    except (OSError, ValueError):
+        return None, {}
+    if not isinstance(data, dict) or not data.get("triton_cache_hash"):
+        return None, {}
+    extra = {str(k): str(v) for k, v in data.items() if k.isupper() or k.startswith("R")}
+    return str(data["triton_cache_hash"]), extra
+
+
+def _variant(folder: Path, name: str, chosen: bool, config: dict[str, str]) -> TritonVariant:
+    try:
+        meta = json.loads((folder / f"{name}.json").read_text())
+    except (OSError, ValueError):
+        meta = {}
+    if chosen:
+        stages = [_text_stage(folder / f"{name}.{stage}", stage) for stage in TEXT_STAGES]
+        cubin = folder / f"{name}.cubin"
+        sass = (
+            LoweredStage(stage="sass", error=SASS_DEFERRED)
+            if cubin.exists()
+            else LoweredStage(stage="sass", error=f"Triton wrote no {cubin.name}")
+        )
+        stages.append(sass)
+    else:
+        why = NOT_KEPT.format(folder=folder)
+        stages = [LoweredStage(stage=stage, error=why) for stage in STAGES]
     target = meta.get("target") or {}
+    keys = ("num_warps", "num_stages", "num_ctas")
     return TritonVariant(
-        hash=str(meta["hash"]),
-        cache_key=meta_file.parent.name,
-        config={k: str(meta[k]) for k in ("num_warps", "num_stages", "num_ctas") if k in meta},
+        hash=str(meta.get("hash", folder.name)),
+        cache_key=folder.name,
+        config={**{k: str(meta[k]) for k in keys if k in meta}, **config},
+        chosen=chosen,
         target=f"{target.get('backend', '')} sm{target.get('arch', '')} "
         f"warp{target.get('warp_size', '')}".strip(),
         triton_version=str(meta.get("triton_version", "")),
@@ -62,9 +184,74 @@ def _variant(meta_file: Path, meta: dict[str, Any]) -> TritonVariant:
     )
 
 
-def _sass(cubin: Path) -> LoweredStage:
+def _text_stage(path: Path, stage: str) -> LoweredStage:
+    try:
+        return LoweredStage(stage=stage, text=path.read_text(errors="replace"))
+    except OSError:
+        return LoweredStage(stage=stage, error=f"Triton wrote no {path.name}")
+
+
+def with_sass(exploration: Exploration, *, workers: int = 8) -> Exploration:
+    """Fill in the deferred SASS of every chosen Triton variant, disassembling its cubin
+    from Triton's cache with ``cuobjdump`` (several at a time).
+
+    Example:
+        >>> import compiler
+        >>> exp = compiler.Exploration(source="live")
+        >>> compiler.with_sass(exp) == exp
+        True
+    """
+    root = _compat.triton_cache_dir() if exploration.compiles else None
+    jobs: dict[tuple[str, str], Path] = {}
+    for c in exploration.compiles:
+        for k in c.kernels():
+            for v in k.variants:
+                if _deferred(v):
+                    jobs[(k.name, v.cache_key)] = Path(root or "") / v.cache_key / f"{k.name}.cubin"
+    if not jobs:
+        return exploration
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        done = dict(zip(jobs, pool.map(sass, jobs.values()), strict=True))
+
+    def kernel(k: Kernel) -> Kernel:
+        variants = tuple(
+            dataclasses.replace(
+                v,
+                stages=tuple(
+                    done.get((k.name, v.cache_key), s) if s.stage == "sass" else s for s in v.stages
+                ),
+            )
+            if _deferred(v)
+            else v
+            for v in k.variants
+        )
+        return dataclasses.replace(k, variants=variants)
+
+    compiles = tuple(
+        dataclasses.replace(
+            c,
+            output_code=tuple(
+                dataclasses.replace(o, kernels=tuple(kernel(k) for k in o.kernels))
+                for o in c.output_code
+            ),
+        )
+        for c in exploration.compiles
+    )
+    return dataclasses.replace(exploration, compiles=compiles)
+
+
+def _deferred(v: TritonVariant) -> bool:
+    return any(s.stage == "sass" and s.error == SASS_DEFERRED for s in v.stages)
+
+
+def sass(cubin: Path) -> LoweredStage:
+    """The SASS of one cubin, or why it could not be disassembled."""
     if not cubin.exists():
-        return LoweredStage(stage="sass", error=f"Triton wrote no {cubin.name}")
+        return LoweredStage(
+            stage="sass",
+            error=f"the cubin {cubin} is no longer in Triton's cache (another process or "
+            "machine, or the cache was cleared): capture again to disassemble it.",
+        )
     tool = cuobjdump()
     if tool is None:
         return LoweredStage(
@@ -95,46 +282,3 @@ def cuobjdump() -> str | None:
     except ImportError:
         return None
     return str(bundled) if bundled.exists() else None
-
-
-def _mark_chosen(variants: list[TritonVariant]) -> tuple[TritonVariant, ...]:
-    if len(variants) == 1:
-        only = variants[0]
-        return (_replace(only, chosen=True),)
-    best = _best_configs(variants)
-    out = []
-    for v in variants:
-        config = best.get(v.cache_key)
-        if config is None:
-            out.append(v)
-            continue
-        extra = {k: str(val) for k, val in config.items() if k.isupper() or k.startswith("R")}
-        out.append(_replace(v, chosen=True, config={**v.config, **extra}))
-    return tuple(out)
-
-
-def _best_configs(variants: list[TritonVariant]) -> dict[str, dict[str, Any]]:
-    """Inductor's saved autotuning choices beside the kernel module, by Triton cache key
-    (``triton_cache_hash`` names the variant's folder in Triton's cache)."""
-    folders: set[Path] = set()
-    for v in variants:
-        ttir = next((s.text for s in v.stages if s.stage == "ttir" and s.text), "")
-        m = _MODULE_LOC.search(ttir)
-        if m:
-            folders.add(Path(m["path"]).parent)
-    best: dict[str, dict[str, Any]] = {}
-    for folder in folders:
-        for path in folder.glob("*.best_config"):
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError):
-                continue
-            if isinstance(data, dict) and data.get("triton_cache_hash"):
-                best[str(data["triton_cache_hash"])] = data
-    return best
-
-
-def _replace(v: TritonVariant, **changes: Any) -> TritonVariant:
-    import dataclasses
-
-    return dataclasses.replace(v, **changes)

@@ -1,10 +1,12 @@
-"""Record GPU Explorations for CPU-only users: `python scripts/record_gpu.py [OUT_DIR]`.
+"""Record GPU Explorations for CPU-only users: `python scripts/record_gpu.py [--large] [OUT_DIR]`.
 
 Runs on a machine with a CUDA device (made on an H100 with torch 2.11 and Triton 3.6)
 and writes one ``<name>.json`` per program into ``notebooks/recordings/`` (or OUT_DIR),
 plus ``environment.json``. The explorer opens them on any machine, like a live capture.
-To keep the files small, only the chosen autotune variant of each Triton kernel keeps
-its lowered stages' text; the others keep their configs, with the text marked dropped.
+Capture keeps the lowered stages' text of the variant autotuning chose (the others keep
+their configs and say where their stages are); here the chosen variants' SASS is
+disassembled too (``compiler.with_sass``), so the files hold every stage. Two of them are
+programs where the compiled call is slower than eager, with ``call_timing`` saying why.
 """
 
 from __future__ import annotations
@@ -25,38 +27,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 import programs  # noqa: E402
 
 import compiler  # noqa: E402
-
-DROPPED = "dropped from this recording to keep it small (the chosen variant keeps its text)"
-
-
-def compact(exp: compiler.Exploration) -> compiler.Exploration:
-    """Keep lowered-stage text only for the variant autotuning chose."""
-
-    def kernel(k: compiler.Kernel) -> compiler.Kernel:
-        if not any(v.chosen for v in k.variants):
-            return k
-        variants = tuple(
-            v
-            if v.chosen
-            else dataclasses.replace(
-                v,
-                stages=tuple(dataclasses.replace(s, text="", error=DROPPED) for s in v.stages),
-            )
-            for v in k.variants
-        )
-        return dataclasses.replace(k, variants=variants)
-
-    compiles = tuple(
-        dataclasses.replace(
-            c,
-            output_code=tuple(
-                dataclasses.replace(o, kernels=tuple(kernel(k) for k in o.kernels))
-                for o in c.output_code
-            ),
-        )
-        for c in exp.compiles
-    )
-    return dataclasses.replace(exp, compiles=compiles)
 
 
 class TransformerBlock(nn.Module):
@@ -105,8 +75,47 @@ def training_step() -> Callable[[], Any]:
     return step
 
 
+def gpt2_training_step() -> Callable[[], Any]:
+    """A 4-layer GPT-2 (from its config, no weights) trained one step, the model compiled."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    config = GPT2Config(n_layer=4, n_embd=256, n_head=4, vocab_size=8192)
+    model = GPT2LMHeadModel(config).cuda().train()
+    compiled = torch.compile(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    ids = torch.randint(0, config.vocab_size, (4, 128), device="cuda")
+
+    def step() -> None:
+        opt.zero_grad()
+        compiled(input_ids=ids, labels=ids).loss.backward()
+        opt.step()
+
+    return step
+
+
+def tiny_mlp() -> tuple[nn.Module, torch.Tensor]:
+    """Slower compiled than eager: four rows through a small MLP, so every call is
+    guards, the wrapper and a few launches of kernels that take microseconds."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 32), nn.LayerNorm(32))
+    return model.cuda().eval(), torch.randn(4, 32, device="cuda")
+
+
+def fresh_inputs_under_cuda_graphs() -> Callable[[], Any]:
+    """Slower compiled than eager: reduce-overhead on a small function whose input is a
+    new tensor on every call, so each replay first copies it into the graph's buffer."""
+    fn = torch.compile(programs.pointwise, mode="reduce-overhead")
+
+    def call() -> Any:
+        return fn(torch.randn(64, 64, device="cuda"))
+
+    return call
+
+
 def main() -> None:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "notebooks" / "recordings"
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out = Path(args[0]) if args else ROOT / "notebooks" / "recordings"
     out.mkdir(parents=True, exist_ok=True)
     if not torch.cuda.is_available():
         raise SystemExit("record_gpu.py needs a CUDA device; run it on the GPU machine.")
@@ -132,12 +141,20 @@ def main() -> None:
             mode="max-autotune-no-cudagraphs",
             measure=True,
         ),
-        "training_step": lambda: compiler.explore(training_step(), wrap=False),
+        "training_step": lambda: compiler.explore(training_step(), wrap=False, measure=True),
+        "slow_tiny_inputs": lambda: compiler.explore(*tiny_mlp(), measure=True),
+        "slow_reduce_overhead": lambda: compiler.explore(
+            fresh_inputs_under_cuda_graphs(), wrap=False, measure=True
+        ),
     }
+    if "--large" in sys.argv:
+        # 10.8 MB on an H100 (torch 2.11): over the recordings' 10 MB budget, so opt-in
+        cases["gpt2_training_step"] = lambda: compiler.explore(gpt2_training_step(), wrap=False)
+    grad = {"training_step", "gpt2_training_step"}
     sizes = {}
     for name, make in cases.items():
-        with torch.no_grad() if name != "training_step" else torch.enable_grad():
-            exp = compact(make())
+        with torch.enable_grad() if name in grad else torch.no_grad():
+            exp = compiler.with_sass(make())
         path = out / f"{name}.json"
         path.write_text(exp.to_json())
         sizes[name] = path.stat().st_size
@@ -145,6 +162,8 @@ def main() -> None:
         print(
             f"{name:<20}{len(exp.compiles):>3} compiles {kernels:>4} kernels {sizes[name]:>10,} B"
         )
+        if exp.call_timing is not None:
+            print(f"  call_timing: {exp.call_timing}")
     env = dataclasses.asdict(compiler.capture.environment("cuda"))
     (out / "environment.json").write_text(json.dumps({**env, "sizes": sizes}, indent=1))
     print(f"total {sum(sizes.values()):,} B")

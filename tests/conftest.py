@@ -46,6 +46,8 @@ def torch_state():
         "bytecode_hooks": list(_bytecode_hooks),
         "root_handlers": list(logging.getLogger().handlers),
         "torch_handlers": list(logging.getLogger("torch").handlers),
+        # where Inductor and Triton keep their caches: capture must not move them
+        "cache_dirs": [os.environ.get(v) for v in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")],
     }
 
 
@@ -63,7 +65,7 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="needs a CUDA device: run `pytest -m gpu` on the GPU machine")
     for item in items:
-        if "gpu" in item.keywords:
+        if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
 
 

@@ -75,7 +75,7 @@ def test_notebook_recordings_load_and_render_on_cpu_within_the_size_budget():
     files = [f for f in files if f.name != "environment.json"]
     assert {f.stem for f in files} == {
         "graph_break", "pointwise", "transformer_block", "conv_net", "matmul_max_autotune",
-        "training_step",
+        "training_step", "slow_tiny_inputs", "slow_reduce_overhead",
     }  # fmt: skip
     total = sum(f.stat().st_size for f in files)
     assert total < 10 * 1024 * 1024
@@ -85,13 +85,30 @@ def test_notebook_recordings_load_and_render_on_cpu_within_the_size_budget():
         kernels = [k for c in exp.compiles for k in c.kernels() if k.language == "triton"]
         assert kernels, f.name
         assert all(any(v.chosen for v in k.variants) for k in kernels), f.name
-        if f.stem != "training_step":
-            assert all(k.timing is not None for k in kernels), f.name
+        assert all(k.timing is not None for k in kernels), f.name
+        # every stage of the chosen variant, SASS included (disassembled when recorded)
+        for k in kernels:
+            (chosen,) = [v for v in k.variants if v.chosen]
+            assert all(s.text for s in chosen.stages), (f.name, k.name)
             # a 1-D grid is known wherever the chosen config names its block size
-            for k in kernels:
-                (chosen,) = [v for v in k.variants if v.chosen]
-                if "'grid_type': 'Grid1D'" in k.source and "XBLOCK" in chosen.config:
-                    assert k.grid, (f.name, k.name)
+            if "'grid_type': 'Grid1D'" in k.source and "XBLOCK" in chosen.config:
+                assert k.grid, (f.name, k.name)
         view = built_view(exp)
         assert view["compiles"], f.name
         assert all(c["panes"] for c in view["compiles"]), f.name
+
+
+def test_recordings_of_slower_compiled_calls_say_where_the_time_goes():
+    tiny, graphs = (
+        compiler.Exploration.from_json((NOTEBOOK_RECORDINGS / f"{name}.json").read_text())
+        for name in ("slow_tiny_inputs", "slow_reduce_overhead")
+    )
+    for exp in (tiny, graphs):
+        t = exp.call_timing
+        assert t is not None and t.runs >= 10 and t.compiled_ms > t.eager_ms
+        assert t.device_ms is not None and t.cpu_ms is not None
+        assert any("slower than eager" in n for n in t.notes), t.notes
+    t = graphs.call_timing
+    # one replay per call, each after copying the new 64x64 fp32 input into the graph
+    assert t.cudagraph_replays == 1.0 and t.input_copy_bytes == 64 * 64 * 4
+    assert t.cpu_ms > 2 * t.device_ms

@@ -47,6 +47,30 @@ def test_user_config_values_survive_capture():
         assert ic.trace.provenance_tracking_level == 0
 
 
+def _scaled_tanh(x):
+    return torch.tanh(x) * 3 + x
+
+
+def test_plain_compiles_before_and_after_capture_of_the_same_code_keep_working():
+    """The user's own compiles, FX graph cache on (their default), around two captures."""
+    import torch._inductor.config as ic
+
+    x = torch.randn(64)
+    expected = _scaled_tanh(x)
+    before = torch_state()
+    with ic.patch({"fx_graph_cache": True}):
+        for _ in range(2):
+            torch.testing.assert_close(torch.compile(_scaled_tanh)(x), expected)
+            torch.compiler.reset()
+            exp = compiler.explore(_scaled_tanh, x)
+            kernels = [k for k in exp.compiles[0].kernels() if k.language == "cpp"]
+            assert kernels and all(k.source for k in kernels), exp.compiles[0].kernels()
+            torch.compiler.reset()
+            torch.testing.assert_close(torch.compile(_scaled_tanh)(x), expected)
+            torch.compiler.reset()
+    assert torch_state() == before
+
+
 _USER_SCRIPT = textwrap.dedent(
     """
     import os, sys, torch, compiler, programs
