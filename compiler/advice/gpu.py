@@ -291,7 +291,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                 kernel=kid,
             )
         ]
-        if fp32_mm and is_mm:
+        if fp32_mm and is_mm and not _host_bound(exp):
             ev.append(
                 Evidence(
                     text='fp32 matmuls with "allow_tf32": false in the global-state guard',
@@ -333,6 +333,13 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                 )
             )
     return out
+
+
+def _host_bound(exp: Exploration) -> bool:
+    """Whether the measured call spends under a quarter of its time on the device: then
+    faster matmuls cannot change what the user waits for."""
+    t = exp.call_timing
+    return bool(t and t.device_ms is not None and t.device_ms < 0.25 * t.compiled_ms)
 
 
 def _fp32_matmul(c: Compile) -> bool:
