@@ -218,6 +218,24 @@ def test_inductor_with_options_records_the_generated_kernels(ip):
     assert exp.compiles[0].kernels()[0].language == "cpp"
 
 
+@pytest.mark.slow
+def test_compile_twice_on_one_cell_and_after_a_plain_compile_keeps_every_kernel(ip):
+    # issue 17's notebook workflow with Inductor's caches on, as a user has them:
+    # a plain compiled cell above, then the same model under %%compile, twice
+    cell = "def g(t):\n    return (t.cos() * 3).relu()\nz = g(x)\n"
+    ip.run_cell("plain = torch.compile(lambda t: (t.cos() * 3).relu())\nplain(x)")
+    names = []
+    for _ in range(2):
+        run(ip, "exp --no-view --keep-caches", cell)
+        (kernel,) = [k for k in ip.user_ns["exp"].compiles[0].kernels() if k.language == "cpp"]
+        assert kernel.source.strip(), kernel.name
+        names.append(kernel.name)
+    assert names[0] == names[1]
+    again = ip.run_cell("plain(x)")
+    assert again.error_in_exec is None, again.error_in_exec
+    assert torch.allclose(again.result, (ip.user_ns["x"].cos() * 3).relu())
+
+
 # -- failures -------------------------------------------------------------------------------
 
 
