@@ -10,6 +10,7 @@ import pytest
 from conftest import built_view
 
 import compiler
+from explorer.panes import build_pane
 from explorer.panes.labels import STAGE_LABELS
 
 RECORDINGS = Path(__file__).parent / "data" / "recordings"
@@ -185,3 +186,20 @@ def test_cuda_graph_warmups_recordings_and_replays_are_in_the_compile_time_pane(
     ]
     cuda = [row for row in summary if row[0].startswith("CUDA graph")]
     assert cuda == [["CUDA graph replays per run", "2.5"]]
+
+
+def test_kernel_time_opens_with_the_whole_call_when_compiled_is_slower_than_eager():
+    exp = compiler.Exploration.from_json(
+        (Path(__file__).parents[1] / "notebooks" / "recordings" / "slow_reduce_overhead.json")
+        .read_text()
+    )
+    c = exp.compiles[0]
+    pane = build_pane(exp, c.key, "kernel_timing")
+    t = exp.call_timing
+    assert pane.call is not None and pane.call.slower
+    assert pane.call.headline.startswith("Compiled is slower than eager: ")
+    assert f"{t.compiled_ms:.3f} ms against {t.eager_ms:.3f} ms" in pane.call.headline
+    rows = dict(pane.call.rows)
+    assert rows["CUDA graph replays per call"] == "1"
+    assert rows["bytes copied into CUDA graph inputs per call"] == f"{64 * 64 * 4:,}"
+    assert pane.call.notes == t.notes

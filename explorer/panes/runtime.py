@@ -6,7 +6,7 @@ import math
 
 from compiler import Compile, Environment, Exploration
 from compiler.autotune_link import parse_config
-from compiler.model import Autotuning
+from compiler.model import Autotuning, CallTiming
 
 from .frame import find_compile
 from .inductor import kernel_sources
@@ -15,6 +15,7 @@ from .types import (
     AutotuneOp,
     AutotuneRow,
     AutotuningPane,
+    CallSummary,
     EvidenceLink,
     FindingItem,
     FindingsPane,
@@ -194,7 +195,47 @@ def build_kernel_timing(exp: Exploration, compile_key: str, pane_id: str) -> Ker
         cudagraph_line=cudagraph_line(c, env),
         untimed=tuple(untimed),
         outputs=tuple(dict.fromkeys(r.output for r in out)),
+        call=call_summary(exp.call_timing),
     )
+
+
+def call_summary(t: CallTiming | None) -> CallSummary | None:
+    """The call's eager-against-compiled figures as the Kernel time pane opens with them."""
+    if t is None:
+        return None
+    slower = t.compiled_ms > t.eager_ms
+    if slower:
+        headline = (
+            f"Compiled is slower than eager: {t.compiled_ms:.3f} ms against {t.eager_ms:.3f} ms "
+            f"per call ({t.speedup:.2f}x)"
+        )
+    else:
+        headline = (
+            f"Compiled is {t.speedup:.2f}x faster than eager: {t.compiled_ms:.3f} ms against "
+            f"{t.eager_ms:.3f} ms per call"
+        )
+
+    def spread(s: tuple[float, float]) -> str:
+        return f"{s[0]:.3f}-{s[1]:.3f} ms"
+
+    rows = [
+        ("eager per call", f"{t.eager_ms:.3f} ms (median; {spread(t.eager_spread_ms)})"),
+        ("compiled per call", f"{t.compiled_ms:.3f} ms (median; {spread(t.compiled_spread_ms)})"),
+    ]
+    if t.device_ms is not None:
+        rows.append(("device time of its kernels", f"{t.device_ms:.3f} ms"))
+    if t.cpu_ms is not None:
+        rows.append(("host side (guards, wrapper, launches)", f"{t.cpu_ms:.3f} ms"))
+    graphs = (
+        ("CUDA graph replays per call", t.cudagraph_replays),
+        ("CUDA graph re-recordings per call", t.cudagraph_recordings),
+        ("CUDA graph warm-ups per call", t.cudagraph_warmups),
+    )
+    rows.extend((label, f"{n:g}") for label, n in graphs if n)
+    if t.input_copy_bytes:
+        rows.append(("bytes copied into CUDA graph inputs per call", f"{t.input_copy_bytes:,.0f}"))
+    rows.append(("runs measured", str(t.runs)))
+    return CallSummary(slower=slower, headline=headline, rows=tuple(rows), notes=t.notes)
 
 
 def cudagraph_rows(c: Compile, env: Environment | None) -> list[tuple[str, str]]:

@@ -302,6 +302,18 @@ class TimingRow:
 
 
 @dataclass(**_FROZEN)
+class CallSummary:
+    """Eager against compiled per call (``Exploration.call_timing``), the pane's first lines:
+    ``headline`` says which is faster and by how much, ``rows`` the figures behind it, and
+    ``notes`` the capture's own account of where the time goes."""
+
+    slower: bool
+    headline: str
+    rows: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(**_FROZEN)
 class KernelTimingPane:
     """The measured kernels of one compile, slowest first."""
 
@@ -320,6 +332,7 @@ class KernelTimingPane:
     cudagraph_line: str = ""
     untimed: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
+    call: CallSummary | None = None
 
 
 @dataclass(**_FROZEN)

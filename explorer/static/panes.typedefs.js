@@ -47,6 +47,13 @@
  * @property {(string|null)[]} line_src
  */
 /**
+ * @typedef {object} CallSummary
+ * @property {boolean} slower
+ * @property {string} headline
+ * @property {[string, string][]} rows
+ * @property {string[]} notes
+ */
+/**
  * @typedef {object} CodePane
  * @property {string} kind
  * @property {string} id
@@ -222,6 +229,7 @@
  * @property {string} cudagraph_line
  * @property {string[]} untimed
  * @property {string[]} outputs
+ * @property {(CallSummary|null)} call
  */
 /**
  * @typedef {object} LoweredStageInfo

@@ -122,6 +122,15 @@ function renderKernelTiming(el, pane, ctx) {
     trs.push([tr, r]);
     t.append(tr);
   }
+  const call = pane.call;
+  if (call) {
+    // the whole call first: "compiled is slower than eager" is what a user needs to see
+    el.append(h("div", { cls: "tce-block tce-call" + (call.slower ? " tce-call-slower" : "") }, [
+      h("div", { cls: "tce-block-title", text: call.headline }),
+      detailTable(call.rows),
+      ...call.notes.map((/** @type {string} */ n) => h("div", { cls: "tce-note", text: n })),
+    ]));
+  }
   el.append(h("div", { cls: "tce-block" }, [
     h("div", { cls: "tce-block-title", text: "Measured kernels, slowest first" }),
     h("div", { cls: "tce-note tce-kt-peakline", text: pane.peak_line }),
