@@ -231,7 +231,7 @@ def call_summary(t: CallTiming | None) -> CallSummary | None:
         ("CUDA graph re-recordings per call", t.cudagraph_recordings),
         ("CUDA graph warm-ups per call", t.cudagraph_warmups),
     )
-    rows.extend((label, f"{n:g}") for label, n in graphs if n)
+    rows.extend((label, f"{n:.3g}") for label, n in graphs if n)
     if t.input_copy_bytes:
         rows.append(("bytes copied into CUDA graph inputs per call", f"{t.input_copy_bytes:,.0f}"))
     rows.append(("runs measured", str(t.runs)))
