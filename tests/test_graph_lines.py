@@ -65,16 +65,20 @@ def test_the_scanner_reads_a_gpt2_training_steps_graphs_as_ast_does():
 
 _HEADER = "class GraphModule(torch.nn.Module):\n"
 _ODD = [
-    # strings the scanner does not model, nested lists, tuples, keywords, operators
+    # nested lists, tuples, keywords, operators, method and submodule calls, a
+    # multi-line return: shapes the scanner reads itself (checked below)
     '    def forward(self, x: "f32[4][1]cpu"):\n'
-    "        a = torch.ops.aten.add.Tensor(x, 'it\\'s', [[1, 2], [3]], (x,), alpha = -2)\n"
-    '        b: "f32[4][1]cpu" = a * -1;  c = a.view(x.size(0), -1) + 1\n'
-    "        d = a[0];  e = -a;  f = a == x;  g = not a;  h = x @ a ** 2\n"
-    "        i, j = a;  k = self.sub.weight;  l = self.sub(x, y = a)\n"
-    "        m = (a);  n = ();  o = [a, ];  p = 1e-08;  q = 0.5;  r = 'a#b'\n"
+    "        a = torch.ops.aten.add.Tensor(x, 'it', [[1, 2], [3]], (x,), alpha = -2)\n"
+    '        b: "f32[4][1]cpu" = a * 2;  c = a.view(x.size(0), -1) + 1\n'
+    "        d = a[0];  e = -a;  f = a == x;  g = not a;  h = x @ a\n"
+    "        i, j = a;  k = self.sub.weight;  l = self.sub(x, y = a);  s = a.t()\n"
+    "        n = ();  o = [a, ];  p = 1e-08;  q = 0.5;  r = 'a#b';  t = x\n"
     "        return (a, b, c,  # out\n            d)\n",
+    # what the scanner hands to ast: an escaped string, a chain of operators, brackets
+    "    def forward(self, x):\n        a = f(x, 'it\\'s')\n        return a\n",
+    "    def forward(self, x):\n        h = x @ x ** 2;  m = (x);  k = a * -1\n        return h\n",
     # comments, blank lines, a multi-line signature and a nested submodule class
-    "    def forward(self, L_x_: \"f32[2][1]cpu\",  # in\n        L_y_):\n"
+    '    def forward(self, L_x_: "f32[2][1]cpu",  # in\n        L_y_):\n'
     "        # File: /m.py:3 in f, code: return x + y\n"
     "        l_x_ = L_x_\n\n        add = l_x_ + L_y_;  l_x_ = None\n"
     "        return (add,)\n\n    class sub(torch.nn.Module):\n"
@@ -94,6 +98,11 @@ _ODD = [
     "    def forward(self, x):\n        y = f(x, key = 1, key = 2)\n        return y\n",
     "    def forward(self, x):\n        y = torch.ops.aten.lambda.default(x)\n        return y\n",
 ]
+
+
+def test_the_scanner_itself_reads_the_rarer_shapes_torch_prints():
+    for body in (_ODD[0], _ODD[3]):
+        assert scan_nodes(_Parser(_HEADER + body)) is not None
 
 
 @pytest.mark.parametrize("body", _ODD)
