@@ -203,15 +203,14 @@ class _Scanner:
             top.body = indent
         fn = top.fn
         assert fn is not None
-        statement = _Statement(fn, [], 0, 0, line)
         fields = fn.fields
         if root in fields or root == "self":
             # a method call on a node, a submodule call: the general classification
-            statement.assign(name, ("K", func_tree, tuple(args), tuple(kwargs)), m[3])
+            value = ("K", func_tree, tuple(args), tuple(kwargs))
+            _Statement(fn, [], 0, 0, line).assign(name, value, m[3])
         else:
             # Breadth first as ast.walk: level k of every child (function, arguments,
-            # keywords) before level k + 1 of any.
-            # (The function's own names are not nodes here, so it adds nothing.)
+            # keywords) before level k + 1 of any. (The function's names are no nodes.)
             seen: dict[str, None] = {}
             deepest = max(map(len, levels), default=0)
             for depth in range(deepest):
@@ -219,11 +218,15 @@ class _Scanner:
                     if depth < len(lv):
                         for read in lv[depth]:
                             if read in fields:
-                                seen.setdefault(read, None)
-            fn._add(name, annotation=m[3], line=line, inputs=tuple(seen), op="call_function",
-                    target=func, args=tuple(texts), kwargs=kw_texts)  # fmt: skip
-        if len(names) == 1:
-            statement.assign(names[0], ("C", "None"), "")
+                                seen[read] = None
+            if name not in fields:
+                fn.order.append(name)
+            fields[name] = {"name": name, "annotation": m[3], "line": line,
+                            "inputs": tuple(seen), "op": "call_function", "target": func,
+                            "args": tuple(texts), "kwargs": kw_texts}  # fmt: skip
+        if len(names) == 1 and names[0] not in fields:
+            # `a = None` frees a node; of a name that is none, it is an expression node
+            _Statement(fn, [], 0, 0, line).assign(names[0], ("C", "None"), "")
         return True
 
     def _close(self, indent: int) -> None:

@@ -207,14 +207,14 @@ class _Function:
         result = []
         for name in self.order:
             f = fields[name]
-            annotation = str(f.get("annotation", ""))
-            op = str(f["op"])
-            line = int(f.get("line", 0))
+            annotation: str = f.get("annotation", "")
+            op: str = f["op"]
+            line: int = f.get("line", 0)
             result.append(
                 Node(
                     name=name,
                     op=op,
-                    target=str(f["target"]),
+                    target=f["target"],
                     args=tuple(f.get("args", ())),
                     kwargs=dict(f.get("kwargs", {})),
                     inputs=tuple(f.get("inputs", ())),
