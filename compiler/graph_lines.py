@@ -50,6 +50,12 @@ _CALL_LINE = re.compile(
     r"""\(((?:[\w.=, -]|\[[\w., -]*\])*)\)(?:; +((?:[A-Za-z_]\w* = )+)None)?\Z""",
     re.ASCII,
 )
+# `name = other` or `name: "ann" = self.attr.path;  a = None`
+_NAME_LINE = re.compile(
+    r"""( +)([A-Za-z_]\w*)(?:: "([ !#-&(-\[\]-~]*)")? = ([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"""
+    r"""(?:; +((?:[A-Za-z_]\w* = )+)None)?\Z""",
+    re.ASCII,
+)
 # A comma outside the one level of brackets _CALL_LINE allows.
 _TOP_COMMA = re.compile(r",(?![^\[]*\])")
 _KEYWORD = re.compile(r" *([A-Za-z_]\w*) *= *(?!=)(.*)\Z", re.ASCII)
@@ -114,11 +120,20 @@ class _Scanner:
         stack = self.stack
         while i < n:
             line = lines[i]
+            bare = line.lstrip(" ")
+            if not bare or bare[0] == "#":  # blank lines and comments: no statement
+                i += 1
+                continue
             if stack and stack[-1].fn is not None:
                 call = _CALL_LINE.match(line)
                 if call is not None and self._call_line(call, stack[-1], i + 1):
                     i += 1
                     continue
+                if call is None:
+                    alias = _NAME_LINE.match(line)
+                    if alias is not None and self._name_line(alias, stack[-1], i + 1):
+                        i += 1
+                        continue
             toks: list[str] = _TOKEN.findall(line)
             first = i
             i += 1
@@ -146,6 +161,39 @@ class _Scanner:
         if self.stack or not self.classes:
             raise _Unsure
         return tuple(self.out)
+
+    def _name_line(self, m: re.Match[str], top: _Block, line: int) -> bool:
+        """``l_x_ = L_x_`` and ``w: "ann" = self.weight`` without the tokenizer."""
+        indent = len(m[1])
+        if top.body == -1:
+            if indent <= top.indent:
+                return False
+        elif indent != top.body:
+            return False
+        name, value_text, tail = m[2], m[4], m[5]
+        if name in _RESERVED:
+            return False
+        known = self.funcs.get(value_text)
+        if known is None:
+            parts = value_text.split(".")
+            if not _RESERVED.isdisjoint(parts):
+                return False
+            tree: Expr = ("N", parts[0])
+            for part in parts[1:]:
+                tree = ("A", tree, part)
+            known = self.funcs[value_text] = (tree, parts[0])
+        names = tail[:-3].split(" = ") if tail else []
+        if not _RESERVED.isdisjoint(names):
+            return False
+        if top.body == -1:
+            top.body = indent
+        fn = top.fn
+        assert fn is not None
+        statement = _Statement(fn, [], 0, 0, line)
+        statement.assign(name, known[0], m[3] or "")
+        if len(names) == 1:
+            statement.assign(names[0], ("C", "None"), "")
+        return True
 
     def _call_line(self, m: re.Match[str], top: _Block, line: int) -> bool:
         """``name: "ann" = f.g(args);  a = b = None`` without the tokenizer; False when
@@ -213,7 +261,13 @@ class _Scanner:
             # keywords) before level k + 1 of any. (The function's names are no nodes.)
             seen: dict[str, None] = {}
             deepest = max(map(len, levels), default=0)
-            for depth in range(deepest):
+            if deepest == 1:  # bare names and constants: the commonest call
+                for lv in levels:
+                    if lv:
+                        for read in lv[0]:
+                            if read in fields:
+                                seen[read] = None
+            for depth in range(deepest if deepest > 1 else 0):
                 for lv in levels:
                     if depth < len(lv):
                         for read in lv[depth]:
