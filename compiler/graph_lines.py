@@ -56,6 +56,7 @@ _NAME_LINE = re.compile(
     r"""(?:; +((?:[A-Za-z_]\w* = )+)None)?\Z""",
     re.ASCII,
 )
+_UNREAD: Any = object()  # not in the argument cache yet (None there: not readable)
 # A comma outside the one level of brackets _CALL_LINE allows.
 _TOP_COMMA = re.compile(r",(?![^\[]*\])")
 _KEYWORD = re.compile(r" *([A-Za-z_]\w*) *= *(?!=)(.*)\Z", re.ASCII)
@@ -204,7 +205,7 @@ class _Scanner:
                 return False
         elif indent != top.body:
             return False
-        name, func, args_text, tail = m[2], m[4], m[5], m[6]
+        name, annotation, func, args_text, tail = m.group(2, 3, 4, 5, 6)
         if name in _RESERVED:
             return False
         known = self.funcs.get(func)
@@ -226,9 +227,8 @@ class _Scanner:
             pieces = _TOP_COMMA.split(args_text) if "[" in args_text else args_text.split(",")
             cache = self.args
             for piece in pieces:
-                if piece in cache:
-                    arg = cache[piece]
-                else:
+                arg = cache.get(piece, _UNREAD)
+                if arg is _UNREAD:
                     arg = cache[piece] = _argument(piece)
                 if arg is None:
                     return False
@@ -255,7 +255,7 @@ class _Scanner:
         if root in fields or root == "self":
             # a method call on a node, a submodule call: the general classification
             value = ("K", func_tree, tuple(args), tuple(kwargs))
-            _Statement(fn, [], 0, 0, line).assign(name, value, m[3])
+            _Statement(fn, [], 0, 0, line).assign(name, value, annotation)
         else:
             # Breadth first as ast.walk: level k of every child (function, arguments,
             # keywords) before level k + 1 of any. (The function's names are no nodes.)
@@ -275,7 +275,7 @@ class _Scanner:
                                 seen[read] = None
             if name not in fields:
                 fn.order.append(name)
-            fields[name] = {"name": name, "annotation": m[3], "line": line,
+            fields[name] = {"name": name, "annotation": annotation, "line": line,
                             "inputs": tuple(seen), "op": "call_function", "target": func,
                             "args": tuple(texts), "kwargs": kw_texts}  # fmt: skip
         if len(names) == 1 and names[0] not in fields:

@@ -181,7 +181,9 @@ class _Function:
     def _add(self, name: str, **fields: object) -> None:
         if name not in self.fields:
             self.order.append(name)
-        self.fields[name] = {"name": name, **fields}
+        # every key present, so ``finish`` reads them without defaults
+        self.fields[name] = {"name": name, "annotation": "", "args": (), "kwargs": {},
+                             "inputs": (), "line": 0, **fields}  # fmt: skip
 
     def nodes(self) -> list[Node]:
         assert self.fn is not None
@@ -200,26 +202,27 @@ class _Function:
         # dicts as ordered sets: a node read by thousands must not cost a list scan each
         users: dict[str, dict[str, None]] = {name: {} for name in self.order}
         for name in self.order:
-            for inp in fields[name].get("inputs", ()):
+            for inp in fields[name]["inputs"]:
                 if inp in users:
                     users[inp][name] = None
         meta, sources, module = self.parser.meta, self.parser.sources, self.module
+        metas = self.parser.metas
         result = []
         for name in self.order:
             f = fields[name]
-            annotation: str = f.get("annotation", "")
+            annotation: str = f["annotation"]
             op: str = f["op"]
-            line: int = f.get("line", 0)
+            line: int = f["line"]
             result.append(
                 Node(
                     name=name,
                     op=op,
                     target=f["target"],
-                    args=tuple(f.get("args", ())),
-                    kwargs=dict(f.get("kwargs", {})),
-                    inputs=tuple(f.get("inputs", ())),
+                    args=tuple(f["args"]),
+                    kwargs=dict(f["kwargs"]),
+                    inputs=tuple(f["inputs"]),
                     users=tuple(users[name]),
-                    meta=meta(annotation),
+                    meta=metas[annotation] if annotation in metas else meta(annotation),
                     annotation=annotation,
                     source=None if op in ("output", "placeholder") else sources.get(line),
                     module=module,
