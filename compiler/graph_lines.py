@@ -218,11 +218,10 @@ class _Scanner:
                 func_tree = ("A", func_tree, part)
             known = self.funcs[func] = (func_tree, parts[0])
         func_tree, root = known
-        args: list[Expr] = []
-        kwargs: list[tuple[str, Expr]] = []
         texts: list[str] = []
         kw_texts: dict[str, str] = {}
         levels: list[tuple[tuple[str, ...], ...]] = []
+        read: list[_Argument] = []
         if args_text:
             pieces = _TOP_COMMA.split(args_text) if "[" in args_text else args_text.split(",")
             cache = self.args
@@ -232,18 +231,17 @@ class _Scanner:
                     arg = cache[piece] = _argument(piece)
                 if arg is None:
                     return False
-                kw, value, text, arg_levels = arg
+                kw, _, text, arg_levels = arg
                 if kw is None:
-                    if kwargs:
+                    if kw_texts:
                         return False
-                    args.append(value)
                     texts.append(text)
                 elif kw in kw_texts:
                     return False
                 else:
-                    kwargs.append((kw, value))
                     kw_texts[kw] = text
                 levels.append(arg_levels)
+                read.append(arg)
         names = tail[:-3].split(" = ") if tail else []
         if not _RESERVED.isdisjoint(names):
             return False
@@ -254,25 +252,24 @@ class _Scanner:
         fields = fn.fields
         if root in fields or root == "self":
             # a method call on a node, a submodule call: the general classification
-            value = ("K", func_tree, tuple(args), tuple(kwargs))
+            args = tuple(a[1] for a in read if a[0] is None)
+            kwargs = tuple((a[0], a[1]) for a in read if a[0] is not None)
+            value = ("K", func_tree, args, kwargs)
             _Statement(fn, [], 0, 0, line).assign(name, value, annotation)
         else:
             # Breadth first as ast.walk: level k of every child (function, arguments,
             # keywords) before level k + 1 of any. (The function's names are no nodes.)
-            seen: dict[str, None] = {}
             deepest = max(map(len, levels), default=0)
-            if deepest == 1:  # bare names and constants: the commonest call
-                for lv in levels:
-                    if lv:
-                        for read in lv[0]:
-                            if read in fields:
-                                seen[read] = None
-            for depth in range(deepest if deepest > 1 else 0):
-                for lv in levels:
-                    if depth < len(lv):
-                        for read in lv[depth]:
-                            if read in fields:
-                                seen[read] = None
+            if deepest <= 1:  # bare names and constants: the commonest call
+                seen = {r: None for lv in levels if lv for r in lv[0] if r in fields}
+            else:
+                seen = {}
+                for depth in range(deepest):
+                    for lv in levels:
+                        if depth < len(lv):
+                            for r in lv[depth]:
+                                if r in fields:
+                                    seen[r] = None
             if name not in fields:
                 fn.order.append(name)
             fields[name] = {"name": name, "annotation": annotation, "line": line,
