@@ -50,9 +50,11 @@ _CALL_LINE = re.compile(
     r"""\(((?:[\w.=, -]|\[[\w., -]*\])*)\)(?:; +((?:[A-Za-z_]\w* = )+)None)?\Z""",
     re.ASCII,
 )
-# `name = other` or `name: "ann" = self.attr.path;  a = None`
+# `name = other`, `name: "ann" = self.attr.path;  a = None`, `name = a - 1`, `name = a[0]`
+_OPERAND = r"(?:[A-Za-z_]\w*|\d[\w.]*(?:[eE][-+]?\d+)?)"
 _NAME_LINE = re.compile(
-    r"""( +)([A-Za-z_]\w*)(?:: "([ !#-&(-\[\]-~]*)")? = ([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"""
+    r"""( +)([A-Za-z_]\w*)(?:: "([ !#-&(-\[\]-~]*)")? = ([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"""
+    rf"""|{_OPERAND} +(?:\*\*|//|[-+*/%@&|^]|[=!<>]=|[<>]) +{_OPERAND}|[A-Za-z_]\w*\[-?\d+\])"""
     r"""(?:; +((?:[A-Za-z_]\w* = )+)None)?\Z""",
     re.ASCII,
 )
@@ -174,7 +176,13 @@ class _Scanner:
         name, value_text, tail = m[2], m[4], m[5]
         if name in _RESERVED:
             return False
-        known = self.funcs.get(value_text)
+        if " " in value_text or "[" in value_text:  # an operator, a subscript
+            arg = _argument(value_text)
+            if arg is None or arg[0] is not None:
+                return False
+            known: tuple[Expr, str] | None = (arg[1], "")
+        else:
+            known = self.funcs.get(value_text)
         if known is None:
             parts = value_text.split(".")
             if not _RESERVED.isdisjoint(parts):
