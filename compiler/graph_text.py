@@ -73,13 +73,27 @@ def parse_graph(stage: str, text: str) -> Graph:
 
 
 def parse_nodes(text: str) -> tuple[tuple[Node, ...], str | None]:
-    """(nodes, parse error) of a graph's text: what ``Graph.deferred`` runs on first read."""
+    """(nodes, parse error) of a graph's text: what ``Graph.deferred`` runs on first read.
+
+    Example:
+        >>> nodes, error = parse_nodes(gm.print_readable(print_output=False))  # doctest: +SKIP
+    """
+    return _parse_nodes(text, scan=True)
+
+
+def parse_nodes_with_ast(text: str) -> tuple[tuple[Node, ...], str | None]:
+    """``parse_nodes`` without its line scanner: the reference the scanner must match."""
+    return _parse_nodes(text, scan=False)
+
+
+def _parse_nodes(text: str, *, scan: bool) -> tuple[tuple[Node, ...], str | None]:
     # A big graph's syntax tree is hundreds of thousands of objects, and allocating
     # them sets off full collections that find nothing to free: a third of the time.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _Parser(text).parse(), None
+        parser = _Parser(text)
+        return (parser.parse() if scan else parser.parse_ast()), None
     except (SyntaxError, ValueError) as exc:
         return (), f"{type(exc).__name__}: {exc}"
     finally:
@@ -97,6 +111,14 @@ class _Parser:
         self.text = text
         self.lines = text.split("\n")
         self.sources = self._source_by_line()
+        self.metas: dict[str, tuple[TensorMeta, ...]] = {}
+
+    def meta(self, annotation: str) -> tuple[TensorMeta, ...]:
+        """``tensor_meta``, once per distinct annotation (a graph repeats a few shapes)."""
+        metas = self.metas.get(annotation)
+        if metas is None:
+            metas = self.metas[annotation] = tensor_meta(annotation)
+        return metas
 
     def _source_by_line(self) -> dict[int, SourceLoc]:
         """The user source location in force at each line, from ``# File:`` comments."""
@@ -119,6 +141,15 @@ class _Parser:
         return by_line
 
     def parse(self) -> tuple[Node, ...]:
+        from .graph_lines import scan_nodes  # it builds on _Function, defined below
+
+        fast = scan_nodes(self)
+        if fast is not None:
+            return fast
+        return self.parse_ast()
+
+    def parse_ast(self) -> tuple[Node, ...]:
+        """The reference parse: ``ast`` over the whole text, for any text at all."""
         tree = ast.parse(_ODD_CLASS.sub(r"\1_\2", self.text))
         classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
         if not classes:
@@ -139,9 +170,9 @@ class _Parser:
 class _Function:
     """The nodes of one ``forward`` body."""
 
-    def __init__(self, parser: _Parser, fn: ast.FunctionDef, module: str) -> None:
+    def __init__(self, parser: _Parser, fn: ast.FunctionDef | None, module: str) -> None:
         self.parser = parser
-        self.fn = fn
+        self.fn = fn  # None when the line scanner (graph_lines) fills ``fields``
         self.module = module
         self.order: list[str] = []
         self.fields: dict[str, dict[str, Any]] = {}
@@ -150,9 +181,12 @@ class _Function:
     def _add(self, name: str, **fields: object) -> None:
         if name not in self.fields:
             self.order.append(name)
-        self.fields[name] = {"name": name, **fields}
+        # every key present, so ``finish`` reads them without defaults
+        self.fields[name] = {"name": name, "annotation": "", "args": (), "kwargs": {},
+                             "inputs": (), "line": 0, **fields}  # fmt: skip
 
     def nodes(self) -> list[Node]:
+        assert self.fn is not None
         for arg in self.fn.args.args[1:]:  # skip self
             annotation = _annotation(arg.annotation)
             self._add(arg.arg, op="placeholder", target=arg.arg, annotation=annotation,
@@ -160,31 +194,39 @@ class _Function:
             self.unused_params.add(arg.arg)
         for stmt in self.fn.body:
             self._statement(stmt)
-        users: dict[str, list[str]] = {name: [] for name in self.order}
+        return self.finish()
+
+    def finish(self) -> list[Node]:
+        """The nodes collected in ``fields``, linked to their users."""
+        fields = self.fields
+        # dicts as ordered sets: a node read by thousands must not cost a list scan each
+        users: dict[str, dict[str, None]] = {name: {} for name in self.order}
         for name in self.order:
-            for inp in self.fields[name].get("inputs", ()):
-                if inp in users and name not in users[inp]:
-                    users[inp].append(name)
+            for inp in fields[name]["inputs"]:
+                if inp in users:
+                    users[inp][name] = None
+        meta, sources, module = self.parser.meta, self.parser.sources, self.module
+        metas = self.parser.metas
         result = []
         for name in self.order:
-            f = self.fields[name]
-            annotation = str(f.get("annotation", ""))
+            f = fields[name]
+            annotation: str = f["annotation"]
+            op: str = f["op"]
+            line: int = f["line"]
             result.append(
                 Node(
                     name=name,
-                    op=str(f["op"]),
-                    target=str(f["target"]),
-                    args=tuple(f.get("args", ())),
-                    kwargs=dict(f.get("kwargs", {})),
-                    inputs=tuple(f.get("inputs", ())),
+                    op=op,
+                    target=f["target"],
+                    args=tuple(f["args"]),
+                    kwargs=dict(f["kwargs"]),
+                    inputs=tuple(f["inputs"]),
                     users=tuple(users[name]),
-                    meta=tensor_meta(annotation),
+                    meta=metas[annotation] if annotation in metas else meta(annotation),
                     annotation=annotation,
-                    source=None
-                    if f["op"] in ("output", "placeholder")
-                    else self.parser.sources.get(int(f.get("line", 0))),
-                    module=self.module,
-                    line=int(f.get("line", 0)),
+                    source=None if op in ("output", "placeholder") else sources.get(line),
+                    module=module,
+                    line=line,
                 )
             )
         return result

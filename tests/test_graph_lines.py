@@ -1,0 +1,117 @@
+"""The line scanner of ``parse_nodes`` gives exactly what the ``ast`` reference gives.
+
+Differential: every graph of real captures (the trace of tests/data/traces, the notebook
+recordings, a 2-layer transformers GPT-2 training step captured here) is parsed by both
+paths and the (nodes, parse error) pairs compared. Hand-made texts then push the shapes
+the scanner must hand back to ``ast`` (strings with quotes, nested lists, comments,
+odd indentation, syntax errors): the two must still agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import compiler
+from compiler.graph_lines import scan_nodes
+from compiler.graph_text import _Parser, parse_nodes, parse_nodes_with_ast
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _texts(exp: compiler.Exploration) -> list[str]:
+    return [
+        g.text
+        for c in exp.compiles
+        for g in [*c.graphs.values(), *(g for oc in c.output_code for g in oc.graphs.values())]
+    ]
+
+
+def _assert_same(texts: list[str]) -> int:
+    """Compare both paths on every text; the count the scanner read itself."""
+    scanned = 0
+    for text in texts:
+        assert parse_nodes(text) == parse_nodes_with_ast(text)
+        scanned += scan_nodes(_Parser(text)) is not None
+    return scanned
+
+
+def test_the_scanner_reads_every_graph_of_a_real_trace_as_ast_does():
+    texts = _texts(compiler.load_trace(ROOT / "tests" / "data" / "traces" / "graph_break_eager"))
+    assert texts
+    assert _assert_same(texts) == len(texts)
+
+
+RECORDINGS = sorted(
+    p for p in (ROOT / "notebooks" / "recordings").glob("*.json") if p.name != "environment.json"
+)
+
+
+@pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: p.stem)
+def test_the_scanner_reads_the_graphs_of_each_recording_as_ast_does(recording):
+    texts = _texts(compiler.Exploration.from_json(recording.read_text()))
+    assert _assert_same(texts) == len(texts)
+
+
+def test_the_scanner_reads_a_gpt2_training_steps_graphs_as_ast_does():
+    pytest.importorskip("transformers")
+    from graph_fixtures import gpt2_training_step
+
+    texts = _texts(gpt2_training_step(2))
+    assert sum(t.count("\n") for t in texts) > 1000  # joint graph included
+    assert _assert_same(texts) == len(texts)
+
+
+_HEADER = "class GraphModule(torch.nn.Module):\n"
+_ODD = [
+    # nested lists, tuples, keywords, operators, method and submodule calls, a
+    # multi-line return: shapes the scanner reads itself (checked below)
+    '    def forward(self, x: "f32[4][1]cpu"):\n'
+    "        a = torch.ops.aten.add.Tensor(x, 'it', [[1, 2], [3]], (x,), alpha = -2)\n"
+    '        b: "f32[4][1]cpu" = a * 2;  c = a.view(x.size(0), -1) + 1\n'
+    "        d = a[0];  e = -a;  f = a == x;  g = not a;  h = x @ a\n"
+    "        i, j = a;  k = self.sub.weight;  l = self.sub(x, y = a);  s = a.t()\n"
+    "        n = ();  o = [a, ];  p = 1e-08;  q = 0.5;  r = 'a#b';  t = x\n"
+    "        return (a, b, c,  # out\n            d)\n",
+    # what the scanner hands to ast: an escaped string, a chain of operators, brackets
+    "    def forward(self, x):\n        a = f(x, 'it\\'s')\n        return a\n",
+    "    def forward(self, x):\n        h = x @ x ** 2;  m = (x);  k = a * -1\n        return h\n",
+    # comments, blank lines, a multi-line signature and a nested submodule class
+    '    def forward(self, L_x_: "f32[2][1]cpu",  # in\n        L_y_):\n'
+    "        # File: /m.py:3 in f, code: return x + y\n"
+    "        l_x_ = L_x_\n\n        add = l_x_ + L_y_;  l_x_ = None\n"
+    "        return (add,)\n\n    class sub(torch.nn.Module):\n"
+    "        def forward(self, a):\n            b = torch.sin(a);  a = None\n"
+    "            return b\n",
+    # Python the ast path rejects or reads its own way: each must agree
+    "    def forward(self, x):\n        y = f(a=1, b)\n        return y\n",
+    "    def forward(self, x):\n        y = f(x)\n          z = g(y)\n        return z\n",
+    "    def forward(self, x):\n        y = f(x\n",
+    "    def forward(self, x):\n",
+    "    def forward(self, x):\n        y = 007\n        return y\n",
+    "    def forward(self, x):\n        y = 1.50\n        return y\n",
+    "    def forward(self, x):\n        y = f(x)\n\treturn y\n",
+    "    def forward(self, x, x):\n        return x\n",
+    "    def forward(self, x):\n        None = f(x)\n        return x\n",
+    "    def forward(self, x):\n        y = x.é\n        return y\n",
+    "    def forward(self, x):\n        y = f(x, key = 1, key = 2)\n        return y\n",
+    "    def forward(self, x):\n        y = torch.ops.aten.lambda.default(x)\n        return y\n",
+]
+
+
+def test_the_scanner_itself_reads_the_rarer_shapes_torch_prints():
+    for body in (_ODD[0], _ODD[3]):
+        assert scan_nodes(_Parser(_HEADER + body)) is not None
+
+
+@pytest.mark.parametrize("body", _ODD)
+def test_shapes_the_scanner_does_not_know_give_what_ast_gives(body):
+    text = _HEADER + body
+    assert parse_nodes(text) == parse_nodes_with_ast(text)
+
+
+def test_a_lambda_class_header_and_no_class_at_all_agree_with_ast():
+    for text in ["class <lambda>(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
+                 "x = 1\n", ""]:  # fmt: skip
+        assert parse_nodes(text) == parse_nodes_with_ast(text)
