@@ -85,7 +85,9 @@ def _json_for_script(value: Any) -> str:
 def pane_blob(data: Any) -> str:
     """A pane's JSON data, gzip-compressed and base64-encoded, as the page embeds it."""
     raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+    # level 1: 2.5x faster than 6 on a 12-layer GPT-2's panes, and the page is still
+    # under a tenth of the Exploration JSON (4.97 MB against 66 MB)
+    return base64.b64encode(gzip.compress(raw, compresslevel=1, mtime=0)).decode("ascii")
 
 
 def all_pane_data(

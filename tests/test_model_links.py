@@ -239,3 +239,25 @@ def test_load_trace_parses_a_graph_only_when_its_nodes_are_read():
     assert type(slot.__get__(g)).__name__ == "_Deferred"
     assert g.nodes
     assert isinstance(slot.__get__(g), tuple)
+
+
+def test_linking_a_node_keeps_every_other_field_of_it():
+    import dataclasses
+
+    from compiler.links import _with_links
+    from compiler.model import Node, SourceLoc, TensorMeta
+
+    values = {
+        f.name: (f"v_{f.name}",) if "tuple" in str(f.type) else f"v_{f.name}"
+        for f in dataclasses.fields(Node)
+    }
+    values.update(
+        kwargs={"k": "v"},
+        meta=(TensorMeta(dtype="f32", shape=("4",), stride=("1",), device="cpu"),),
+        source=SourceLoc(filename="f.py", line=3),
+        line=7,
+    )
+    n = Node(**values)
+    assert _with_links(n, ("forward/k0",), ("h", "h.0")) == dataclasses.replace(
+        n, kernels=("forward/k0",), module_stack=("h", "h.0")
+    )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import operator
 import types as pytypes
 import typing
 from collections.abc import Callable, Iterator
@@ -145,6 +146,8 @@ def _field_converter(tp: Any) -> Callable[[Any], Any] | None:
         return list
     if origin is dict and all(_plain(a) for a in args):
         return dict
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return _converter(tp)  # straight to its planned converter: graph nodes by thousands
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         inner = _field_converter(args[0])
         if inner is not None:
@@ -157,13 +160,22 @@ def _converter(cls: type) -> Callable[[Any], dict[str, Any]]:
     got = _CONVERTERS.get(cls)
     if got is None:
         hints = typing.get_type_hints(cls)
-        plan = [(f.name, _field_converter(hints[f.name])) for f in dataclasses.fields(cls)]
+        names = [f.name for f in dataclasses.fields(cls)]
+        convs = [(n, c) for n in names if (c := _field_converter(hints[n])) is not None]
+        # one C-level read of every field, then only the non-JSON fields converted in
+        # place (key order kept): graph panes convert thousands of nodes
+        read = operator.attrgetter(*names)
+        if len(names) == 1:
+            one = read
 
-        def got(value: Any, plan: list[tuple[str, Any]] = plan) -> dict[str, Any]:
-            return {
-                name: getattr(value, name) if conv is None else conv(getattr(value, name))
-                for name, conv in plan
-            }
+            def read(value: Any) -> tuple[Any, ...]:
+                return (one(value),)
+
+        def got(value: Any) -> dict[str, Any]:
+            out = dict(zip(names, read(value), strict=True))
+            for name, conv in convs:
+                out[name] = conv(out[name])
+            return out
 
         _CONVERTERS[cls] = got
     return got
