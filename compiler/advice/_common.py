@@ -23,36 +23,21 @@ class Ranked:
 
 
 def compile_key(exp: Exploration, c: Compile) -> str:
-    """``Compile.key`` where the capture filled it, else the same rule applied here:
-    ``0/1``, or ``rank1:0/1`` when the Exploration holds several ranks."""
-    if c.key:
-        return c.key
-    cid = str(c.compile_id)
-    return cid if c.rank is None or len(exp.ranks) <= 1 else f"rank{c.rank}:{cid}"
+    """``Compile.key``: the compiler fills it for live captures, traces and old files."""
+    del exp
+    return c.key
 
 
 def output_keys(c: Compile) -> list[str]:
-    """``OutputCode.key`` of each output code, derived the schema-2.0 way where empty
-    (``forward``, ``backward``, ``inference``; ``#2`` for a second one)."""
-    keys: list[str] = []
-    for oc in c.output_code:
-        if oc.key:
-            keys.append(oc.key)
-            continue
-        base = oc.graph or "output"
-        key, n = base, 1
-        while key in keys:
-            n += 1
-            key = f"{base}#{n}"
-        keys.append(key)
-    return keys
+    """``OutputCode.key`` of each output code (``forward``, ``backward``, ``#2`` ...)."""
+    return [oc.key for oc in c.output_code]
 
 
 def kernel_ids(c: Compile) -> list[tuple[str, str]]:
     """(kernel id, output code key) of every kernel of ``c``, ids as ``Kernel.id``."""
     out: list[tuple[str, str]] = []
     for key, oc in zip(output_keys(c), c.output_code, strict=True):
-        out.extend((k.id or f"{key}/{k.name}", key) for k in oc.kernels)
+        out.extend((k.id, key) for k in oc.kernels)
     return out
 
 

@@ -111,13 +111,7 @@ def _one(exp: Exploration, e: Evidence, panes: dict[str, set[str]]) -> list[str]
         if graph is None or graph.node(e.node) is None:
             errors.append(f"no node {e.node} in {e.compile} {e.stage}")
     if e.kernel is not None:
-        keys = {k.id for k in c.kernels()} | _derived_ids(c)
+        keys = {k.id for k in c.kernels()}
         if e.kernel not in keys:
             errors.append(f"no kernel {e.kernel} in {e.compile}")
     return errors
-
-
-def _derived_ids(c: Any) -> set[str]:
-    from compiler.advice._common import kernel_ids
-
-    return {kid for kid, _ in kernel_ids(c)}
