@@ -146,9 +146,7 @@ def graph_pane(exp: compiler.Exploration, stage: str) -> dict[str, Any]:
                 "inputs": [index[s] for s in n.inputs if s in index],
                 "users": [index[s] for s in n.users if s in index],
                 "src": f"{src.filename}:{src.line}" if src else None,
-                "loc": {"filename": src.filename, "line": src.line, "function": src.function}
-                if src
-                else None,
+                "function": src.function if src else "",
                 "code": src.code if src else "",
                 "kernels": list(n.kernels),
                 "line": n.line,

@@ -166,7 +166,7 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
                 inputs=tuple(inputs[i]),
                 users=tuple(users[i]),
                 src=src_key(loc),
-                loc=f"{loc} in {loc.function}" if loc else "",
+                function=loc.function if loc else "",
                 code=loc.code if loc else "",
                 kernels=n.kernels,
                 line=n.line,

@@ -74,7 +74,7 @@ class GraphNode:
     inputs: tuple[int, ...]
     users: tuple[int, ...]
     src: str | None
-    loc: str
+    function: str
     code: str
     kernels: tuple[str, ...]
     line: int

@@ -75,7 +75,7 @@ function gcRenderSide(c) {
   if (n.module_stack && n.module_stack.length) {
     c.side.append(gcEl("div", "gc-side-mod", n.module_stack[n.module_stack.length - 1]));
   }
-  if (n.src) c.side.append(gcEl("div", "gc-side-src", n.src));
+  if (n.src) c.side.append(gcEl("div", "gc-side-src", n.function ? `${n.src} in ${n.function}` : n.src));
   if (n.code) c.side.append(gcEl("pre", "gc-side-code", n.code));
   if (n.kernels && n.kernels.length) {
     c.side.append(gcEl("div", "gc-side-h", "kernels"));

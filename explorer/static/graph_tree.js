@@ -10,7 +10,7 @@
  * @typedef {{
  *   name: string, op: string, target: string, args: string[], kwargs: Object<string,string>,
  *   meta: GcMeta[], module_stack: string[], inputs: number[], users: number[],
- *   src: string|null, loc: any, code: string, kernels: string[], line: number,
+ *   src: string|null, function: string, code: string, kernels: string[], line: number,
  * }} GcNode
  * @typedef {{
  *   key: string, label: string, depth: number, parent: GcGroup|null, path: GcGroup[],

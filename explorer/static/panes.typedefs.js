@@ -149,7 +149,7 @@
  * @property {number[]} inputs
  * @property {number[]} users
  * @property {(string|null)} src
- * @property {string} loc
+ * @property {string} function
  * @property {string} code
  * @property {string[]} kernels
  * @property {number} line
