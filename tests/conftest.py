@@ -98,3 +98,46 @@ def ipython_shell():
     from IPython.testing.globalipapp import start_ipython
 
     return start_ipython() or get_ipython()
+
+
+# Debian's chromium, driven by Playwright. Without these flags its background connections
+# (updates, sync, QUIC probes) are refused by a closed network and it can stall or fail; the
+# sandbox needs user namespaces root lacks.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+BROWSER_SETUP = "install it with `bash scripts/setup.sh --browser test lab`"
+
+
+def chromium_missing() -> str | None:
+    """Why the browser tests cannot run here, or None when they can."""
+    import importlib.util
+
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        return f"{CHROMIUM} (Debian's chromium) is missing; {BROWSER_SETUP}"
+    if importlib.util.find_spec("playwright") is None:
+        return f"playwright is not installed; {BROWSER_SETUP}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium per test module (its pages are the tests' own)."""
+    missing = chromium_missing()
+    if missing:
+        pytest.skip(missing)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()

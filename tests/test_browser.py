@@ -32,24 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import BROWSER_SETUP, chromium_missing
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-SETUP_HINT = "install it with `bash scripts/setup.sh --browser test lab`"
-# Without these, chromium's background connections (updates, sync, QUIC probes) are refused by
-# a closed network and it can stall or fail; the sandbox needs user namespaces root lacks.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 SERVER_START_S = 90  # jupyter lab answering /api/status
 KERNEL_READY_S = 90  # the page loaded and its kernel idle
@@ -70,10 +58,8 @@ COMPILE_CELL = 2
 def _missing_requirement() -> str | None:
     for module in ("playwright", "jupyterlab", "notebook", "nbformat", "ipykernel", "anywidget"):
         if importlib.util.find_spec(module) is None:
-            return f"the Python package {module!r} is not installed; {SETUP_HINT}"
-    if not CHROMIUM.is_file() or not os.access(CHROMIUM, os.X_OK):
-        return f"{CHROMIUM} (Debian's chromium) is missing; {SETUP_HINT}"
-    return None
+            return f"the Python package {module!r} is not installed; {BROWSER_SETUP}"
+    return chromium_missing()
 
 
 _MISSING = _missing_requirement()
@@ -378,18 +364,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         write_notebook(root / name, CELLS)
     with jupyter_server(root, tmp_path_factory.mktemp("jupyter_state")) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 # ---------------------------------------------------------------------------------------------

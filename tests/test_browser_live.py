@@ -17,8 +17,6 @@ from typing import Any
 import pytest
 from test_browser import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     Messages,
     Server,
     jupyter_server,
@@ -48,18 +46,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     write_notebook(root / NOTEBOOK, CELLS)
     with jupyter_server(root, tmp_path_factory.mktemp("jupyter_state")) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def _kernels(root: Any) -> list[str]:

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import CHROMIUM, CHROMIUM_ARGS, chromium_missing
 
 import compiler
 from explorer._static import static_text
 from explorer.compare_widget import comparison_data
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(
-    not os.access(CHROMIUM, os.X_OK), reason="Debian's chromium is not installed"
-)
+pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
 # A fake anywidget model: enough of its interface for render(), recording what is saved.
 PAGE = """<!doctype html><html><body><div id="root"></div>
@@ -49,7 +45,7 @@ def test_the_compare_widget_draws_every_row_escapes_names_and_selects_on_click(t
     page_file.write_text(PAGE % {"module": module, "state": state})
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page()
             errors: list[str] = []

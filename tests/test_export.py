@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import re
 from pathlib import Path
@@ -20,15 +19,6 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 RECORDING = ROOT / "tests" / "data" / "recordings" / "cuda_pointwise.json"
 TIMED_RECORDING = ROOT / "tests" / "data" / "recordings" / "cuda_mlp_block_timed.json"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 EVIL = programs.MARKUP
 
 
@@ -36,22 +26,6 @@ def _line_key(fn, text: str) -> str:
     lines, first = inspect.getsourcelines(fn)
     offset = next(i for i, line in enumerate(lines) if text in line)
     return f"{inspect.getsourcefile(fn)}:{first + offset}"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip(
-            f"{CHROMIUM} is missing: install Debian's chromium (scripts/setup.sh --browser)"
-        )
-    if importlib.util.find_spec("playwright") is None:
-        pytest.skip("playwright is not installed: pip install playwright")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ it on 1k/3k/5k-node graphs).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,24 +25,13 @@ pytest.importorskip(
 )
 
 import graph_fixtures
+from conftest import chromium_missing
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
-if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-    pytest.skip(
-        f"{CHROMIUM} (Debian's chromium) is missing; bash scripts/setup.sh --browser",
-        allow_module_level=True,
-    )
+if chromium_missing():
+    pytest.skip(chromium_missing(), allow_module_level=True)
+ARTIFACTS.mkdir(exist_ok=True)
 
 
 @pytest.fixture(scope="module")
@@ -54,17 +42,6 @@ def training() -> Any:
 @pytest.fixture(scope="module")
 def joint_pane(training) -> dict[str, Any]:
     return graph_fixtures.graph_pane(training, "aot_joint_graph")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def _page_for(browser, pane: dict[str, Any], folder: Path):
