@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import built_view
-from test_export import ARTIFACTS, browser, open_page  # noqa: F401 (pytest fixtures)
+from test_export import ARTIFACTS, open_page  # noqa: F401 (a pytest fixture)
 
 import compiler
 from compiler.autotune_link import chosen_kernel, parse_config
