@@ -43,8 +43,30 @@ def _pane(view: dict, pane_id: str, compile_index: int = 0) -> dict:
     return found[0]
 
 
+def _nodes(pane: dict) -> list[dict]:
+    """A graph pane's nodes, one dict each, their shared values looked up in the pane's
+    tables (what the browser's ``graphView`` does)."""
+    cols = pane["nodes"]
+    out = []
+    for i in range(len(cols["name"])):
+        loc = pane["sources"][cols["source"][i]] if cols["source"][i] is not None else None
+        out.append(
+            {
+                **{k: cols[k][i] for k in ("name", "op", "target", "args", "kwargs", "inputs")},
+                **{k: cols[k][i] for k in ("users", "line")},
+                "meta": pane["metas"][cols["meta"][i]],
+                "module_stack": pane["stacks"][cols["module_stack"][i]],
+                "kernels": pane["kernel_sets"][cols["kernels"][i]],
+                "src": loc["src"] if loc else None,
+                "function": loc["function"] if loc else "",
+                "code": loc["code"] if loc else "",
+            }
+        )
+    return out
+
+
 def _node(pane: dict, name: str) -> dict:
-    return next(n for n in pane["nodes"] if n["name"] == name)
+    return next(n for n in _nodes(pane) if n["name"] == name)
 
 
 def _assert_texts_are_verbatim(exp: compiler.Exploration, view: dict) -> None:
@@ -59,7 +81,8 @@ def _assert_texts_are_verbatim(exp: compiler.Exploration, view: dict) -> None:
                 graph = ocs[key].graphs[stage] if key else c.graphs[stage]
                 assert pane["text"] == graph.text, pane["id"]
                 n = graph.text.count("\n") + 1
-                assert len(pane["line_src"]) == len(pane["line_node"]) == n
+                assert len(pane["line_source"]) == len(pane["line_node"]) == n
+                assert all(len(col) == len(graph.nodes) for col in pane["nodes"].values())
                 checked += 1
             elif pane["kind"] == "output_code":
                 oc = ocs[pane["id"].split("/")[0]]
@@ -93,8 +116,8 @@ def test_pointwise_with_aot_eager_shows_dynamo_and_aot_panes_linked_to_source_li
     assert _node(aten, "sin")["src"] == sin_line
     assert sin_line in view["src_keys"]
     # each node's line of the graph text points back at the node
-    for i, n in enumerate(dynamo["nodes"]):
-        assert dynamo["line_node"][n["line"] - 1] == i
+    for i, line in enumerate(dynamo["nodes"]["line"]):
+        assert dynamo["line_node"][line - 1] == i
     # the bytecode lines of that source line carry its key (Bytecode.original_lines)
     original = _pane(view, "bytecode")["blocks"][0]
     marked = [
@@ -111,6 +134,26 @@ def test_pointwise_with_aot_eager_shows_dynamo_and_aot_panes_linked_to_source_li
     assert "torch.sin(x)" in shown[int(sin_line.rsplit(":", 1)[1])]
     _assert_texts_are_verbatim(exp, view)
     assert json.loads(json.dumps(view)) == view
+
+
+def test_a_graph_pane_links_each_file_comment_to_the_source_line_it_names():
+    exp = compiler.explore(programs.pointwise, torch.randn(4, 4), backend="aot_eager")
+    for stage in ("dynamo_output_graph", "aot_inference_graph"):
+        pane = pane_json(build_pane(exp, exp.compiles[0].key, stage))
+        lines = pane["text"].split("\n")
+        comments = [i for i, line in enumerate(lines) if line.lstrip().startswith("# File: ")]
+        assert comments, stage
+        for i in comments:
+            ref = pane["sources"][pane["line_source"][i]]
+            named = lines[i].split("# File: ", 1)[1].split(" in ", 1)[0]
+            assert ref["src"] == named and lines[i].endswith(f"code: {ref['code']}")
+        # the lines under a comment are its nodes', linked to the same place
+        for i in comments:
+            node = pane["line_node"][i + 1]
+            assert pane["nodes"]["source"][node] == pane["line_source"][i + 1]
+            assert pane["line_source"][i + 1] == pane["line_source"][i]
+        # a location is stored once, however many lines and nodes name it
+        assert len({json.dumps(r) for r in pane["sources"]}) == len(pane["sources"])
 
 
 def test_the_index_builds_no_pane_and_each_pane_is_built_on_request():
@@ -201,12 +244,16 @@ def test_graph_nodes_carry_the_module_stack_the_compiler_recorded():
     exp = compiler.explore(programs.FeaturePyramid(), torch.randn(1, 3, 8, 8), backend="eager")
     pane = build_pane(exp, exp.compiles[0].key, "dynamo_output_graph")
     graph = exp.compiles[0].graphs["dynamo_output_graph"]
-    assert [n.module_stack for n in pane.nodes] == [n.module_stack for n in graph.nodes]
-    conv = next(n for n in pane.nodes if n.name == "conv2d")
-    assert conv.module_stack and conv.module_stack[-1] == "c1"
+    stacks = [pane.stacks[j] for j in pane.nodes.module_stack]
+    assert stacks == [n.module_stack for n in graph.nodes]
+    conv = stacks[pane.nodes.name.index("conv2d")]
+    assert conv and conv[-1] == "c1"
+    # each distinct stack is stored once
+    assert len(set(pane.stacks)) == len(pane.stacks) < len(stacks)
     # inputs and users are indices of the same edges the graph names
-    for n, g in zip(pane.nodes, graph.nodes, strict=True):
-        assert [pane.nodes[i].name for i in n.inputs] == [s for s in g.inputs if s != g.name]
+    names = pane.nodes.name
+    for inputs, g in zip(pane.nodes.inputs, graph.nodes, strict=True):
+        assert [names[i] for i in inputs] == [s for s in g.inputs if s != g.name]
 
 
 def test_markup_in_user_code_stays_plain_text_in_the_panes_and_the_html(tmp_path):

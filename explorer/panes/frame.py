@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import operator
 import os
-import re
+from collections.abc import Callable
+from typing import Any
 
 import compiler
-from compiler import Compile, Exploration, Graph, SourceLoc, StageError
+from compiler import Compile, Exploration, Graph, SourceLoc, StageError, TensorMeta
+from compiler.graph_text import comment_sources
 
 from .labels import STAGE_LABELS, group_of, label_of
 from .types import (
@@ -14,16 +17,16 @@ from .types import (
     CodePane,
     GraphBreakItem,
     GraphBreaksPane,
-    GraphNode,
+    GraphNodes,
     GraphPane,
     Meta,
     PaneError,
     RecompileItem,
     RecompileReasonsPane,
+    SourceRef,
     StackFrame,
 )
 
-_FILE_COMMENT = re.compile(r"#\s*File: (?P<file>.+?):(?P<line>\d+) in ")
 _COMPILER_DIR = os.path.dirname(os.path.abspath(compiler.__file__)) + os.sep
 
 
@@ -130,71 +133,135 @@ def graph_of(c: Compile, pane_id: str) -> tuple[Graph, str, str]:
 
 
 def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
-    """A graph pane: the text verbatim, per-line links, and the nodes for the canvas.
+    """A graph pane: the text verbatim, per-line links, and the nodes for the canvas, as
+    columns over tables of the values nodes share (``GraphNodes``).
 
     Example:
-        >>> len(build_graph(exp, "0/0", "dynamo_output_graph").nodes)  # doctest: +SKIP
-        5
+        >>> pane = build_graph(exp, "0/0", "dynamo_output_graph")  # doctest: +SKIP
+        >>> pane.nodes.op  # doctest: +SKIP
+        ('placeholder', 'call_function', 'output')
     """
     c = find_compile(exp, compile_key)
     graph, stage, suffix = graph_of(c, pane_id)
     nodes = graph.nodes
-    index = {(n.module, n.name): i for i, n in enumerate(nodes)}
-    inputs: list[list[int]] = [[] for _ in nodes]
-    users: list[list[int]] = [[] for _ in nodes]
-    for i, n in enumerate(nodes):
-        for name in n.inputs:
-            j = index.get((n.module, name), index.get(("", name)))
-            if j is not None and j != i:
-                inputs[i].append(j)
-                users[j].append(i)
-    out = []
-    for i, n in enumerate(nodes):
-        loc = n.source
-        out.append(
-            GraphNode(
-                name=n.name,
-                op=n.op,
-                target=n.target,
-                args=n.args,
-                kwargs=n.kwargs,
-                meta=tuple(
-                    Meta(dtype=m.dtype, shape=m.shape, stride=m.stride, device=m.device)
-                    for m in n.meta
-                ),
-                module_stack=n.module_stack,
-                inputs=tuple(inputs[i]),
-                users=tuple(users[i]),
-                src=src_key(loc),
-                function=loc.function if loc else "",
-                code=loc.code if loc else "",
-                kernels=n.kernels,
-                line=n.line,
-            )
-        )
-    lines = graph.text.split("\n")
-    line_src: list[str | None] = [None] * len(lines)
-    line_node: list[int | None] = [None] * len(lines)
-    for i, line in enumerate(lines):
-        if "# File:" in line:
-            m = _FILE_COMMENT.search(line)
-            if m:
-                line_src[i] = f"{m['file']}:{m['line']}"
-    for i, node in enumerate(out):
-        ln = node.line - 1
-        if 0 <= ln < len(lines):
-            line_node[ln] = i
-            line_src[ln] = node.src or line_src[ln]
+    # one C-level read of every field of every node, turned into columns by zip
+    (names, ops, targets, args, kwargs, metas, stacks, sources, kernels, lines, modules,
+     reads) = zip(*map(_NODE_FIELDS, nodes), strict=True) if nodes else ((),) * 12  # fmt: skip
+    inputs, users = _edges(names, modules, reads)
+    # a `# File:` comment line links to the location it names, a node's line to the node's
+    comments = comment_sources(graph.text)
+    source_refs, interned = _interned(sources + tuple(comments.values()), _source_ref)
+    source = interned[: len(sources)]
+    line_count = graph.text.count("\n") + 1
+    line_source: list[int | None] = [None] * line_count
+    line_node: list[int | None] = [None] * line_count
+    for ln, j in zip(comments, interned[len(sources) :], strict=True):
+        line_source[ln - 1] = j
+    for i, ln in enumerate(lines):
+        if 0 < ln <= line_count:
+            line_node[ln - 1] = i
+            j = source[i]
+            if j is not None and source_refs[j].src is not None:
+                line_source[ln - 1] = j
+    meta_refs, meta = _interned(metas, _metas)
+    stack_index: dict[tuple[str, ...], int] = {}
+    kernel_index: dict[tuple[str, ...], int] = {}
+    columns = GraphNodes(
+        name=names,
+        op=ops,
+        target=targets,
+        args=args,
+        kwargs=kwargs,
+        meta=meta,
+        module_stack=tuple(stack_index.setdefault(s, len(stack_index)) for s in stacks),
+        inputs=inputs,
+        users=users,
+        source=source,
+        kernels=tuple(kernel_index.setdefault(k, len(kernel_index)) for k in kernels),
+        line=lines,
+    )
     return GraphPane(
         id=pane_id,
         stage=stage,
         label=label_of(stage, suffix),
         group=group_of(stage),
         text=graph.text,
-        line_src=tuple(line_src),
+        line_source=tuple(line_source),
         line_node=tuple(line_node),
         parse_error=graph.parse_error,
-        nodes=tuple(out),
+        nodes=columns,
+        sources=source_refs,
+        metas=meta_refs,
+        stacks=tuple(stack_index),
+        kernel_sets=tuple(kernel_index),
+    )
+
+
+_NODE_FIELDS = operator.attrgetter(
+    "name", "op", "target", "args", "kwargs", "meta", "module_stack", "source", "kernels",
+    "line", "module", "inputs",
+)  # fmt: skip
+
+
+def _edges(
+    names: tuple[str, ...], modules: tuple[str, ...], reads: tuple[tuple[str, ...], ...]
+) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+    """(inputs, users) as node indices: a name read inside a nested module is that
+    module's node, else a top-level one; a node reading itself is no edge."""
+    inputs: list[tuple[int, ...]] = []
+    users: list[list[int]] = [[] for _ in names]
+    if not any(modules):  # the common case: one flat forward, names are unique
+        index = {name: i for i, name in enumerate(names)}
+        get = index.get
+        for i, read in enumerate(reads):
+            found = tuple(map(get, read))
+            if None in found or i in found:  # rare: filtered in Python only then
+                found = tuple(j for j in found if j is not None and j != i)
+            inputs.append(found)
+            for j in found:
+                users[j].append(i)
+        return tuple(inputs), tuple(map(tuple, users))
+    nested = {(m, name): i for i, (m, name) in enumerate(zip(modules, names, strict=True))}
+    for i, (module, read) in enumerate(zip(modules, reads, strict=True)):
+        got = [nested.get((module, name), nested.get(("", name))) for name in read]
+        found = tuple(j for j in got if j is not None and j != i)
+        inputs.append(found)
+        for j in found:
+            users[j].append(i)
+    return tuple(inputs), tuple(map(tuple, users))
+
+
+def _interned(
+    values: tuple[Any, ...], convert: Callable[[Any], Any]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(table, index of each value in it): each distinct value ``convert``ed once; None
+    stays None. Equal values are most often one object (the parser shares a location
+    among the nodes under one comment, a meta among nodes of one annotation), so objects
+    are told apart by identity first, in C: hashing a dataclass runs Python code."""
+    ids = tuple(map(id, values))
+    distinct = dict(zip(ids, values, strict=True))  # alive in ``values`` while ids are used
+    table: list[Any] = []
+    by_value: dict[Any, int] = {}
+    by_id: dict[int, int | None] = {}
+    for key, value in distinct.items():
+        if value is None:
+            by_id[key] = None
+            continue
+        j = by_value.get(value)
+        if j is None:
+            j = by_value[value] = len(table)
+            table.append(convert(value))
+        by_id[key] = j
+    return tuple(table), tuple(map(by_id.__getitem__, ids))
+
+
+def _source_ref(loc: SourceLoc) -> SourceRef:
+    return SourceRef(src=src_key(loc), function=loc.function, code=loc.code)
+
+
+def _metas(metas: tuple[TensorMeta, ...]) -> tuple[Meta, ...]:
+    return tuple(
+        Meta(dtype=m.dtype, shape=m.shape, stride=m.stride, device=m.device) for m in metas
     )
 
 

@@ -3,12 +3,12 @@
 A pane is built by a pure function of the Exploration (``explorer.panes.build_pane``)
 when the user opens it, and crosses to the browser as JSON (``pane_json``). Text is
 sent verbatim, one entry per line of ``text.split("\\n")`` in the per-line tables
-(``line_src``, ``line_node``, ``line_kernel``, ``source_line``); the browser
+(``line_src``, ``line_source``, ``line_node``, ``line_kernel``, ``source_line``); the browser
 highlights it. ``explorer.panes.typedefs`` turns these classes into the JSDoc
 typedefs ``explorer/static/panes.typedefs.js`` holds, and a test keeps both in step.
 
 Ids: a source key is ``file:line``; a kernel id is ``Kernel.id``; a node is its index
-in ``GraphPane.nodes`` (its ``name`` in the selection).
+in the columns of ``GraphPane.nodes`` (its ``name`` in the selection).
 """
 
 from __future__ import annotations
@@ -61,28 +61,46 @@ class Meta:
 
 
 @dataclass(**_FROZEN)
-class GraphNode:
-    """One FX node; ``inputs``/``users`` are indices into ``GraphPane.nodes``."""
+class SourceRef:
+    """A user source location, once per graph pane (``GraphPane.sources``): its source
+    key ``file:line`` (None without a file or line), function and line of code."""
 
-    name: str
-    op: str
-    target: str
-    args: tuple[str, ...]
-    kwargs: dict[str, str]
-    meta: tuple[Meta, ...]
-    module_stack: tuple[str, ...]
-    inputs: tuple[int, ...]
-    users: tuple[int, ...]
     src: str | None
     function: str
     code: str
-    kernels: tuple[str, ...]
-    line: int
+
+
+@dataclass(**_FROZEN)
+class GraphNodes:
+    """A graph's FX nodes as columns: node ``i`` is entry ``i`` of each. Values nodes share
+    are indices into the pane's tables: ``meta`` into ``GraphPane.metas``, ``module_stack``
+    into ``stacks``, ``source`` into ``sources`` (None: no user source), ``kernels`` into
+    ``kernel_sets``. ``inputs``/``users`` are node indices; ``line`` is the node's 1-based
+    line in ``GraphPane.text``. (Columns, not one object per node: a training step's
+    graphs have 65,000 nodes, and their keys were most of the page.)"""
+
+    name: tuple[str, ...] = ()
+    op: tuple[str, ...] = ()
+    target: tuple[str, ...] = ()
+    args: tuple[tuple[str, ...], ...] = ()
+    kwargs: tuple[dict[str, str], ...] = ()
+    meta: tuple[int, ...] = ()
+    module_stack: tuple[int, ...] = ()
+    inputs: tuple[tuple[int, ...], ...] = ()
+    users: tuple[tuple[int, ...], ...] = ()
+    source: tuple[int | None, ...] = ()
+    kernels: tuple[int, ...] = ()
+    line: tuple[int, ...] = ()
 
 
 @dataclass(**_FROZEN)
 class GraphPane:
-    """A graph: its text verbatim and its nodes, laid out by the browser's GraphCanvas."""
+    """A graph: its text verbatim and its nodes, laid out by the browser's GraphCanvas.
+
+    ``line_source`` is the ``sources`` index of each text line (a node's line: the node's;
+    a ``# File:`` comment: the location it names), ``line_node`` the node on each line.
+    The browser expands the tables once, when the pane arrives (``graphView`` in
+    ``explorer/static/store.js``)."""
 
     kind: str = "graph"
     id: str
@@ -92,10 +110,14 @@ class GraphPane:
     errors: tuple[PaneError, ...] = ()
     text: str
     language: str = "python"
-    line_src: tuple[str | None, ...] = ()
+    line_source: tuple[int | None, ...] = ()
     line_node: tuple[int | None, ...] = ()
     parse_error: str | None = None
-    nodes: tuple[GraphNode, ...] = ()
+    nodes: GraphNodes = field(default_factory=GraphNodes)
+    sources: tuple[SourceRef, ...] = ()
+    metas: tuple[tuple[Meta, ...], ...] = ()
+    stacks: tuple[tuple[str, ...], ...] = ()
+    kernel_sets: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(**_FROZEN)

@@ -138,21 +138,19 @@
  * @property {GraphBreakItem[]} items
  */
 /**
- * @typedef {object} GraphNode
- * @property {string} name
- * @property {string} op
- * @property {string} target
- * @property {string[]} args
- * @property {Object<string, string>} kwargs
- * @property {Meta[]} meta
- * @property {string[]} module_stack
- * @property {number[]} inputs
- * @property {number[]} users
- * @property {(string|null)} src
- * @property {string} function
- * @property {string} code
- * @property {string[]} kernels
- * @property {number} line
+ * @typedef {object} GraphNodes
+ * @property {string[]} name
+ * @property {string[]} op
+ * @property {string[]} target
+ * @property {string[][]} args
+ * @property {Object<string, string>[]} kwargs
+ * @property {number[]} meta
+ * @property {number[]} module_stack
+ * @property {number[][]} inputs
+ * @property {number[][]} users
+ * @property {(number|null)[]} source
+ * @property {number[]} kernels
+ * @property {number[]} line
  */
 /**
  * @typedef {object} GraphPane
@@ -164,10 +162,14 @@
  * @property {PaneError[]} errors
  * @property {string} text
  * @property {string} language
- * @property {(string|null)[]} line_src
+ * @property {(number|null)[]} line_source
  * @property {(number|null)[]} line_node
  * @property {(string|null)} parse_error
- * @property {GraphNode[]} nodes
+ * @property {GraphNodes} nodes
+ * @property {SourceRef[]} sources
+ * @property {Meta[][]} metas
+ * @property {string[][]} stacks
+ * @property {string[][]} kernel_sets
  */
 /**
  * @typedef {object} Index
@@ -336,6 +338,12 @@
  * @property {boolean} available
  * @property {string} note
  * @property {SourceWindow[]} windows
+ */
+/**
+ * @typedef {object} SourceRef
+ * @property {(string|null)} src
+ * @property {string} function
+ * @property {string} code
  */
 /**
  * @typedef {object} SourceWindow

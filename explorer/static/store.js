@@ -6,6 +6,56 @@
 
 const PANE_KEY_SEP = "\n"; // as explorer/export.py joins compile key and pane id
 
+/**
+ * A graph pane as the renderers read it: one object per node (its columns and the pane's
+ * tables expanded) and the source key of each text line.
+ * @typedef {Omit<GraphPane, "nodes"|"line_source"> & {nodes: GcNode[], line_src: (string|null)[]}} GraphView
+ */
+
+/** A pane as it arrived, graphs expanded (``graphView``). @param {any} pane @returns {any} */
+function paneView(pane) {
+  return pane && pane.kind === "graph" ? graphView(pane) : pane;
+}
+
+/**
+ * Expand a GraphPane's node columns and tables (explorer/panes/types.py GraphNodes): node
+ * i's fields are entry i of each column, shared values looked up by index. Nodes share
+ * the looked-up arrays (meta, module_stack, kernels), which no renderer changes.
+ *
+ * Example: `graphView(pane).nodes[0].src` is the source key of the pane's first node.
+ * @param {GraphPane} g @returns {GraphView}
+ */
+function graphView(g) {
+  const c = g.nodes;
+  const { sources, metas, stacks, kernel_sets: kernelSets } = g;
+  const count = c.name.length;
+  /** @type {GcNode[]} */
+  const nodes = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const s = c.source[i];
+    const loc = s === null ? null : sources[s];
+    nodes[i] = {
+      name: c.name[i],
+      op: c.op[i],
+      target: c.target[i],
+      args: c.args[i],
+      kwargs: c.kwargs[i],
+      meta: metas[c.meta[i]],
+      module_stack: stacks[c.module_stack[i]],
+      inputs: c.inputs[i],
+      users: c.users[i],
+      src: loc ? loc.src : null,
+      function: loc ? loc.function : "",
+      code: loc ? loc.code : "",
+      kernels: kernelSets[c.kernels[i]],
+      line: c.line[i],
+    };
+  }
+  const lineSrc = g.line_source.map((s) => (s === null ? null : sources[s].src));
+  const { line_source: _, ...rest } = g;
+  return { ...rest, nodes, line_src: lineSrc };
+}
+
 class Store {
   /** @param {Model} model */
   constructor(model) {
@@ -39,7 +89,7 @@ class Store {
     const key = this.key(compile, pane);
     let got = this.panes.get(key);
     if (!got) {
-      got = this.standalone ? this.fromPage(key) : this.fromKernel(key, compile, pane);
+      got = (this.standalone ? this.fromPage(key) : this.fromKernel(key, compile, pane)).then(paneView);
       this.panes.set(key, got);
       got.catch(() => this.panes.delete(key));
     }
