@@ -150,7 +150,7 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
     inputs, users = _edges(names, modules, reads)
     # a `# File:` comment line links to the location it names, a node's line to the node's
     comments = comment_sources(graph.text)
-    source_refs, interned = _interned(sources + tuple(comments.values()), _source_ref)
+    source_refs, interned = _interned(sources + tuple(comments.values()), _source_ref, _LOC_FIELDS)
     source = interned[: len(sources)]
     line_count = graph.text.count("\n") + 1
     line_source: list[int | None] = [None] * line_count
@@ -164,8 +164,8 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
             if j is not None and source_refs[j].src is not None:
                 line_source[ln - 1] = j
     meta_refs, meta = _interned(metas, _metas)
-    stack_index: dict[tuple[str, ...], int] = {}
-    kernel_index: dict[tuple[str, ...], int] = {}
+    stack_refs, stack = _distinct(stacks)
+    kernel_refs, kernel = _distinct(kernels)
     columns = GraphNodes(
         name=names,
         op=ops,
@@ -173,11 +173,11 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
         args=args,
         kwargs=kwargs,
         meta=meta,
-        module_stack=tuple(stack_index.setdefault(s, len(stack_index)) for s in stacks),
+        module_stack=stack,
         inputs=inputs,
         users=users,
         source=source,
-        kernels=tuple(kernel_index.setdefault(k, len(kernel_index)) for k in kernels),
+        kernels=kernel,
         line=lines,
     )
     return GraphPane(
@@ -192,8 +192,8 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
         nodes=columns,
         sources=source_refs,
         metas=meta_refs,
-        stacks=tuple(stack_index),
-        kernel_sets=tuple(kernel_index),
+        stacks=stack_refs,
+        kernel_sets=kernel_refs,
     )
 
 
@@ -231,28 +231,45 @@ def _edges(
     return tuple(inputs), tuple(map(tuple, users))
 
 
+def _distinct(
+    values: tuple[tuple[str, ...], ...],
+) -> tuple[tuple[tuple[str, ...], ...], tuple[int, ...]]:
+    """(distinct values in first-seen order, index of each value): hashing tuples of
+    strings runs in C, so the whole of it does."""
+    table = tuple(dict.fromkeys(values))
+    index = {v: i for i, v in enumerate(table)}
+    return table, tuple(map(index.__getitem__, values))
+
+
 def _interned(
-    values: tuple[Any, ...], convert: Callable[[Any], Any]
+    values: tuple[Any, ...],
+    convert: Callable[[Any], Any],
+    fields: Callable[[Any], Any] | None = None,
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """(table, index of each value in it): each distinct value ``convert``ed once; None
     stays None. Equal values are most often one object (the parser shares a location
     among the nodes under one comment, a meta among nodes of one annotation), so objects
-    are told apart by identity first, in C: hashing a dataclass runs Python code."""
+    are told apart by identity first, in C; then by ``fields(value)`` (default: the value
+    itself), a tuple C can hash where the dataclass's own hash runs Python code."""
     ids = tuple(map(id, values))
     distinct = dict(zip(ids, values, strict=True))  # alive in ``values`` while ids are used
     table: list[Any] = []
     by_value: dict[Any, int] = {}
     by_id: dict[int, int | None] = {}
-    for key, value in distinct.items():
+    for ident, value in distinct.items():
         if value is None:
-            by_id[key] = None
+            by_id[ident] = None
             continue
-        j = by_value.get(value)
+        k = value if fields is None else fields(value)
+        j = by_value.get(k)
         if j is None:
-            j = by_value[value] = len(table)
+            j = by_value[k] = len(table)
             table.append(convert(value))
-        by_id[key] = j
+        by_id[ident] = j
     return tuple(table), tuple(map(by_id.__getitem__, ids))
+
+
+_LOC_FIELDS = operator.attrgetter("filename", "line", "function", "code")
 
 
 def _source_ref(loc: SourceLoc) -> SourceRef:

@@ -46,7 +46,7 @@ _FRAME_ORDER = (
     "recompile_reasons",
 )
 _POST_GRAD = ("before_post_grad_graph", "inductor_post_grad_graph")
-_FILE_COMMENT = re.compile(r"#\s*File: (?P<file>.+?):(?P<line>\d+) in ")
+_FILE_COMMENT = re.compile(r"#\s*File: (.+?):(\d+) in ")
 CONTEXT = 3  # lines shown around each linked line
 GAP = 8  # windows closer than this merge into one
 
@@ -156,8 +156,8 @@ def _collect(exp: Exploration) -> _Lines:
         # the graph texts name every source line their nodes came from: read the
         # comments rather than parse every graph before the first paint
         for g in graphs:
-            for m in _FILE_COMMENT.finditer(g.text):
-                seen.add(m["file"], int(m["line"]))
+            for file, line in set(_FILE_COMMENT.findall(g.text)):  # each line once
+                seen.add(file, int(line))
     return seen
 
 
