@@ -52,8 +52,7 @@ def _nodes(pane: dict) -> list[dict]:
         loc = pane["sources"][cols["source"][i]] if cols["source"][i] is not None else None
         out.append(
             {
-                **{k: cols[k][i] for k in ("name", "op", "target", "args", "kwargs", "inputs")},
-                **{k: cols[k][i] for k in ("users", "line")},
+                **{k: cols[k][i] for k in ("name", "op", "target", "inputs", "users", "line")},
                 "meta": pane["metas"][cols["meta"][i]],
                 "module_stack": pane["stacks"][cols["module_stack"][i]],
                 "kernels": pane["kernel_sets"][cols["kernels"][i]],
@@ -81,7 +80,8 @@ def _assert_texts_are_verbatim(exp: compiler.Exploration, view: dict) -> None:
                 graph = ocs[key].graphs[stage] if key else c.graphs[stage]
                 assert pane["text"] == graph.text, pane["id"]
                 n = graph.text.count("\n") + 1
-                assert len(pane["line_source"]) == len(pane["line_node"]) == n
+                assert all(0 < line <= n for line, _ in pane["file_comments"])
+                assert all(0 < line <= n for line in pane["nodes"]["line"])
                 assert all(len(col) == len(graph.nodes) for col in pane["nodes"].values())
                 checked += 1
             elif pane["kind"] == "output_code":
@@ -115,9 +115,12 @@ def test_pointwise_with_aot_eager_shows_dynamo_and_aot_panes_linked_to_source_li
     assert _node(aten, "sin")["target"] == "torch.ops.aten.sin.default"
     assert _node(aten, "sin")["src"] == sin_line
     assert sin_line in view["src_keys"]
-    # each node's line of the graph text points back at the node
-    for i, line in enumerate(dynamo["nodes"]["line"]):
-        assert dynamo["line_node"][line - 1] == i
+    # each node's line of the graph text is the line that names it (a Dynamo placeholder
+    # by its target: `l_x_ = L_x_` renames the parameter `L_x_`; the output is `return`)
+    lines = dynamo["text"].split("\n")
+    for n in _nodes(dynamo):
+        named = "return" if n["op"] == "output" else n["name"]
+        assert named in lines[n["line"] - 1] or n["target"] in lines[n["line"] - 1]
     # the bytecode lines of that source line carry its key (Bytecode.original_lines)
     original = _pane(view, "bytecode")["blocks"][0]
     marked = [
@@ -141,17 +144,15 @@ def test_a_graph_pane_links_each_file_comment_to_the_source_line_it_names():
     for stage in ("dynamo_output_graph", "aot_inference_graph"):
         pane = pane_json(build_pane(exp, exp.compiles[0].key, stage))
         lines = pane["text"].split("\n")
-        comments = [i for i, line in enumerate(lines) if line.lstrip().startswith("# File: ")]
-        assert comments, stage
-        for i in comments:
-            ref = pane["sources"][pane["line_source"][i]]
-            named = lines[i].split("# File: ", 1)[1].split(" in ", 1)[0]
-            assert ref["src"] == named and lines[i].endswith(f"code: {ref['code']}")
-        # the lines under a comment are its nodes', linked to the same place
-        for i in comments:
-            node = pane["line_node"][i + 1]
-            assert pane["nodes"]["source"][node] == pane["line_source"][i + 1]
-            assert pane["line_source"][i + 1] == pane["line_source"][i]
+        comments = [i + 1 for i, ln in enumerate(lines) if ln.lstrip().startswith("# File: ")]
+        assert comments and [line for line, _ in pane["file_comments"]] == comments, stage
+        for line, j in pane["file_comments"]:
+            ref = pane["sources"][j]
+            named = lines[line - 1].split("# File: ", 1)[1].split(" in ", 1)[0]
+            assert ref["src"] == named and lines[line - 1].endswith(f"code: {ref['code']}")
+            # the node under the comment came from the line it names
+            node = pane["nodes"]["line"].index(line + 1)
+            assert pane["nodes"]["source"][node] == j
         # a location is stored once, however many lines and nodes name it
         assert len({json.dumps(r) for r in pane["sources"]}) == len(pane["sources"])
 

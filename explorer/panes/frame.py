@@ -133,8 +133,8 @@ def graph_of(c: Compile, pane_id: str) -> tuple[Graph, str, str]:
 
 
 def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
-    """A graph pane: the text verbatim, per-line links, and the nodes for the canvas, as
-    columns over tables of the values nodes share (``GraphNodes``).
+    """A graph pane: the text verbatim, its ``# File:`` comments, and the nodes for the
+    canvas, as columns over tables of the values nodes share (``GraphNodes``).
 
     Example:
         >>> pane = build_graph(exp, "0/0", "dynamo_output_graph")  # doctest: +SKIP
@@ -145,24 +145,12 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
     graph, stage, suffix = graph_of(c, pane_id)
     nodes = graph.nodes
     # one C-level read of every field of every node, turned into columns by zip
-    (names, ops, targets, args, kwargs, metas, stacks, sources, kernels, lines, modules,
-     reads) = zip(*map(_NODE_FIELDS, nodes), strict=True) if nodes else ((),) * 12  # fmt: skip
+    names, ops, targets, metas, stacks, sources, kernels, lines, modules, reads = (
+        zip(*map(_NODE_FIELDS, nodes), strict=True) if nodes else ((),) * 10
+    )
     inputs, users = _edges(names, modules, reads)
-    # a `# File:` comment line links to the location it names, a node's line to the node's
     comments = comment_sources(graph.text)
     source_refs, interned = _interned(sources + tuple(comments.values()), _source_ref, _LOC_FIELDS)
-    source = interned[: len(sources)]
-    line_count = graph.text.count("\n") + 1
-    line_source: list[int | None] = [None] * line_count
-    line_node: list[int | None] = [None] * line_count
-    for ln, j in zip(comments, interned[len(sources) :], strict=True):
-        line_source[ln - 1] = j
-    for i, ln in enumerate(lines):
-        if 0 < ln <= line_count:
-            line_node[ln - 1] = i
-            j = source[i]
-            if j is not None and source_refs[j].src is not None:
-                line_source[ln - 1] = j
     meta_refs, meta = _interned(metas, _metas)
     stack_refs, stack = _distinct(stacks)
     kernel_refs, kernel = _distinct(kernels)
@@ -170,13 +158,11 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
         name=names,
         op=ops,
         target=targets,
-        args=args,
-        kwargs=kwargs,
         meta=meta,
         module_stack=stack,
         inputs=inputs,
         users=users,
-        source=source,
+        source=interned[: len(sources)],
         kernels=kernel,
         line=lines,
     )
@@ -186,8 +172,7 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
         label=label_of(stage, suffix),
         group=group_of(stage),
         text=graph.text,
-        line_source=tuple(line_source),
-        line_node=tuple(line_node),
+        file_comments=tuple(zip(comments, interned[len(sources) :], strict=True)),
         parse_error=graph.parse_error,
         nodes=columns,
         sources=source_refs,
@@ -198,8 +183,8 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
 
 
 _NODE_FIELDS = operator.attrgetter(
-    "name", "op", "target", "args", "kwargs", "meta", "module_stack", "source", "kernels",
-    "line", "module", "inputs",
+    "name", "op", "target", "meta", "module_stack", "source", "kernels", "line", "module",
+    "inputs",
 )  # fmt: skip
 
 

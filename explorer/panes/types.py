@@ -3,9 +3,10 @@
 A pane is built by a pure function of the Exploration (``explorer.panes.build_pane``)
 when the user opens it, and crosses to the browser as JSON (``pane_json``). Text is
 sent verbatim, one entry per line of ``text.split("\\n")`` in the per-line tables
-(``line_src``, ``line_source``, ``line_node``, ``line_kernel``, ``source_line``); the browser
-highlights it. ``explorer.panes.typedefs`` turns these classes into the JSDoc
-typedefs ``explorer/static/panes.typedefs.js`` holds, and a test keeps both in step.
+(``line_src``, ``line_kernel``, ``source_line``; a graph's the browser derives from its
+nodes); the browser highlights it. ``explorer.panes.typedefs`` turns these classes into
+the JSDoc typedefs ``explorer/static/panes.typedefs.js`` holds, and a test keeps both in
+step.
 
 Ids: a source key is ``file:line``; a kernel id is ``Kernel.id``; a node is its index
 in the columns of ``GraphPane.nodes`` (its ``name`` in the selection).
@@ -76,14 +77,13 @@ class GraphNodes:
     are indices into the pane's tables: ``meta`` into ``GraphPane.metas``, ``module_stack``
     into ``stacks``, ``source`` into ``sources`` (None: no user source), ``kernels`` into
     ``kernel_sets``. ``inputs``/``users`` are node indices; ``line`` is the node's 1-based
-    line in ``GraphPane.text``. (Columns, not one object per node: a training step's
-    graphs have 65,000 nodes, and their keys were most of the page.)"""
+    line in ``GraphPane.text``, which shows its arguments. (Columns, not one object per
+    node: a training step's graphs have 65,000 nodes, and their keys were most of the page.)
+    """
 
     name: tuple[str, ...] = ()
     op: tuple[str, ...] = ()
     target: tuple[str, ...] = ()
-    args: tuple[tuple[str, ...], ...] = ()
-    kwargs: tuple[dict[str, str], ...] = ()
     meta: tuple[int, ...] = ()
     module_stack: tuple[int, ...] = ()
     inputs: tuple[tuple[int, ...], ...] = ()
@@ -97,10 +97,11 @@ class GraphNodes:
 class GraphPane:
     """A graph: its text verbatim and its nodes, laid out by the browser's GraphCanvas.
 
-    ``line_source`` is the ``sources`` index of each text line (a node's line: the node's;
-    a ``# File:`` comment: the location it names), ``line_node`` the node on each line.
-    The browser expands the tables once, when the pane arrives (``graphView`` in
-    ``explorer/static/store.js``)."""
+    ``file_comments`` holds (1-based line, ``sources`` index) of each ``# File:`` comment
+    of the text (``compiler.graph_text.comment_sources``). The browser expands the tables
+    once, when the pane arrives (``graphView`` in ``explorer/static/store.js``), into one
+    object per node and the per-line tables of the text view: a node's line links to the
+    node and its source, a comment's line to the location it names."""
 
     kind: str = "graph"
     id: str
@@ -110,8 +111,7 @@ class GraphPane:
     errors: tuple[PaneError, ...] = ()
     text: str
     language: str = "python"
-    line_source: tuple[int | None, ...] = ()
-    line_node: tuple[int | None, ...] = ()
+    file_comments: tuple[tuple[int, int], ...] = ()
     parse_error: str | None = None
     nodes: GraphNodes = field(default_factory=GraphNodes)
     sources: tuple[SourceRef, ...] = ()

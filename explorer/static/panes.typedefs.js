@@ -142,8 +142,6 @@
  * @property {string[]} name
  * @property {string[]} op
  * @property {string[]} target
- * @property {string[][]} args
- * @property {Object<string, string>[]} kwargs
  * @property {number[]} meta
  * @property {number[]} module_stack
  * @property {number[][]} inputs
@@ -162,8 +160,7 @@
  * @property {PaneError[]} errors
  * @property {string} text
  * @property {string} language
- * @property {(number|null)[]} line_source
- * @property {(number|null)[]} line_node
+ * @property {[number, number][]} file_comments
  * @property {(string|null)} parse_error
  * @property {GraphNodes} nodes
  * @property {SourceRef[]} sources

@@ -8,8 +8,10 @@ const PANE_KEY_SEP = "\n"; // as explorer/export.py joins compile key and pane i
 
 /**
  * A graph pane as the renderers read it: one object per node (its columns and the pane's
- * tables expanded) and the source key of each text line.
- * @typedef {Omit<GraphPane, "nodes"|"line_source"> & {nodes: GcNode[], line_src: (string|null)[]}} GraphView
+ * tables expanded) and, per line of the text, the node on it and the source key it links.
+ * @typedef {Omit<GraphPane, "nodes"|"file_comments"> & {
+ *   nodes: GcNode[], line_node: (number|null)[], line_src: (string|null)[],
+ * }} GraphView
  */
 
 /** A pane as it arrived, graphs expanded (``graphView``). @param {any} pane @returns {any} */
@@ -18,9 +20,10 @@ function paneView(pane) {
 }
 
 /**
- * Expand a GraphPane's node columns and tables (explorer/panes/types.py GraphNodes): node
- * i's fields are entry i of each column, shared values looked up by index. Nodes share
- * the looked-up arrays (meta, module_stack, kernels), which no renderer changes.
+ * Expand a GraphPane (explorer/panes/types.py GraphNodes): node i's fields are entry i of
+ * each column, shared values looked up by index; nodes share the looked-up arrays (meta,
+ * module_stack, kernels), which no renderer changes. A node's line links to the node and,
+ * where it has one, its source; a `# File:` comment's line to the location it names.
  *
  * Example: `graphView(pane).nodes[0].src` is the source key of the pane's first node.
  * @param {GraphPane} g @returns {GraphView}
@@ -31,15 +34,20 @@ function graphView(g) {
   const count = c.name.length;
   /** @type {GcNode[]} */
   const nodes = new Array(count);
+  let lines = 1;
+  for (let at = g.text.indexOf("\n"); at >= 0; at = g.text.indexOf("\n", at + 1)) lines++;
+  /** @type {(string|null)[]} */
+  const lineSrc = new Array(lines).fill(null);
+  /** @type {(number|null)[]} */
+  const lineNode = new Array(lines).fill(null);
+  for (const [line, s] of g.file_comments) lineSrc[line - 1] = sources[s].src;
   for (let i = 0; i < count; i++) {
     const s = c.source[i];
     const loc = s === null ? null : sources[s];
-    nodes[i] = {
+    const node = {
       name: c.name[i],
       op: c.op[i],
       target: c.target[i],
-      args: c.args[i],
-      kwargs: c.kwargs[i],
       meta: metas[c.meta[i]],
       module_stack: stacks[c.module_stack[i]],
       inputs: c.inputs[i],
@@ -50,10 +58,15 @@ function graphView(g) {
       kernels: kernelSets[c.kernels[i]],
       line: c.line[i],
     };
+    nodes[i] = node;
+    const at = node.line - 1;
+    if (at >= 0 && at < lines) {
+      lineNode[at] = i;
+      if (node.src !== null) lineSrc[at] = node.src;
+    }
   }
-  const lineSrc = g.line_source.map((s) => (s === null ? null : sources[s].src));
-  const { line_source: _, ...rest } = g;
-  return { ...rest, nodes, line_src: lineSrc };
+  const { file_comments: _, ...rest } = g;
+  return { ...rest, nodes, line_node: lineNode, line_src: lineSrc };
 }
 
 class Store {
