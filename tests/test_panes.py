@@ -52,7 +52,9 @@ def _nodes(pane: dict) -> list[dict]:
         loc = pane["sources"][cols["source"][i]] if cols["source"][i] is not None else None
         out.append(
             {
-                **{k: cols[k][i] for k in ("name", "op", "target", "inputs", "users", "line")},
+                **{k: cols[k][i] for k in ("name", "inputs", "users", "line")},
+                "op": pane["ops"][cols["op"][i]],
+                "target": pane["targets"][cols["target"][i]],
                 "meta": pane["metas"][cols["meta"][i]],
                 "module_stack": pane["stacks"][cols["module_stack"][i]],
                 "kernels": pane["kernel_sets"][cols["kernels"][i]],

@@ -10,8 +10,8 @@ Example:
     >>> exp = compiler.explore(torch.sin, torch.randn(4), backend="eager")
     >>> index = build_index(exp)
     >>> pane = build_pane(exp, index.compiles[0].key, "dynamo_output_graph")
-    >>> pane.kind, pane.nodes.op
-    ('graph', ('placeholder', 'call_function', 'output'))
+    >>> pane.kind, [pane.ops[i] for i in pane.nodes.op]
+    ('graph', ['placeholder', 'call_function', 'output'])
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import compiler
 from compiler import Compile, Exploration, Graph, SourceLoc, StageError, TensorMeta
@@ -138,8 +138,8 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
 
     Example:
         >>> pane = build_graph(exp, "0/0", "dynamo_output_graph")  # doctest: +SKIP
-        >>> pane.nodes.op  # doctest: +SKIP
-        ('placeholder', 'call_function', 'output')
+        >>> [pane.ops[i] for i in pane.nodes.op]  # doctest: +SKIP
+        ['placeholder', 'call_function', 'output']
     """
     c = find_compile(exp, compile_key)
     graph, stage, suffix = graph_of(c, pane_id)
@@ -154,10 +154,12 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
     meta_refs, meta = _interned(metas, _metas)
     stack_refs, stack = _distinct(stacks)
     kernel_refs, kernel = _distinct(kernels)
+    op_refs, op = _distinct(ops)
+    target_refs, target = _distinct(targets)
     columns = GraphNodes(
         name=names,
-        op=ops,
-        target=targets,
+        op=op,
+        target=target,
         meta=meta,
         module_stack=stack,
         inputs=inputs,
@@ -175,6 +177,8 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
         file_comments=tuple(zip(comments, interned[len(sources) :], strict=True)),
         parse_error=graph.parse_error,
         nodes=columns,
+        ops=op_refs,
+        targets=target_refs,
         sources=source_refs,
         metas=meta_refs,
         stacks=stack_refs,
@@ -182,6 +186,7 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
     )
 
 
+_T = TypeVar("_T")
 _NODE_FIELDS = operator.attrgetter(
     "name", "op", "target", "meta", "module_stack", "source", "kernels", "line", "module",
     "inputs",
@@ -216,11 +221,9 @@ def _edges(
     return tuple(inputs), tuple(map(tuple, users))
 
 
-def _distinct(
-    values: tuple[tuple[str, ...], ...],
-) -> tuple[tuple[tuple[str, ...], ...], tuple[int, ...]]:
-    """(distinct values in first-seen order, index of each value): hashing tuples of
-    strings runs in C, so the whole of it does."""
+def _distinct(values: tuple[_T, ...]) -> tuple[tuple[_T, ...], tuple[int, ...]]:
+    """(distinct values in first-seen order, index of each value): hashing strings and
+    tuples of strings runs in C, so the whole of it does."""
     table = tuple(dict.fromkeys(values))
     index = {v: i for i, v in enumerate(table)}
     return table, tuple(map(index.__getitem__, values))

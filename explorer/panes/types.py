@@ -74,16 +74,16 @@ class SourceRef:
 @dataclass(**_FROZEN)
 class GraphNodes:
     """A graph's FX nodes as columns: node ``i`` is entry ``i`` of each. Values nodes share
-    are indices into the pane's tables: ``meta`` into ``GraphPane.metas``, ``module_stack``
-    into ``stacks``, ``source`` into ``sources`` (None: no user source), ``kernels`` into
-    ``kernel_sets``. ``inputs``/``users`` are node indices; ``line`` is the node's 1-based
-    line in ``GraphPane.text``, which shows its arguments. (Columns, not one object per
-    node: a training step's graphs have 65,000 nodes, and their keys were most of the page.)
-    """
+    are indices into the pane's tables: ``op`` into ``GraphPane.ops``, ``target`` into
+    ``targets``, ``meta`` into ``metas``, ``module_stack`` into ``stacks``, ``source`` into
+    ``sources`` (None: no user source), ``kernels`` into ``kernel_sets``. ``inputs`` and
+    ``users`` are node indices; ``line`` is the node's 1-based line in ``GraphPane.text``,
+    which shows its arguments. (Columns, not one object per node: a training step's
+    graphs have 65,000 nodes, and their keys were most of the page.)"""
 
     name: tuple[str, ...] = ()
-    op: tuple[str, ...] = ()
-    target: tuple[str, ...] = ()
+    op: tuple[int, ...] = ()
+    target: tuple[int, ...] = ()
     meta: tuple[int, ...] = ()
     module_stack: tuple[int, ...] = ()
     inputs: tuple[tuple[int, ...], ...] = ()
@@ -114,6 +114,8 @@ class GraphPane:
     file_comments: tuple[tuple[int, int], ...] = ()
     parse_error: str | None = None
     nodes: GraphNodes = field(default_factory=GraphNodes)
+    ops: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
     sources: tuple[SourceRef, ...] = ()
     metas: tuple[tuple[Meta, ...], ...] = ()
     stacks: tuple[tuple[str, ...], ...] = ()

@@ -140,8 +140,8 @@
 /**
  * @typedef {object} GraphNodes
  * @property {string[]} name
- * @property {string[]} op
- * @property {string[]} target
+ * @property {number[]} op
+ * @property {number[]} target
  * @property {number[]} meta
  * @property {number[]} module_stack
  * @property {number[][]} inputs
@@ -163,6 +163,8 @@
  * @property {[number, number][]} file_comments
  * @property {(string|null)} parse_error
  * @property {GraphNodes} nodes
+ * @property {string[]} ops
+ * @property {string[]} targets
  * @property {SourceRef[]} sources
  * @property {Meta[][]} metas
  * @property {string[][]} stacks

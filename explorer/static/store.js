@@ -30,7 +30,7 @@ function paneView(pane) {
  */
 function graphView(g) {
   const c = g.nodes;
-  const { sources, metas, stacks, kernel_sets: kernelSets } = g;
+  const { ops, targets, sources, metas, stacks, kernel_sets: kernelSets } = g;
   const count = c.name.length;
   /** @type {GcNode[]} */
   const nodes = new Array(count);
@@ -46,8 +46,8 @@ function graphView(g) {
     const loc = s === null ? null : sources[s];
     const node = {
       name: c.name[i],
-      op: c.op[i],
-      target: c.target[i],
+      op: ops[c.op[i]],
+      target: targets[c.target[i]],
       meta: metas[c.meta[i]],
       module_stack: stacks[c.module_stack[i]],
       inputs: c.inputs[i],
