@@ -310,6 +310,10 @@ class GraphBreak:
     user_stack: tuple[SourceLoc, ...] = ()
     documentation: str = ""
     text: str = ""
+    # schema 2.0 (derived, compiler/user_code.py): for each frame of ``user_stack``,
+    # whether it is the user's compiled code (a frame in the file of a compiled frame,
+    # not in torch or this package, not the caller such as pytest or runpy).
+    user_frames: tuple[bool, ...] = ()
 
 
 @dataclass(**_FROZEN)
@@ -433,6 +437,26 @@ class Kernel:
     variants: tuple[TritonVariant, ...] = ()
     timing: KernelTiming | None = None
     grid: tuple[int, ...] = ()
+    # schema 2.0 (derived, compiler/user_code.py): the user source lines this kernel came
+    # from, each once, in order: ``user_stack``, then the source line of each post-grad
+    # node it ran (``post_grad_nodes``, ``source_nodes``); empty where torch recorded
+    # neither. Computed on first read (it parses the post-grad graph).
+    user_lines: tuple[SourceLoc, ...] = ()
+
+    def deferred_user_lines(self, lines: Callable[[], tuple[SourceLoc, ...]]) -> Kernel:
+        """A copy of this kernel whose ``user_lines`` is ``lines()``, called on first read.
+
+        Example:
+            >>> k = Kernel(name="k", language="cpp", source="")
+            >>> k.deferred_user_lines(lambda: (SourceLoc(filename="f.py", line=2),)).user_lines
+            (SourceLoc(filename='f.py', line=2, function='', code=''),)
+        """
+        k = Kernel(**{f: getattr(self, f) for f in self.__dataclass_fields__})
+        _defer_kernel(k, lambda: (lines(),))
+        return k
+
+
+_defer_kernel = _derived_on_read(Kernel, "user_lines")
 
 
 @dataclass(**_FROZEN)

@@ -13,7 +13,7 @@ from dataclasses import asdict
 
 from compiler import Compile, Exploration
 
-from .frame import line_key, src_key, user_frame
+from .frame import line_key, src_key
 from .inductor import lowering_id
 from .labels import STAGE_LABELS, group_of, label_of
 from .runtime import has_timing
@@ -144,8 +144,8 @@ def _collect(exp: Exploration) -> _Lines:
         for gb in c.graph_breaks:
             if gb.location is not None:
                 seen.add(gb.location.filename, gb.location.line, gb.location.code)
-            for loc in gb.user_stack:
-                if user_frame(loc, exp):
+            for loc, user in zip(gb.user_stack, gb.user_frames, strict=False):
+                if user:
                     seen.add(loc.filename, loc.line, loc.code)
         graphs = [*c.graphs.values()]
         for oc in c.output_code:
