@@ -20,6 +20,7 @@ from .runtime import has_timing
 from .types import (
     CompileEntry,
     Index,
+    KernelRef,
     PaneError,
     PaneRef,
     Selection,
@@ -84,7 +85,7 @@ def pane_refs(c: Compile, findings: PaneRef | None = None) -> tuple[PaneRef, ...
         if oc.text:
             first_output = len(refs) if first_output is None else first_output
             refs.append(
-                _ref(f"{key}/inductor_output_code", "inductor_output_code", "output_code", key)
+                _ref(output_code_pane(key), "inductor_output_code", "output_code", key)
             )
             for k in oc.kernels:
                 lid = lowering_id(k)
@@ -97,6 +98,20 @@ def pane_refs(c: Compile, findings: PaneRef | None = None) -> tuple[PaneRef, ...
         refs.append(_ref("kernel_timing", "kernel_timing", "kernel_timing"))
     refs.append(_ref("compilation_metrics", "compilation_metrics", "metrics"))
     return tuple(refs)
+
+
+def output_code_pane(key: str) -> str:
+    """The pane id of the output code whose ``OutputCode.key`` is ``key``."""
+    return f"{key}/inductor_output_code"
+
+
+def kernel_refs(c: Compile) -> dict[str, KernelRef]:
+    """Each kernel of ``c`` by ``Kernel.id``: its name and its output-code pane."""
+    return {
+        k.id: KernelRef(name=k.name, pane=output_code_pane(oc.key) if oc.text else None)
+        for oc in c.output_code
+        for k in oc.kernels
+    }
 
 
 def _markers(c: Compile) -> tuple[str, ...]:
@@ -257,6 +272,7 @@ def build_index(exp: Exploration) -> Index:
             src=line_key(c.filename, c.first_line),
             errors=_errors(c.errors),
             panes=pane_refs(c, fref),
+            kernels=kernel_refs(c),
         )
         for c in exp.compiles
     )

@@ -79,6 +79,7 @@
  * @property {(string|null)} src
  * @property {PaneError[]} errors
  * @property {PaneRef[]} panes
+ * @property {Object<string, KernelRef>} kernels
  */
 /**
  * @typedef {object} EvidenceLink
@@ -200,6 +201,11 @@
  * @property {(KernelTimingInfo|null)} timing
  * @property {number[]} grid
  * @property {(string|null)} lowering
+ */
+/**
+ * @typedef {object} KernelRef
+ * @property {string} name
+ * @property {(string|null)} pane
  */
 /**
  * @typedef {object} KernelTimingInfo

@@ -49,6 +49,10 @@ class Shell {
       send: (msg) => this.model.send(msg),
       state: this.state,
       labels: {},
+      kernel: (kid) => {
+        const c = this.index && this.index.compiles ? this.compile : undefined;
+        return (c && c.kernels && c.kernels[kid]) || null;
+      },
     };
     this.setIndex();
   }
