@@ -3,10 +3,10 @@
 ``derive(compiles)`` fills the schema 2.0 fields that are facts about other fields:
 ``Compile.key``/``parent``, ``OutputCode.key``, ``Kernel.id``, ``Node.kernels``,
 ``Node.module_stack`` (where live capture did not record it), ``Kernel.user_lines``,
-``GraphBreak.user_frames``, the bytecode line tables, Triton's lowered-line maps and
-``Autotuning.chosen_kernel``. Live capture and trace loading both call it (through
-``build.build_compiles``), and so does the upgrade of schema 1.x files, so every
-Exploration carries them whatever its origin.
+``GraphBreak.user_frames``, ``Compile.resumes``, the bytecode line tables, Triton's
+lowered-line maps and ``Autotuning.chosen_kernel``. Live capture and trace loading both
+call it (through ``build.build_compiles``), and so does the upgrade of schema 1.x files,
+so every Exploration carries them whatever its origin.
 """
 
 from __future__ import annotations
@@ -356,6 +356,7 @@ def derive_compile(
         key=key,
         parent=parent,
         graph_breaks=tuple(user_code.with_user_frames(gb, files) for gb in c.graph_breaks),
+        resumes=user_code.resume_point(c),
         output_code=tuple(linked_outputs),
         graphs=graphs,
         bytecode=bytecode,

@@ -605,6 +605,10 @@ class Compile:
     artifacts: dict[str, str] = field(default_factory=dict)
     errors: tuple[StageError, ...] = ()
     autotuning: tuple[Autotuning, ...] = ()
+    # schema 2.0 (derived, compiler/user_code.py): for a resume function
+    # (``torch_dynamo_resume_in_f_at_12``), where it resumes: line 12 of ``f`` in
+    # ``filename``; None for every other compile.
+    resumes: SourceLoc | None = None
 
     @property
     def label(self) -> str:

@@ -15,12 +15,15 @@ exploration's compiled frames and it is not inside torch or this package.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 import torch
 
 from .model import Compile, GraphBreak, Kernel, OutputCode, SourceLoc
+
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 _POST_GRAD = ("inductor_post_grad_graph", "before_post_grad_graph")
 # frames in these folders are never the user's, even where Dynamo compiled one of them
@@ -71,6 +74,22 @@ def with_user_lines(oc: OutputCode) -> tuple[Kernel, ...]:
         return lambda: user_lines(k, sources())
 
     return tuple(k.deferred_user_lines(lines_of(k)) for k in oc.kernels)
+
+
+def resume_point(c: Compile) -> SourceLoc | None:
+    """Where a resume function resumes (see ``Compile.resumes``), from the name Dynamo
+    gave it; None for other compiles.
+
+    Example:
+        >>> from compiler.model import CompileId
+        >>> resume_point(Compile(compile_id=CompileId(frame_id=1, frame_compile_id=0),
+        ...     code_name="torch_dynamo_resume_in_f_at_12", filename="m.py"))
+        SourceLoc(filename='m.py', line=12, function='f', code='')
+    """
+    m = _RESUME.match(c.code_name)
+    if m is None:
+        return None
+    return SourceLoc(filename=c.filename, line=int(m["line"]), function=m["fn"])
 
 
 def compiled_files(compiles: Iterable[Compile]) -> frozenset[str]:

@@ -258,6 +258,10 @@ def test_graph_canvas_text_view_and_graph_break_tree_in_the_exported_page(open_p
     page, problems = open_page(path)
     # the resume function sits under the compile whose graph break made it
     expect(page.locator(".tce-tree .tce-tree .tce-compile")).to_have_count(1)
+    if_at = _line_key(programs.data_dependent, "if x.sum() > 0").rpartition(":")[2]
+    expect(page.locator(".tce-tree .tce-tree .tce-cname")).to_have_text(
+        f"resume data_dependent at line {if_at}"
+    )
     expect(page.locator(".tce-badge-graph_break")).to_have_count(1)
     # a graph break is a problem the advisor names, so the page opens on its findings
     expect(page.locator(".tce-tab.tce-current")).to_have_attribute("data-stage", "findings")

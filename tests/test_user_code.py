@@ -96,3 +96,22 @@ def test_a_graph_breaks_user_frames_are_the_compiled_functions_not_its_callers()
         assert all(loc.filename == programs.__file__ for loc, user in flags.items() if user)
     again = compiler.Exploration.from_json(exp.to_json())
     assert again.graph_breaks == breaks
+
+
+def test_a_resume_function_says_which_line_of_which_function_it_resumes():
+    exp = compiler.explore(programs.data_dependent, torch.ones(4), backend="eager")
+    resumes = [c for c in exp.compiles if c.is_resume]
+    assert resumes
+    lines, first = inspect.getsourcelines(programs.data_dependent)
+    for c in resumes:
+        r = c.resumes
+        assert r is not None and r.function == "data_dependent"
+        assert r.filename == programs.__file__
+        # Dynamo resumes at the line of the graph break in the function it left
+        assert first <= r.line < first + len(lines)
+        assert any(gb.location.line == r.line for gb in exp.compile(c.parent).graph_breaks)
+    assert all(c.resumes is None for c in exp.compiles if not c.is_resume)
+    from explorer.panes import build_index
+
+    names = {e.key: e.name for e in build_index(exp).compiles}
+    assert {names[c.key] for c in resumes} == {f"resume data_dependent at line {r.line}"}

@@ -114,6 +114,11 @@ def kernel_refs(c: Compile) -> dict[str, KernelRef]:
     }
 
 
+def _name(c: Compile) -> str:
+    r = c.resumes
+    return f"resume {r.function} at line {r.line}" if r is not None else c.code_name
+
+
 def _markers(c: Compile) -> tuple[str, ...]:
     out = []
     if c.graph_breaks:
@@ -273,6 +278,7 @@ def build_index(exp: Exploration) -> Index:
             errors=_errors(c.errors),
             panes=pane_refs(c, fref),
             kernels=kernel_refs(c),
+            name=_name(c),
         )
         for c in exp.compiles
     )

@@ -516,6 +516,9 @@ class CompileEntry:
     errors: tuple[PaneError, ...]
     panes: tuple[PaneRef, ...]
     kernels: dict[str, KernelRef] = field(default_factory=dict)
+    # how the compile tree names the frame: ``code_name``, or ``resume f at line 12``
+    # for a resume function (``Compile.resumes``)
+    name: str = ""
 
 
 @dataclass(**_FROZEN)

@@ -80,6 +80,7 @@
  * @property {PaneError[]} errors
  * @property {PaneRef[]} panes
  * @property {Object<string, KernelRef>} kernels
+ * @property {string} name
  */
 /**
  * @typedef {object} EvidenceLink

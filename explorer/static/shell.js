@@ -227,7 +227,7 @@ class Shell {
           on: { click: () => this.select({ compile: c.key, stage: this.defaultStage(c, /** @type {Selection} */ (this.sel).stage) }) },
         }, [
           h("span", { cls: "tce-cid", text: c.compile_id + (c.rank !== null ? ` r${c.rank}` : "") }),
-          h("span", { cls: "tce-cname", text: c.is_resume ? resumeLabel(c.code_name) : c.code_name || "(unknown frame)" }),
+          h("span", { cls: "tce-cname", text: c.name || "(unknown frame)" }),
           ...badges,
         ]);
         const li = h("li", {}, [item]);

@@ -92,12 +92,6 @@ function kernelName(ctx, kid) {
   return ref ? ref.name : kid;
 }
 
-/** @param {string} name */
-function resumeLabel(name) {
-  const m = /^torch_dynamo_resume_in_(.+)_at_(\d+)$/.exec(name);
-  return m ? `resume ${m[1]} at line ${m[2]}` : name;
-}
-
 /**
  * @param {number|null|undefined} x @param {number} [digits]
  * @returns {string}
