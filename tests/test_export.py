@@ -152,6 +152,11 @@ def test_lowering_pane_links_kernel_source_lines_to_ttir_and_ptx_lines(open_page
     # the other variant keeps the stage and the source line
     page.locator('.tce-variant[data-variant="0"]').click()
     expect(page.locator('.tce-lstage[data-lstage="sass"]')).to_have_class(re.compile("tce-current"))
+    # back to the output code that holds the kernel, the pane the index names for it
+    page.locator(".tce-lowering-head button", has_text="in output code").click()
+    expect(page.locator(".tce-tab.tce-current")).to_have_attribute(
+        "data-stage", "inference/inductor_output_code"
+    )
     assert problems == []
 
 

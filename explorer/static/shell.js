@@ -108,10 +108,10 @@ class Shell {
   defaultStage(c, wanted) {
     const ids = c.panes.map((p) => p.id);
     if (wanted) {
-      // keep the kind of stage when switching compiles: forward/x -> inference/x
-      const tail = wanted.split("/").pop();
-      const same = ids.find((id) => id.split("/").pop() === tail);
-      if (same) return same;
+      // keep the stage when switching compiles: forward/x -> inference/x
+      const was = this.index.compiles.flatMap((x) => x.panes).find((p) => p.id === wanted);
+      const same = was && c.panes.find((p) => p.stage === was.stage);
+      if (same) return same.id;
     }
     return ids.includes("dynamo_output_graph") ? "dynamo_output_graph" : ids[0];
   }
