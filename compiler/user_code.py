@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 
 import torch
 
 from .model import Compile, GraphBreak, Kernel, OutputCode, SourceLoc
 
+_FILE_COMMENT = re.compile(r"#\s*File: (?P<file>.+?):(?P<line>\d+) in ")
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 _POST_GRAD = ("inductor_post_grad_graph", "before_post_grad_graph")
@@ -90,6 +91,18 @@ def resume_point(c: Compile) -> SourceLoc | None:
     if m is None:
         return None
     return SourceLoc(filename=c.filename, line=int(m["line"]), function=m["fn"])
+
+
+def graph_source_lines(text: str) -> Iterator[tuple[str, int]]:
+    """Every ``(file, line)`` a graph's text names in its ``# File: path:line in fn``
+    comments, in order: the user lines its nodes came from, read without parsing it.
+
+    Example:
+        >>> list(graph_source_lines("    # File: /m.py:3 in f, code: y = x + 1"))
+        [('/m.py', 3)]
+    """
+    for m in _FILE_COMMENT.finditer(text):
+        yield m["file"], int(m["line"])
 
 
 def compiled_files(compiles: Iterable[Compile]) -> frozenset[str]:

@@ -8,10 +8,10 @@ selection. It reads no graph's nodes, so it stays fast on a model of any size.
 from __future__ import annotations
 
 import linecache
-import re
 from dataclasses import asdict
 
 from compiler import Compile, Exploration
+from compiler.user_code import graph_source_lines
 
 from .frame import line_key, src_key
 from .inductor import lowering_id
@@ -47,7 +47,6 @@ _FRAME_ORDER = (
     "recompile_reasons",
 )
 _POST_GRAD = ("before_post_grad_graph", "inductor_post_grad_graph")
-_FILE_COMMENT = re.compile(r"#\s*File: (?P<file>.+?):(?P<line>\d+) in ")
 CONTEXT = 3  # lines shown around each linked line
 GAP = 8  # windows closer than this merge into one
 
@@ -176,8 +175,8 @@ def _collect(exp: Exploration) -> _Lines:
         # the graph texts name every source line their nodes came from: read the
         # comments rather than parse every graph before the first paint
         for g in graphs:
-            for m in _FILE_COMMENT.finditer(g.text):
-                seen.add(m["file"], int(m["line"]))
+            for filename, line in graph_source_lines(g.text):
+                seen.add(filename, line)
     return seen
 
 
