@@ -284,6 +284,8 @@ def derive_compile(
             # they stay, and the nodes post-grad passes made get theirs like a trace's
             fixed = module_stack.mapped(g, oc.provenance.post_to_pre, dynamo(), by_name(i))
             fixed.update(_stacks(g))
+            if not fixed and not any(dynamo().values()):
+                return {}  # no module ran here (an optimizer step): nothing to spread
             aot = graphs.get(f"aot_{oc.graph}_graph")
             return post_stacks_of(g, fixed, aot=aot, index=index())
 
