@@ -144,7 +144,9 @@ class Node:
     # stacks): from ``nn_module_stack`` (live capture), or on a trace reconstructed from
     # parameter names (compiler/module_stack.py); AOT graphs get theirs from their input
     # descriptors, source lines and dataflow (compiler/aot_stacks.py), post-grad graphs
-    # through provenance; empty for top-level code and where nothing supports one.
+    # through provenance, then their AOT graph's stacks by name, then source lines and
+    # dataflow (compiler/post_stacks.py); empty for top-level code and where nothing
+    # supports one.
     module_stack: tuple[str, ...] = ()
 
 

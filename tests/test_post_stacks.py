@@ -2,8 +2,8 @@
 
 A ``transformers`` GPT-2 built from a config (tiny widths, real structure) runs one
 training step under Inductor. A custom post-grad pass keeps torch's own record of each
-post-grad node's module (``node.meta["nn_module_stack"]``) as Inductor hands the graph
-over; the stacks a trace would get (the same compile with only the graph texts and
+post-grad node's module (``node.meta["nn_module_stack"]``, ``fwd_nn_module_stack`` on
+backward nodes) as Inductor hands the graph over; the stacks a trace would get (the same compile with only the graph texts and
 provenance, no recorded stacks) are checked against it. Counts are printed (``pytest -s``).
 """
 
@@ -38,9 +38,12 @@ def _torch_post_grad_stacks() -> tuple[Any, list[dict[str, tuple[str, ...]]]]:
 
     class Record(CustomGraphPass):
         def __call__(self, graph: torch.fx.Graph) -> None:
+            # backward nodes carry the stack of the forward op they differentiate
             seen.append(
                 {
-                    n.name: module_stack.module_paths(n.meta.get("nn_module_stack") or {})
+                    n.name: module_stack.module_paths(
+                        n.meta.get("nn_module_stack") or n.meta.get("fwd_nn_module_stack") or {}
+                    )
                     for n in graph.nodes
                 }
             )
