@@ -24,6 +24,9 @@ import torch
 from .model import Compile, GraphBreak, Kernel, OutputCode, SourceLoc
 
 _FILE_COMMENT = re.compile(r"#\s*File: (?P<file>.+?):(?P<line>\d+) in ")
+_USER_CODE_FILE = re.compile(
+    r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>\S+))?', re.MULTILINE
+)
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 _POST_GRAD = ("inductor_post_grad_graph", "before_post_grad_graph")
@@ -103,6 +106,21 @@ def graph_source_lines(text: str) -> Iterator[tuple[str, int]]:
     """
     for m in _FILE_COMMENT.finditer(text):
         yield m["file"], int(m["line"])
+
+
+def error_location(exc: BaseException) -> SourceLoc | None:
+    """The user line a Dynamo error names last in its ``from user code:`` stack, or None.
+
+    Example:
+        >>> error_location(RuntimeError('boom\\nfrom user code:\\n  File "/m.py", line 4, in f'))
+        SourceLoc(filename='/m.py', line=4, function='f', code='')
+    """
+    _, found, stack = str(exc).partition("from user code:")
+    frames = list(_USER_CODE_FILE.finditer(stack)) if found else []
+    if not frames:
+        return None
+    last = frames[-1]
+    return SourceLoc(filename=last["file"], line=int(last["line"]), function=last["fn"] or "")
 
 
 def compiled_files(compiles: Iterable[Compile]) -> frozenset[str]:

@@ -3,8 +3,9 @@
 A ``transformers`` GPT-2 built from a config (tiny widths, real structure) runs one
 training step under Inductor. A custom post-grad pass keeps torch's own record of each
 post-grad node's module (``node.meta["nn_module_stack"]``, ``fwd_nn_module_stack`` on
-backward nodes) as Inductor hands the graph over; the stacks a trace would get (the same compile with only the graph texts and
-provenance, no recorded stacks) are checked against it. Counts are printed (``pytest -s``).
+backward nodes) as Inductor hands the graph over; the stacks a trace would get (the same
+compile with only the graph texts and provenance, no recorded stacks) are checked
+against it. Counts are printed (``pytest -s``).
 """
 
 from __future__ import annotations
