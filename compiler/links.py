@@ -12,7 +12,6 @@ so every Exploration carries them whatever its origin.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
@@ -23,7 +22,6 @@ from .lowered_lines import with_source_lines
 from .model import Compile, CompileId, Graph, Kernel, Node, OutputCode
 from .post_stacks import post_grad_stacks as post_stacks_of
 
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 # AOT graphs share node names with the post-grad graphs of the output code they became.
 AOT_GRAPH_OF = {
     "aot_forward_graph": "forward",
@@ -62,9 +60,9 @@ def compile_parents(compiles: list[Compile]) -> list[str | None]:
             prev = CompileId(frame_id=cid.frame_id, frame_compile_id=cid.frame_compile_id - 1)
             j = by_key.get((c.rank, str(prev)))
             parent = keys[j] if j is not None else None
-        m = _RESUME.match(c.code_name)
-        if parent is None and m:
-            fn, line = m["fn"], int(m["line"])
+        resumes = user_code.resume_point(c)
+        if parent is None and resumes is not None:
+            fn, line = resumes.function, resumes.line
             candidates = by_code.get((c.rank, fn), [])
             at_line = [
                 j
