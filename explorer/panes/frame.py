@@ -193,10 +193,11 @@ def build_graph_breaks(exp: Exploration, compile_key: str, pane_id: str) -> Grap
     c = find_compile(exp, compile_key)
     items = []
     for gb in c.graph_breaks:
-        mine = gb.user_frames or (False,) * len(gb.user_stack)
+        # a file without ``user_frames`` (written before it existed) links no frame
+        mine = (*gb.user_frames, *(False,) * (len(gb.user_stack) - len(gb.user_frames)))
         stack = tuple(
             StackFrame(src=src_key(loc) if user else None, text=f"{loc} in {loc.function}")
-            for loc, user in zip(gb.user_stack, mine, strict=True)
+            for loc, user in zip(gb.user_stack, mine, strict=False)
         )
         items.append(
             GraphBreakItem(
