@@ -280,6 +280,8 @@ def derive_compile(
         def post_stacks(g: Graph, i: int = i, oc: OutputCode = oc) -> Stacks:
             # live capture records torch's stacks for the nodes that have them in meta:
             # they stay, and the nodes post-grad passes made get theirs like a trace's
+            if all(n.module_stack or n.op == "output" for n in g.nodes):
+                return {}
             fixed = module_stack.mapped(g, oc.provenance.post_to_pre, dynamo(), by_name(i))
             fixed.update(_stacks(g))
             if not fixed and not any(dynamo().values()):

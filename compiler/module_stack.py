@@ -163,16 +163,6 @@ def dynamo_stacks(graph: Graph) -> dict[str, Stack]:
     return out
 
 
-def mapped_stacks(
-    graph: Graph,
-    to_source: Mapping[str, tuple[str, ...]],
-    source: Mapping[str, Stack],
-    same_name: Mapping[str, Stack],
-) -> dict[str, Stack]:
-    """Stacks for a post-grad graph: ``mapped``, gaps filled from inputs."""
-    return propagate(graph.nodes, mapped(graph, to_source, source, same_name), frozenset())
-
-
 def mapped(
     graph: Graph,
     to_source: Mapping[str, tuple[str, ...]],
