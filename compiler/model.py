@@ -710,11 +710,12 @@ class Exploration:
 
         return diagnose(self)
 
-    def to_json(self, *, indent: int | None = None) -> str:
-        """Serialize losslessly, schema version first."""
+    def to_json(self, *, indent: int | None = None, compact: bool = True) -> str:
+        """Serialize losslessly, schema version first; repeated strings are stored once
+        and long texts compressed unless ``compact=False`` (``compiler/compact.py``)."""
         from .serialize import to_json
 
-        return to_json(self, indent=indent)
+        return to_json(self, indent=indent, compact=compact)
 
     @classmethod
     def from_json(cls, text: str) -> Exploration:
