@@ -342,6 +342,8 @@ class TritonVariant:
     chosen variant, the block sizes Inductor recorded); ``target`` is e.g.
     ``cuda sm90 warp32``; ``cache_key`` is its folder in Triton's cache. Together
     with the kernel source this is what it takes to lower the kernel again elsewhere.
+    Only the chosen variant carries stage texts; the others are summaries whose stages
+    say where their texts are (``compiler/triton_stages.py`` says why).
     """
 
     hash: str

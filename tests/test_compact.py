@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from pathlib import Path
 
@@ -60,7 +61,7 @@ def test_fused_node_texts_are_stored_once_as_spans_of_the_post_fusion_text():
     written = doc["exploration"]["compiles"][0]["output_code"][0]["schedule"]["fused"]
     spans = [f["text"] for f in written]
     assert all(isinstance(s, list) for s in spans)
-    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # in order, not overlapping
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))  # in order, no overlap
     back = compiler.Exploration.from_json(json.dumps(doc))
     assert back.compiles[0].output_code[0].schedule == out.schedule
 
