@@ -11,7 +11,8 @@ file names, source lines and kernel ids on every node. Schema 2.0 wrote all of i
   repeated guards, identical stage texts of two kernels or variants);
 - every string of ``COMPRESS_MIN`` characters or more (lowered stages, output code, graph,
   schedule and guard texts) is zlib-compressed and base64-encoded as ``{"zlib": "..."}``,
-  in place or in ``strings``; so is every long list of line numbers (``source_lines``);
+  in place or in ``strings``; so is every list of ``LIST_MIN`` items or more that
+  compresses well (graph nodes, line maps such as ``source_lines``);
 - a fused scheduler node's ``text`` is written as its ``[start, end]`` in its schedule's
   ``post_fusion`` text, which already holds every node's text;
 - ``Guards.guards`` is left out when it is what parsing ``Guards.tree`` gives (as for
@@ -44,8 +45,8 @@ from .model import Schedule
 INTERN_MIN = 8
 # Below this, zlib + base64 saves little and costs a reader's legibility.
 COMPRESS_MIN = 1024
-# Lists of ints shorter than this stay plain JSON.
-INT_LIST_MIN = 256
+# Lists shorter than this stay plain JSON.
+LIST_MIN = 32
 ZLIB = "zlib"
 
 
@@ -112,11 +113,15 @@ def pack(data: Any) -> tuple[list[Any], Any]:
         if isinstance(value, dict):
             return {k: walk(v) for k, v in value.items()}
         if isinstance(value, list):
-            if len(value) >= INT_LIST_MIN and all(v is None or type(v) is int for v in value):
-                packed = compress(json.dumps(value, separators=(",", ":")))
-                if isinstance(packed, dict):
+            out = [walk(v) for v in value]
+            # a long list of records or numbers (graph nodes, line maps) compresses well
+            # as one text, unless it is mostly texts compressed already
+            if len(out) >= LIST_MIN:
+                text = json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+                packed = compress(text)
+                if isinstance(packed, dict) and len(packed[ZLIB]) < 0.6 * len(text):
                     return packed
-            return [walk(v) for v in value]
+            return out
         return value
 
     return strings, walk(data)

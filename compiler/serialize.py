@@ -236,7 +236,9 @@ def _build_dataclass(tp: type, value: Any, path: str, reading: _Reading) -> Any:
 def _schedule_texts(value: dict[str, Any], path: str, reading: _Reading) -> dict[str, Any]:
     """A compact schedule with each fused node's ``[start, end]`` turned back into its
     text, cut from the schedule's ``post_fusion``."""
-    fused = value.get("fused")
+    if reading.strings is None:
+        return value
+    fused = reading.strings.items(value.get("fused"))
     if not isinstance(fused, list) or not any(
         isinstance(f, dict) and isinstance(f.get("text"), list) for f in fused
     ):

@@ -59,7 +59,7 @@ def test_fused_node_texts_are_stored_once_as_spans_of_the_post_fusion_text():
     (out,) = exp.compiles[0].output_code
     assert out.schedule is not None and len(out.schedule.fused) > 5
     written = doc["exploration"]["compiles"][0]["output_code"][0]["schedule"]["fused"]
-    spans = [f["text"] for f in written]
+    spans = [f["text"] for f in compact.Unpacker(doc["strings"]).items(written)]
     assert all(isinstance(s, list) for s in spans)
     assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))  # in order, no overlap
     back = compiler.Exploration.from_json(json.dumps(doc))
