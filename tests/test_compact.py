@@ -5,13 +5,15 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import types
+import typing
 from pathlib import Path
 
 import pytest
 import torch
 
 import compiler
-from compiler import compact
+from compiler import compact, model
 from compiler.model import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,3 +125,41 @@ def test_compact_json_keeps_strings_that_look_like_its_own_markers():
     tricky = ("0", "12", '{"zlib": "eJwDAAAAAAE="}', "[0, 5]", "x" * 2000, "x" * 2000)
     exp = compiler.Exploration(source="live", target="t", notes=tricky)
     assert compiler.Exploration.from_json(exp.to_json()) == exp
+
+
+def _leaf_types(tp: object) -> set[object]:
+    args = typing.get_args(tp)
+    if args:
+        return {leaf for a in args if a is not Ellipsis for leaf in _leaf_types(a)}
+    return {tp}
+
+
+def test_every_model_field_is_typed_closely_enough_for_the_compact_reader():
+    # the reader finds interned and compressed strings through the type hints: a field
+    # typed Any (or list, object) would get an index where its string was written
+    for cls in vars(model).values():
+        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+            continue
+        for name, tp in typing.get_type_hints(cls, vars(model)).items():
+            for leaf in _leaf_types(tp):
+                ok = leaf in (str, int, float, bool, type(None)) or (
+                    isinstance(leaf, type) and dataclasses.is_dataclass(leaf)
+                )
+                assert ok, f"{cls.__name__}.{name}: {tp}"
+            outer = typing.get_origin(tp)
+            assert outer in (None, tuple, dict, typing.Union, types.UnionType), (cls, name, tp)
+
+
+def test_a_fused_node_text_not_in_the_post_fusion_text_is_written_whole():
+    exp = _load(ROOT / "notebooks/recordings/pointwise.json")
+    c = exp.compiles[0]
+    (out,) = c.output_code
+    assert out.schedule is not None and out.schedule.fused
+    node = dataclasses.replace(out.schedule.fused[0], text="op0: edited by hand")
+    schedule = dataclasses.replace(out.schedule, fused=(node, *out.schedule.fused[1:]))
+    out = dataclasses.replace(out, schedule=schedule)
+    exp = dataclasses.replace(exp, compiles=(dataclasses.replace(c, output_code=(out,)),))
+    doc = json.loads(exp.to_json())
+    written = doc["exploration"]["compiles"][0]["output_code"][0]["schedule"]["fused"]
+    assert written[0]["text"] == "op0: edited by hand"
+    assert compiler.Exploration.from_json(json.dumps(doc)) == exp
