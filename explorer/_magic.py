@@ -447,6 +447,11 @@ def _program_failure(
             "Remove --fullgraph to let torch.compile split the graph there, or change the "
             "code so Dynamo can trace it."
         )
+    elif error.stage == "dynamic":  # mark_dynamic on a size the code specialises
+        hint = (
+            "A dimension marked dynamic was specialised by the code: use "
+            "torch._dynamo.maybe_mark_dynamic instead of mark_dynamic, or remove the mark."
+        )
     else:
         hint = (
             "If the cell also fails without %%compile, the bug is in the code; otherwise try "
