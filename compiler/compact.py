@@ -22,9 +22,9 @@ file names, source lines and kernel ids on every node. Schema 2.0 wrote all of i
 
 The same GPT-2 step captured on a CPU: 8.9 MB plain, 0.82 MB compact, written in 1.8x
 the time and read in 0.7x (``benchmarks/json_size.py --gpt2``). Only the file changes:
-the objects in memory hold plain text, and ``from_json(to_json(e)) == e``. The reader tells an index or ``{"zlib": ...}`` from a
-string by the model's type hints (a ``str`` field never holds a number or an object),
-so no string value needs escaping.
+the objects in memory hold plain text, and ``from_json(to_json(e)) == e``. The reader
+tells an index or ``{"zlib": ...}`` from a string by the model's type hints (a ``str``
+field never holds a number or an object), so no string value needs escaping.
 
 Example:
     >>> strings, data = pack({"a": ["x" * 40, "x" * 40], "b": 3})
