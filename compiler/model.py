@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
-SCHEMA_VERSION = (2, 0)
+SCHEMA_VERSION = (2, 1)
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
@@ -348,6 +348,8 @@ class TritonVariant:
     chosen variant, the block sizes Inductor recorded); ``target`` is e.g.
     ``cuda sm90 warp32``; ``cache_key`` is its folder in Triton's cache. Together
     with the kernel source this is what it takes to lower the kernel again elsewhere.
+    Only the chosen variant carries stage texts; the others are summaries whose stages
+    say where their texts are (``compiler/triton_stages.py`` says why).
     """
 
     hash: str
@@ -740,11 +742,12 @@ class Exploration:
 
         return diagnose(self)
 
-    def to_json(self, *, indent: int | None = None) -> str:
-        """Serialize losslessly, schema version first."""
+    def to_json(self, *, indent: int | None = None, compact: bool = True) -> str:
+        """Serialize losslessly, schema version first; repeated strings are stored once
+        and long texts compressed unless ``compact=False`` (``compiler/compact.py``)."""
         from .serialize import to_json
 
-        return to_json(self, indent=indent)
+        return to_json(self, indent=indent, compact=compact)
 
     @classmethod
     def from_json(cls, text: str) -> Exploration:
