@@ -3,10 +3,10 @@
 A pane is built by a pure function of the Exploration (``explorer.panes.build_pane``)
 when the user opens it, and crosses to the browser as JSON (``pane_json``). Text is
 sent verbatim, one entry per line of ``text.split("\\n")`` in the per-line tables
-(``line_src``, ``line_kernel``, ``source_line``; a graph's the browser derives from its
-nodes); the browser highlights it. ``explorer.panes.typedefs`` turns these classes into
-the JSDoc typedefs ``explorer/static/panes.typedefs.js`` holds, and a test keeps both in
-step.
+(``line_src``, ``source_line``; a graph's and an output code's the browser derives from
+their nodes and kernels); the browser highlights it. ``explorer.panes.typedefs`` turns
+these classes into the JSDoc typedefs ``explorer/static/panes.typedefs.js`` holds, and a
+test keeps both in step.
 
 Ids: a source key is ``file:line``; a kernel id is ``Kernel.id``; a node is its index
 in the columns of ``GraphPane.nodes`` (its ``name`` in the selection).
@@ -156,7 +156,10 @@ class KernelInfo:
 
 @dataclass(**_FROZEN)
 class OutputCodePane:
-    """Inductor's generated module verbatim, with the kernel each line belongs to."""
+    """Inductor's generated module verbatim, with its kernels. The browser marks the kernel
+    each line belongs to (``first_line`` to ``last_line`` and ``call_lines`` of each, in
+    order; a C++ kernel's own source, inside the string literal, read as C++) when the
+    pane arrives (``outputCodeView`` in ``explorer/static/store.js``)."""
 
     kind: str = "output_code"
     id: str
@@ -166,8 +169,6 @@ class OutputCodePane:
     errors: tuple[PaneError, ...] = ()
     text: str
     language: str = "python"
-    line_kernel: tuple[str | None, ...] = ()
-    kernel_language: tuple[str | None, ...] = ()
     kernels: tuple[KernelInfo, ...] = ()
     path: str = ""
 

@@ -279,8 +279,6 @@
  * @property {PaneError[]} errors
  * @property {string} text
  * @property {string} language
- * @property {(string|null)[]} line_kernel
- * @property {(string|null)[]} kernel_language
  * @property {KernelInfo[]} kernels
  * @property {string} path
  */

@@ -14,9 +14,49 @@ const PANE_KEY_SEP = "\n"; // as explorer/export.py joins compile key and pane i
  * }} GraphView
  */
 
-/** A pane as it arrived, graphs expanded (``graphView``). @param {any} pane @returns {any} */
+/**
+ * An output code as the renderer reads it, with the kernel id and the highlighter's
+ * language (null: the pane's) of each line of its text.
+ * @typedef {OutputCodePane & {line_kernel: (string|null)[], kernel_language: (string|null)[]}} OutputCodeView
+ */
+
+/** A pane as it arrived, graphs and output code expanded. @param {any} pane @returns {any} */
 function paneView(pane) {
-  return pane && pane.kind === "graph" ? graphView(pane) : pane;
+  if (pane && pane.kind === "graph") return graphView(pane);
+  if (pane && pane.kind === "output_code") return outputCodeView(pane);
+  return pane;
+}
+
+/** @param {string} text @returns {number} the lines of `text.split("\n")` */
+function lineCount(text) {
+  let lines = 1;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) lines++;
+  return lines;
+}
+
+/**
+ * Mark each line of an output code with its kernel: a kernel's lines from `first_line` to
+ * `last_line` and its `call_lines` (1-based; a later kernel wins a shared line), and a C++
+ * kernel's own source (0-based lines first_line .. last_line - 2, inside the string
+ * literal) as C++; Triton stays Python.
+ *
+ * Example: `outputCodeView(pane).line_kernel[k.first_line - 1] === k.id`.
+ * @param {OutputCodePane} p @returns {OutputCodeView}
+ */
+function outputCodeView(p) {
+  const n = lineCount(p.text);
+  /** @type {(string|null)[]} */
+  const lineKernel = new Array(n).fill(null);
+  /** @type {(string|null)[]} */
+  const language = new Array(n).fill(null);
+  for (const k of p.kernels) {
+    if (k.first_line && k.last_line) {
+      lineKernel.fill(k.id, k.first_line - 1, Math.min(k.last_line, n));
+      if (k.language === "cpp") language.fill("cpp", k.first_line, Math.min(k.last_line - 1, n));
+    }
+    for (const ln of k.call_lines) if (ln > 0 && ln <= n) lineKernel[ln - 1] = k.id;
+  }
+  return { ...p, line_kernel: lineKernel, kernel_language: language };
 }
 
 /**
@@ -34,8 +74,7 @@ function graphView(g) {
   const count = c.name.length;
   /** @type {GcNode[]} */
   const nodes = new Array(count);
-  let lines = 1;
-  for (let at = g.text.indexOf("\n"); at >= 0; at = g.text.indexOf("\n", at + 1)) lines++;
+  const lines = lineCount(g.text);
   /** @type {(string|null)[]} */
   const lineSrc = new Array(lines).fill(null);
   /** @type {(number|null)[]} */
