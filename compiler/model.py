@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
-SCHEMA_VERSION = (2, 1)
+SCHEMA_VERSION = (3, 0)
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 

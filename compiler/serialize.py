@@ -2,9 +2,11 @@
 
 The writer walks the dataclasses; the reader rebuilds them from their type hints,
 keeps a list of keys it did not recognise, refuses a newer major version and
-upgrades older majors one step at a time. Since schema 2.1 the writer stores repeated
-strings once and long texts compressed (``compiler/compact.py``); the reader still takes
-the plain 2.0 form, and 1.x through the upgrade to 2.0.
+upgrades older majors one step at a time. Since schema 3.0 the writer stores repeated
+strings once and long texts compressed (``compiler/compact.py``): a major version, so
+that a 2.x reader refuses such a file instead of reading table indexes as text. The
+reader still takes the plain form (``to_json(compact=False)``, and 2.x files through
+the upgrade to 3.0) and 1.x through the upgrade to 2.0.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from .errors import SchemaVersionError, TraceFormatError
 from .links import derive
 from .model import SCHEMA_VERSION, Exploration, Guards, Schedule
 
-# The first minor version of the current major written in the compact form.
-_COMPACT_SINCE = (2, 1)
+# The first version written in the compact form.
+_COMPACT_SINCE = (3, 0)
 
 
 @dataclasses.dataclass
@@ -35,10 +37,18 @@ class _Reading:
     strings: Unpacker | None = None
 
 
-def _upgrade_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
-    """Schema 2.0 added ids and links computed from the other fields (``Compile.key``,
-    ``Kernel.id``, ``Node.kernels``, ...): compute them for a 1.x document, with the
-    same ``links.derive`` live capture and trace loading use."""
+def _unchanged_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2.0 only added fields derived from the others (``Compile.key``,
+    ``Kernel.id``, ``Node.kernels``, ...); ``_derive_2_to_3`` derives them with the
+    3.0 ones, so a 1.x document is built and linked once, not twice."""
+    return data
+
+
+def _derive_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
+    """Schema 3.0 added more derived facts (``Kernel.user_lines``,
+    ``GraphBreak.user_frames``, ``Compile.resumes``) beside the compact form: compute
+    every derived field of a plain 1.x/2.x document with the same ``links.derive`` live
+    capture and trace loading use."""
     reading = _Reading(unknown=[])
     exp = _build(Exploration, data, "exploration", reading)
     if not isinstance(exp, Exploration):
@@ -53,7 +63,10 @@ def _upgrade_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 # _UPGRADES[n] turns a major-version-n dict into a major-version-(n+1) dict.
-_UPGRADES: dict[int, typing.Callable[[dict[str, Any]], dict[str, Any]]] = {1: _upgrade_1_to_2}
+_UPGRADES: dict[int, typing.Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _unchanged_1_to_2,
+    2: _derive_2_to_3,
+}
 
 
 def to_dict(value: Any) -> Any:
@@ -121,7 +134,7 @@ def to_json(exp: Exploration, *, indent: int | None = None, compact: bool = True
         >>> import compiler
         >>> text = to_json(compiler.Exploration(source="live"))
         >>> text[:27]
-        '{"schema_version": [2, 1], '
+        '{"schema_version": [3, 0], '
     """
     if not compact:
         plain = {"schema_version": list(SCHEMA_VERSION), "exploration": to_dict(exp)}
