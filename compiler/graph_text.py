@@ -16,9 +16,8 @@ from .model import Graph, Node, SourceLoc, TensorMeta
 _FILE_COMMENT = re.compile(
     r"#\s*File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>.+?), code: (?P<code>.*)$"
 )
-# The same comment as a line of a whole text (from its newline: a literal the engine
-# jumps to).
-_FILE_COMMENT_LINE = re.compile(r"\n[ \t]*# File: (.+?):(\d+) in (.+?), code: (.*)")
+# The same comment as a whole line (``re.match``).
+_FILE_COMMENT_LINE = re.compile(r"[ \t]*# File: (.+?):(\d+) in (.+?), code: (.*)")
 _NO_STACK = "No stacktrace found for following nodes"
 # f32[4, s0][s0, 1]cpu  (dtype, sizes, strides, device)
 _TENSOR = re.compile(
@@ -115,21 +114,21 @@ def comment_sources(text: str) -> dict[int, SourceLoc]:
         7
     """
     out: dict[int, SourceLoc] = {}
-    seen: dict[str, SourceLoc] = {}  # a source line is named again and again
-    line, at = 1, 0
-    # the regex engine jumps from newline to newline in C, and lines are counted between
-    # hits only: a 5,000-node text has thousands of comments
-    for m in _FILE_COMMENT_LINE.finditer("\n" + text):  # a match starts where its line does
-        start = m.start()
-        line += text.count("\n", at, start)
-        at = start
-        loc = seen.get(m[0])
-        if loc is None:
-            file, number, fn, code = m.groups()
-            loc = seen[m[0]] = SourceLoc(
-                filename=file, line=int(number), function=fn, code=code.rstrip(" \t")
-            )
-        out[line] = loc
+    # a source line is named again and again: each distinct comment line is read once
+    seen: dict[str, SourceLoc | None] = {}
+    lines = text.split("\n")
+    for i in [i for i, line in enumerate(lines) if "# File: " in line]:
+        line = lines[i]
+        if line not in seen:
+            m = _FILE_COMMENT_LINE.match(line)
+            seen[line] = None
+            if m is not None:
+                seen[line] = SourceLoc(
+                    filename=m[1], line=int(m[2]), function=m[3], code=m[4].rstrip(" \t")
+                )
+        loc = seen[line]
+        if loc is not None:
+            out[i + 1] = loc
     return out
 
 
