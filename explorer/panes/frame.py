@@ -133,9 +133,9 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
     c = find_compile(exp, compile_key)
     graph, stage, suffix = graph_of(c, pane_id)
     nodes = graph.nodes
-    # one C-level read of every field of every node, turned into columns by zip
+    # a column per field, each read in C (one pass per field: no tuple per node)
     names, ops, targets, metas, stacks, sources, kernels, lines, modules, reads = (
-        zip(*map(_NODE_FIELDS, nodes), strict=True) if nodes else ((),) * 10
+        tuple(map(read, nodes)) for read in _NODE_FIELDS
     )
     inputs, users = _edges(names, modules, reads)
     comments = comment_sources(graph.text)
@@ -176,9 +176,9 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
 
 
 _T = TypeVar("_T")
-_NODE_FIELDS = operator.attrgetter(
-    "name", "op", "target", "meta", "module_stack", "source", "kernels", "line", "module",
-    "inputs",
+_NODE_FIELDS = tuple(
+    map(operator.attrgetter, ("name", "op", "target", "meta", "module_stack", "source",
+                              "kernels", "line", "module", "inputs"))
 )  # fmt: skip
 
 
