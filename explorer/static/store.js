@@ -2,7 +2,9 @@
 // The store: the index, the selection, and the panes, fetched when first opened. In the
 // notebook a pane comes from Python (a custom message answered with the pane's JSON);
 // in the exported page from the gzip+base64 blob the page carries, decompressed by the
-// browser's DecompressionStream. Either way each pane is fetched once.
+// browser's DecompressionStream. Either way each pane is fetched once, and a graph or an
+// output code is expanded once from the compact form Python sends (paneView) into what
+// the renderers read: one object per graph node, and per-line tables of their texts.
 
 const PANE_KEY_SEP = "\n"; // as explorer/export.py joins compile key and pane id
 
