@@ -47,12 +47,17 @@ def _nodes(pane: dict) -> list[dict]:
     """A graph pane's nodes, one dict each, their shared values looked up in the pane's
     tables (what the browser's ``graphView`` does)."""
     cols = pane["nodes"]
+    users: list[list[int]] = [[] for _ in cols["name"]]
+    for i, inputs in enumerate(cols["inputs"]):
+        for j in inputs:
+            users[j].append(i)
     out = []
     for i in range(len(cols["name"])):
         loc = pane["sources"][cols["source"][i]] if cols["source"][i] is not None else None
         out.append(
             {
-                **{k: cols[k][i] for k in ("name", "inputs", "users", "line")},
+                **{k: cols[k][i] for k in ("name", "inputs", "line")},
+                "users": users[i],
                 "op": pane["ops"][cols["op"][i]],
                 "target": pane["targets"][cols["target"][i]],
                 "meta": pane["metas"][cols["meta"][i]],

@@ -137,7 +137,7 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
     names, ops, targets, metas, stacks, sources, kernels, lines, modules, reads = (
         tuple(map(read, nodes)) for read in _NODE_FIELDS
     )
-    inputs, users = _edges(names, modules, reads)
+    inputs = _inputs(names, modules, reads)
     comments = comment_sources(graph.text)
     source_refs, interned = _interned(sources + tuple(comments.values()), _source_ref, _LOC_FIELDS)
     meta_refs, meta = _interned(metas, _metas)
@@ -152,7 +152,6 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
         meta=meta,
         module_stack=stack,
         inputs=inputs,
-        users=users,
         source=interned[: len(sources)],
         kernels=kernel,
         line=lines,
@@ -182,32 +181,29 @@ _NODE_FIELDS = tuple(
 )  # fmt: skip
 
 
-def _edges(
+def _inputs(
     names: tuple[str, ...], modules: tuple[str, ...], reads: tuple[tuple[str, ...], ...]
-) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
-    """(inputs, users) as node indices: a name read inside a nested module is that
+) -> tuple[tuple[int, ...], ...]:
+    """The nodes each node reads, as indices: a name read inside a nested module is that
     module's node, else a top-level one; a node reading itself is no edge."""
-    inputs: list[tuple[int, ...]] = []
-    users: list[list[int]] = [[] for _ in names]
     if not any(modules):  # the common case: one flat forward, names are unique
-        index = {name: i for i, name in enumerate(names)}
-        get = index.get
+        get = {name: i for i, name in enumerate(names)}.get
+        inputs = []
         for i, read in enumerate(reads):
             found = tuple(map(get, read))
             if None in found or i in found:  # rare: filtered in Python only then
                 found = tuple(j for j in found if j is not None and j != i)
             inputs.append(found)
-            for j in found:
-                users[j].append(i)
-        return tuple(inputs), tuple(map(tuple, users))
+        return tuple(inputs)
     nested = {(m, name): i for i, (m, name) in enumerate(zip(modules, names, strict=True))}
-    for i, (module, read) in enumerate(zip(modules, reads, strict=True)):
-        got = [nested.get((module, name), nested.get(("", name))) for name in read]
-        found = tuple(j for j in got if j is not None and j != i)
-        inputs.append(found)
-        for j in found:
-            users[j].append(i)
-    return tuple(inputs), tuple(map(tuple, users))
+    return tuple(
+        tuple(
+            j
+            for j in (nested.get((module, name), nested.get(("", name))) for name in read)
+            if j is not None and j != i
+        )
+        for i, (module, read) in enumerate(zip(modules, reads, strict=True))
+    )
 
 
 def _distinct(values: tuple[_T, ...]) -> tuple[tuple[_T, ...], tuple[int, ...]]:

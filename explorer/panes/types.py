@@ -76,10 +76,11 @@ class GraphNodes:
     """A graph's FX nodes as columns: node ``i`` is entry ``i`` of each. Values nodes share
     are indices into the pane's tables: ``op`` into ``GraphPane.ops``, ``target`` into
     ``targets``, ``meta`` into ``metas``, ``module_stack`` into ``stacks``, ``source`` into
-    ``sources`` (None: no user source), ``kernels`` into ``kernel_sets``. ``inputs`` and
-    ``users`` are node indices; ``line`` is the node's 1-based line in ``GraphPane.text``,
-    which shows its arguments. (Columns, not one object per node: a training step's
-    graphs have 65,000 nodes, and their keys were most of the page.)"""
+    ``sources`` (None: no user source), ``kernels`` into ``kernel_sets``. ``inputs`` are
+    node indices (the browser inverts them into each node's users); ``line`` is the node's
+    1-based line in ``GraphPane.text``, which shows its arguments. (Columns, not one
+    object per node: a training step's graphs have 65,000 nodes, and their keys were most
+    of the page.)"""
 
     name: tuple[str, ...] = ()
     op: tuple[int, ...] = ()
@@ -87,7 +88,6 @@ class GraphNodes:
     meta: tuple[int, ...] = ()
     module_stack: tuple[int, ...] = ()
     inputs: tuple[tuple[int, ...], ...] = ()
-    users: tuple[tuple[int, ...], ...] = ()
     source: tuple[int | None, ...] = ()
     kernels: tuple[int, ...] = ()
     line: tuple[int, ...] = ()

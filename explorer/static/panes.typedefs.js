@@ -147,7 +147,6 @@
  * @property {number[]} meta
  * @property {number[]} module_stack
  * @property {number[][]} inputs
- * @property {number[][]} users
  * @property {(number|null)[]} source
  * @property {number[]} kernels
  * @property {number[]} line

@@ -64,8 +64,9 @@ function outputCodeView(p) {
 /**
  * Expand a GraphPane (explorer/panes/types.py GraphNodes): node i's fields are entry i of
  * each column, shared values looked up by index; nodes share the looked-up arrays (meta,
- * module_stack, kernels), which no renderer changes. A node's line links to the node and,
- * where it has one, its source; a `# File:` comment's line to the location it names.
+ * module_stack, kernels), which no renderer changes; users are the inputs inverted. A
+ * node's line links to the node and, where it has one, its source; a `# File:` comment's
+ * line to the location it names.
  *
  * Example: `graphView(pane).nodes[0].src` is the source key of the pane's first node.
  * @param {GraphPane} g @returns {GraphView}
@@ -82,6 +83,9 @@ function graphView(g) {
   /** @type {(number|null)[]} */
   const lineNode = new Array(lines).fill(null);
   for (const [line, s] of g.file_comments) lineSrc[line - 1] = sources[s].src;
+  /** @type {number[][]} the nodes reading each node, in node order */
+  const users = Array.from({ length: count }, () => []);
+  for (let i = 0; i < count; i++) for (const j of c.inputs[i]) users[j].push(i);
   for (let i = 0; i < count; i++) {
     const s = c.source[i];
     const loc = s === null ? null : sources[s];
@@ -92,7 +96,7 @@ function graphView(g) {
       meta: metas[c.meta[i]],
       module_stack: stacks[c.module_stack[i]],
       inputs: c.inputs[i],
-      users: c.users[i],
+      users: users[i],
       src: loc ? loc.src : null,
       function: loc ? loc.function : "",
       code: loc ? loc.code : "",
