@@ -382,7 +382,7 @@ def recording(
     hook = None
     remove_autotune_listener: Callable[[], None] | None = None
     try:
-        with _compat.patched_configs(inductor, functorch):
+        with _compat.patched_configs(inductor, functorch), _compat.fusion_ir_formatted_once():
             trace_log.addHandler(trace_handler)
             trace_log.setLevel(logging.DEBUG)
             # Trace records are large and DEBUG: never let them reach the user's root
