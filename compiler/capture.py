@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import dis
+import functools
 import inspect
 import json
 import logging
@@ -172,7 +173,8 @@ class Recording:
         except (OSError, TypeError):
             meta["source"] = None
         if self.decompile:
-            meta.update(_decompile(transformed))
+            # depyf takes a noticeable part of a compile: decompile when a view asks
+            meta["decompile"] = functools.partial(_decompile, transformed)
         self.events.append(_event(BYTECODE_EVENT, meta, None))
 
     def autotune_listener(
@@ -300,16 +302,17 @@ def _with_cached_choice(
     return (dataclasses.replace(only, chosen=True, config={**best, **only.config}),)
 
 
-def _decompile(code: CodeType) -> dict[str, Any]:
+def _decompile(code: CodeType) -> tuple[str | None, str | None]:
+    """(decompiled source, None) or (None, why not)."""
     try:
         import depyf  # type: ignore[import-untyped]
     except ImportError:
-        return {"decompile_error": "decompiler not installed: pip install depyf"}
+        return None, "decompiler not installed: pip install depyf"
     try:
-        return {"decompiled": depyf.decompile(code)}
+        return str(depyf.decompile(code)), None
     except Exception as exc:  # depyf fails on some 3.11+ bytecode; never fatal
         why = f"{type(exc).__name__}: {exc}"
-        return {"decompile_error": f"depyf could not decompile {code.co_name}: {why}"}
+        return None, f"depyf could not decompile {code.co_name}: {why}"
 
 
 def environment(device: str = "cpu") -> Environment:
