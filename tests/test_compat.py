@@ -189,7 +189,9 @@ def test_fusion_ir_formatted_once_writes_the_text_torch_writes_and_restores_torc
     with _compat.fusion_ir_formatted_once() as active:
         faster = _fusion_ir_texts(_norm_softmax, *inputs)
     assert active, "the hook points exist on the torch this project pins"
-    assert len(plain) == 2 and plain[0].startswith("BEFORE FUSION") and "loop_body" in plain[0]
+    assert len(plain) == 2 and plain[0].startswith("BEFORE FUSION")
+    # more loop bodies than are checked against torch's printing, so some take the fast path
+    assert plain[0].count("_loop_body:") > _compat._BLOCKS_CHECKED
     assert faster == plain
     after = (
         DebugFormatter.__dict__["_write_ir"],
