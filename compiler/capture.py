@@ -344,7 +344,8 @@ def recording(
     Args:
         keep_caches: leave the FX graph and AOTAutograd caches on. Off by default,
             because a cache hit skips the stages that would be recorded.
-        decompile: decompile Dynamo's transformed bytecode with depyf (best effort).
+        decompile: decompile Dynamo's transformed bytecode with depyf (best effort),
+            when ``Bytecode.decompiled`` is first read rather than during the compile.
         triton_stages: keep every Triton kernel's TTIR, TTGIR, LLVM IR and PTX, and
             its SASS on demand (``compiler.with_sass``). By default on when CUDA is
             available. Nothing about where or how Triton compiles changes: the stages
