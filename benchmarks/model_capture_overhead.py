@@ -19,8 +19,13 @@ a core does not count. Then, from the explore runs, the median seconds spent in 
 of capture (``capture_parts.py``): their sum against explore - baseline says how much of
 the overhead the parts explain. Read ratios measured in one run, not absolute seconds.
 
+With ``--fusion-ir``, instead: one explore per model, in which every node list Inductor
+logs is formatted twice, first as capture formats it, then by torch alone (so torch's
+run finds sympy's caches warm: the speed-up printed is a lower bound); the texts must be
+equal, and the seconds of each are printed.
+
 Run: ``python benchmarks/model_capture_overhead.py [--repeats 5] [--layers 2]
-[--models bert_inference gpt2_training]``
+[--models bert_inference gpt2_training] [--fusion-ir]``
 """
 
 from __future__ import annotations
@@ -152,12 +157,64 @@ def _run(
     return times, parts
 
 
+def _fusion_ir_both_ways(name: str, layers: int) -> tuple[float, float, int, int]:
+    """(torch's seconds, capture's seconds, node lists, how many came out equal)."""
+    from torch._inductor.debug import DebugFormatter
+
+    raw = DebugFormatter.__dict__["_write_ir"]
+    torch_write = raw.__func__ if isinstance(raw, staticmethod) else raw
+    seconds = {"torch": 0.0, "capture": 0.0}
+    counts = {"lists": 0, "equal": 0}
+    faster = _compat.fusion_ir_formatted_once
+
+    @contextlib.contextmanager
+    def both_ways() -> Iterator[bool]:
+        with faster() as active:
+            ours = DebugFormatter.__dict__["_write_ir"]
+            capture_write = ours.__func__ if isinstance(ours, staticmethod) else ours
+
+            def write(nodes: Any) -> str:
+                start = time.perf_counter()
+                text: str = capture_write(nodes)
+                seconds["capture"] += time.perf_counter() - start
+                start = time.perf_counter()
+                plain = torch_write(nodes)
+                seconds["torch"] += time.perf_counter() - start
+                counts["lists"] += 1
+                counts["equal"] += text == plain
+                return text
+
+            DebugFormatter._write_ir = staticmethod(write)  # type: ignore[method-assign]
+            yield active
+
+    target, inputs, wrap = MODELS[name](layers)
+    _compat.fusion_ir_formatted_once = both_ways
+    try:
+        with torch.no_grad() if wrap else torch.enable_grad():
+            _explore(target, inputs, wrap)
+    finally:
+        _compat.fusion_ir_formatted_once = faster
+    return seconds["torch"], seconds["capture"], counts["lists"], counts["equal"]
+
+
+def _print_fusion_ir(models: list[str], layers: int) -> None:
+    print("fusion IR text, the same scheduler nodes formatted both ways in one run:")
+    print(f"{'model':<18}{'torch_s':>10}{'capture_s':>11}{'speed-up':>10}{'equal':>9}")
+    for name in models:
+        plain, ours, lists, equal = _fusion_ir_both_ways(name, layers)
+        print(f"{name:<18}{plain:>10.3f}{ours:>11.3f}{plain / ours:>9.2f}x{equal:>5}/{lists}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per side")
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--fusion-ir", action="store_true", help="see the module doc")
     args = parser.parse_args()
+    if args.fusion_ir:
+        _print_fusion_ir(args.models, args.layers)
+        return
     print(f"torch {torch.__version__}, cpu ({torch.get_num_threads()} threads), "
           f"{args.layers} layers, warm kernels, medians of {args.repeats}")  # fmt: skip
     print(f"{'model':<18}{'clock':>6}{'baseline_s':>11}{'explore_s':>11}{'ratio':>8}"
