@@ -43,6 +43,8 @@ PARTS = (
     ("provenance: dump (torch)", "torch._inductor.debug", "dump_inductor_provenance_info"),
     ("provenance: graph json (torch)", "torch.fx.traceback", "get_graph_provenance_json"),
     ("Triton stages (ours, GPU)", "compiler.capture", "Recording._attach_triton_stages"),
+    ("  stage files read (ours, GPU)", "compiler.triton_stages", "collect"),
+    ("  stage line maps (ours, GPU)", "compiler.capture", "with_source_lines"),
     ("Exploration build (ours)", "compiler.capture", "Recording.exploration"),
 )
 
