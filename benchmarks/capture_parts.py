@@ -42,6 +42,11 @@ PARTS = (
     ),
     ("provenance: dump (torch)", "torch._inductor.debug", "dump_inductor_provenance_info"),
     ("provenance: graph json (torch)", "torch.fx.traceback", "get_graph_provenance_json"),
+    (
+        "provenance: per kernel (torch)",
+        "torch._inductor.debug",
+        "set_kernel_post_grad_provenance_tracing",
+    ),
     ("Triton stages (ours, GPU)", "compiler.capture", "Recording._attach_triton_stages"),
     ("  stage files read (ours, GPU)", "compiler.triton_stages", "collect"),
     ("  stage line maps (ours, GPU)", "compiler.capture", "with_source_lines"),
