@@ -20,9 +20,9 @@ of capture (``capture_parts.py``): their sum against explore - baseline says how
 the overhead the parts explain. Read ratios measured in one run, not absolute seconds.
 
 With ``--fusion-ir``, instead: one explore per model, in which every node list Inductor
-logs is formatted twice, first as capture formats it, then by torch alone (so torch's
-run finds sympy's caches warm: the speed-up printed is a lower bound); the texts must be
-equal, and the seconds of each are printed.
+logs is formatted twice, as capture formats it and by torch alone, taking turns at going
+first (the second finds sympy's caches warm); the texts must be equal, and the seconds
+of each are printed.
 
 Run: ``python benchmarks/model_capture_overhead.py [--repeats 5] [--layers 2]
 [--models bert_inference gpt2_training] [--fusion-ir]``
@@ -174,15 +174,15 @@ def _fusion_ir_both_ways(name: str, layers: int) -> tuple[float, float, int, int
             capture_write = ours.__func__ if isinstance(ours, staticmethod) else ours
 
             def write(nodes: Any) -> str:
-                start = time.perf_counter()
-                text: str = capture_write(nodes)
-                seconds["capture"] += time.perf_counter() - start
-                start = time.perf_counter()
-                plain = torch_write(nodes)
-                seconds["torch"] += time.perf_counter() - start
+                texts = {}
+                ways = [("capture", capture_write), ("torch", torch_write)]
+                for way, fn in ways[counts["lists"] % 2 :] + ways[: counts["lists"] % 2]:
+                    start = time.perf_counter()
+                    texts[way] = fn(nodes)
+                    seconds[way] += time.perf_counter() - start
                 counts["lists"] += 1
-                counts["equal"] += text == plain
-                return text
+                counts["equal"] += texts["capture"] == texts["torch"]
+                return str(texts["capture"])
 
             DebugFormatter._write_ir = staticmethod(write)  # type: ignore[method-assign]
             yield active
