@@ -250,7 +250,9 @@ class Bytecode:
     """A frame's bytecode before and after Dynamo, as ``dis`` prints it.
 
     ``decompiled`` is best-effort source for the transformed code; when the
-    decompiler fails, ``decompile_error`` says why.
+    decompiler fails, ``decompile_error`` says why. A live capture decompiles on first
+    read of either (``Bytecode.deferred``): decompiling costs time in the user's
+    compile, and most views never show it.
     """
 
     code_name: str
@@ -263,6 +265,32 @@ class Bytecode:
     # ``original``/``transformed`` (``dis`` text split on newlines); None where none.
     original_lines: tuple[int | None, ...] = ()
     transformed_lines: tuple[int | None, ...] = ()
+
+    @classmethod
+    def deferred(
+        cls, *, decompile: Callable[[], tuple[str | None, str | None]], **fields: Any
+    ) -> Bytecode:
+        """Bytecode whose ``decompiled`` and ``decompile_error`` come from
+        ``decompile()``, called once, when either is first read; ``fields`` are the others.
+
+        Example:
+            >>> b = Bytecode.deferred(code_name="f", decompile=lambda: ("def f(): pass", None))
+            >>> b.decompiled
+            'def f(): pass'
+        """
+
+        def decompile_once() -> tuple[str | None, str | None]:
+            try:
+                return decompile()
+            except Exception as exc:  # a view reading .decompiled must get text, not a crash
+                return None, f"{type(exc).__name__}: {exc}"
+
+        bytecode = cls(**fields)
+        _defer_bytecode(bytecode, decompile_once)
+        return bytecode
+
+
+_defer_bytecode = _derived_on_read(Bytecode, "decompiled", "decompile_error")
 
 
 @dataclass(**_FROZEN)
