@@ -48,6 +48,7 @@ from .model import (
     OutputCode,
     StageError,
     TritonVariant,
+    replace_lazily,
 )
 from .module_stack import module_paths
 
@@ -277,7 +278,9 @@ def _with_variants(
         found = _with_cached_choice(k.info, variants[(out.path, k.name)])
         chosen = next((v for v in found if v.chosen), None)
         grid = launch_grid(out, k, chosen.config) if chosen else ()
-        return with_source_lines(dataclasses.replace(k, variants=found, grid=grid))
+        # a copy that keeps ``user_lines`` for its first reader: computing them reads
+        # the post-grad graphs, which the capture itself never needs
+        return with_source_lines(replace_lazily(k, variants=found, grid=grid))
 
     outputs = tuple(
         dataclasses.replace(out, kernels=tuple(kernel(out, k) for k in out.kernels))
