@@ -7,6 +7,7 @@ through it. The graph keeps the text verbatim; the nodes are an index into it.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import gc
 import re
 from typing import Any
@@ -106,12 +107,77 @@ def deferred_graph(stage: str, text: str) -> Graph:
     return Graph.deferred(stage=stage, text=text, parse=lambda: parse_nodes(text))
 
 
+def comment_source(comment: str) -> tuple[bool, SourceLoc | None]:
+    """What a stripped ``#`` comment line does to the source location in force: (True,
+    the new location) for ``# File: ...`` and for torch's no-stack-trace note (None);
+    (False, None) for any other comment."""
+    m = _FILE_COMMENT.search(comment)
+    if m:
+        loc = SourceLoc(filename=m["file"], line=int(m["line"]), function=m["fn"], code=m["code"])
+        return True, loc
+    return (True, None) if _NO_STACK in comment else (False, None)
+
+
+# What ``_Function.fields`` holds per node: name, op, target, args, kwargs, inputs,
+# annotation, line and source (``BY_LINE``: look it up in ``_Parser.sources``). Tuples,
+# not dicts: a big graph has tens of thousands.
+Record = tuple[str, str, str, tuple[str, ...], dict[str, str], tuple[str, ...], str, int, Any]
+BY_LINE: Any = object()
+_NEW = object.__new__
+_SLOTS = {f.name: Node.__dict__[f.name].__set__ for f in dataclasses.fields(Node)}
+
+
+def new_node(
+    name: str,
+    op: str,
+    target: str,
+    args: tuple[str, ...],
+    kwargs: dict[str, str],
+    inputs: tuple[str, ...],
+    users: tuple[str, ...],
+    meta: tuple[TensorMeta, ...],
+    annotation: str,
+    source: SourceLoc | None,
+    module: str,
+    line: int,
+    kernels: tuple[str, ...] = (),
+    module_stack: tuple[str, ...] = (),
+) -> Node:
+    """``Node(...)`` by its slots: the frozen dataclass's ``__init__`` sets each field
+    through ``object.__setattr__`` and costs twice as much, on 65,000 nodes of a
+    12-layer GPT-2 trace (tests/test_graph_lines.py checks the two agree)."""
+    node: Node = _NEW(Node)
+    s = _SLOTS
+    s["name"](node, name)
+    s["op"](node, op)
+    s["target"](node, target)
+    s["args"](node, args)
+    s["kwargs"](node, kwargs)
+    s["inputs"](node, inputs)
+    s["users"](node, users)
+    s["meta"](node, meta)
+    s["annotation"](node, annotation)
+    s["source"](node, source)
+    s["module"](node, module)
+    s["line"](node, line)
+    s["kernels"](node, kernels)
+    s["module_stack"](node, module_stack)
+    return node
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = text.split("\n")
-        self.sources = self._source_by_line()
         self.metas: dict[str, tuple[TensorMeta, ...]] = {}
+        self._sources: dict[int, SourceLoc] | None = None
+
+    @property
+    def sources(self) -> dict[int, SourceLoc]:
+        """Line -> user source location: only the ``ast`` path needs the table (the
+        line scanner follows the ``# File:`` comments as it reads)."""
+        if self._sources is None:
+            self._sources = self._source_by_line()
+        return self._sources
 
     def meta(self, annotation: str) -> tuple[TensorMeta, ...]:
         """``tensor_meta``, once per distinct annotation (a graph repeats a few shapes)."""
@@ -124,16 +190,12 @@ class _Parser:
         """The user source location in force at each line, from ``# File:`` comments."""
         current: SourceLoc | None = None
         by_line: dict[int, SourceLoc] = {}
-        for number, line in enumerate(self.lines, start=1):
+        for number, line in enumerate(self.text.split("\n"), start=1):
             stripped = line.strip()
             if stripped.startswith("#"):
-                m = _FILE_COMMENT.search(stripped)
-                if m:
-                    current = SourceLoc(
-                        filename=m["file"], line=int(m["line"]), function=m["fn"], code=m["code"]
-                    )
-                elif _NO_STACK in stripped:
-                    current = None
+                changes, loc = comment_source(stripped)
+                if changes:
+                    current = loc
             elif stripped.startswith(("class ", "def ")):
                 current = None
             elif current is not None:
@@ -175,15 +237,33 @@ class _Function:
         self.fn = fn  # None when the line scanner (graph_lines) fills ``fields``
         self.module = module
         self.order: list[str] = []
-        self.fields: dict[str, dict[str, Any]] = {}
+        self.fields: dict[str, Record] = {}
         self.unused_params: set[str] = set()
 
-    def _add(self, name: str, **fields: object) -> None:
+    def _add(
+        self,
+        name: str,
+        *,
+        op: str,
+        target: str,
+        args: tuple[str, ...] = (),
+        kwargs: dict[str, str] | None = None,
+        inputs: tuple[str, ...] = (),
+        annotation: str = "",
+        line: int = 0,
+        source: Any = BY_LINE,
+    ) -> None:
         if name not in self.fields:
             self.order.append(name)
-        # every key present, so ``finish`` reads them without defaults
-        self.fields[name] = {"name": name, "annotation": "", "args": (), "kwargs": {},
-                             "inputs": (), "line": 0, **fields}  # fmt: skip
+        self.fields[name] = (name, op, target, args, {} if kwargs is None else kwargs, inputs,
+                             annotation, line, source)  # fmt: skip
+
+    def rename(self, old_name: str, name: str, annotation: str) -> None:
+        """``l_x_ = L_x_``: Dynamo's placeholder ``L_x_`` becomes the node ``l_x_``."""
+        old = self.fields.pop(old_name)
+        self.order[self.order.index(old_name)] = name
+        self.unused_params.discard(old_name)
+        self.fields[name] = (name, *old[1:6], annotation or old[6], *old[7:])
 
     def nodes(self) -> list[Node]:
         assert self.fn is not None
@@ -199,34 +279,38 @@ class _Function:
     def finish(self) -> list[Node]:
         """The nodes collected in ``fields``, linked to their users."""
         fields = self.fields
+        order = self.order
         # dicts as ordered sets: a node read by thousands must not cost a list scan each
-        users: dict[str, dict[str, None]] = {name: {} for name in self.order}
-        for name in self.order:
-            for inp in fields[name]["inputs"]:
-                if inp in users:
-                    users[inp][name] = None
-        meta, sources, module = self.parser.meta, self.parser.sources, self.module
+        users: dict[str, dict[str, None]] = {name: {} for name in order}
+        get = users.get
+        for name in order:
+            for inp in fields[name][5]:
+                read = get(inp)
+                if read is not None:
+                    read[name] = None
+        meta, module = self.parser.meta, self.module
         metas = self.parser.metas
         result = []
-        for name in self.order:
-            f = fields[name]
-            annotation: str = f["annotation"]
-            op: str = f["op"]
-            line: int = f["line"]
+        for name in order:
+            _, op, target, args, kwargs, inputs, annotation, line, source = fields[name]
+            if op == "output" or op == "placeholder":
+                source = None
+            elif source is BY_LINE:
+                source = self.parser.sources.get(line)
             result.append(
-                Node(
-                    name=name,
-                    op=op,
-                    target=f["target"],
-                    args=tuple(f["args"]),
-                    kwargs=dict(f["kwargs"]),
-                    inputs=tuple(f["inputs"]),
-                    users=tuple(users[name]),
-                    meta=metas[annotation] if annotation in metas else meta(annotation),
-                    annotation=annotation,
-                    source=None if op in ("output", "placeholder") else sources.get(line),
-                    module=module,
-                    line=line,
+                new_node(
+                    name,
+                    op,
+                    target,
+                    args,
+                    kwargs,
+                    inputs,
+                    tuple(users[name]),
+                    metas[annotation] if annotation in metas else meta(annotation),
+                    annotation,
+                    source,
+                    module,
+                    line,
                 )
             )
         return result
@@ -274,15 +358,12 @@ class _Function:
             return
         # `l_x_ = L_x_`: Dynamo's placeholder named l_x_ whose target is L_x_.
         if isinstance(value, ast.Name) and value.id in self.unused_params:
-            old = self.fields.pop(value.id)
-            self.order[self.order.index(value.id)] = name
-            self.unused_params.discard(value.id)
-            self.fields[name] = {**old, "name": name, "annotation": annotation or old["annotation"]}
+            self.rename(value.id, name, annotation)
             return
         fields = self._classify(value)
         self._add(name, annotation=annotation, line=line, inputs=self._reads(value), **fields)
 
-    def _classify(self, value: ast.expr) -> dict[str, object]:
+    def _classify(self, value: ast.expr) -> dict[str, Any]:
         if isinstance(value, ast.Call):
             args = tuple(ast.unparse(a) for a in value.args)
             kwargs = {k.arg or "**": ast.unparse(k.value) for k in value.keywords}
@@ -320,7 +401,7 @@ class _Function:
         return tuple(seen)
 
 
-def _operator(name: str, *operands: ast.expr) -> dict[str, object]:
+def _operator(name: str, *operands: ast.expr) -> dict[str, Any]:
     return {"op": "call_function", "target": f"operator.{name}",
             "args": tuple(ast.unparse(o) for o in operands)}  # fmt: skip
 
