@@ -33,8 +33,8 @@ _TOKEN = re.compile(
     re.ASCII,
 )
 # Characters whose meaning to Python's tokenizer this reader does not model.
-_UNMODELLED = re.compile(r"[\t\r\f\v\x00\\]")
-_ODD_CLASS = re.compile(r"^(\s*class )<(\w+)>", re.MULTILINE)
+_UNMODELLED = "\t\r\f\v\x00\\"
+_CLASS_NAME = re.compile(r"(\w+)>")
 _NAME_START = frozenset(string.ascii_letters + "_")
 _RESERVED = frozenset([*keyword.kwlist, "__debug__"])
 _CONSTANTS = {"None", "True", "False"}
@@ -96,19 +96,39 @@ class _Unsure(Exception):
 def scan_nodes(parser: _Parser) -> tuple[Node, ...] | None:
     """The nodes of ``parser.text`` as the ``ast`` path would give them, or None."""
     text = parser.text
-    if _UNMODELLED.search(text):
+    if any(c in text for c in _UNMODELLED):  # a substring test per character: no regex pass
         return None
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
             return None
-    if "<" in text:
-        text = _ODD_CLASS.sub(r"\1_\2", text)
+    if "class <" in text:
+        text = _lambda_classes(text)
     try:
         return _Scanner(parser, text.split("\n")).run()
     except _Unsure:
         return None
+
+
+def _lambda_classes(text: str) -> str:
+    """``graph_text._ODD_CLASS.sub(r"\\1_\\2", text)`` (``class <lambda>`` becomes
+    ``class _lambda`` at a line's start), by ``str.find``: the regex tries every line of
+    a long text for the one header."""
+    out: list[str] = []
+    done = 0
+    at = text.find("class <")
+    while at >= 0:
+        start = at
+        while start and text[start - 1].isspace():
+            start -= 1
+        name = _CLASS_NAME.match(text, at + 7)
+        if name is not None and (start == 0 or "\n" in text[start:at]):
+            out += (text[done:at], "class _", name[1])
+            done = name.end()
+        at = text.find("class <", at + 7)
+    out.append(text[done:])
+    return "".join(out)
 
 
 class _Scanner:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import gc
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .model import Graph, Node, SourceLoc, TensorMeta
@@ -124,7 +126,24 @@ def comment_source(comment: str) -> tuple[bool, SourceLoc | None]:
 Record = tuple[str, str, str, tuple[str, ...], dict[str, str], tuple[str, ...], str, int, Any]
 BY_LINE: Any = object()
 _NEW = object.__new__
+# Node's slot writers: a frozen dataclass's ``__init__`` sets each field through
+# ``object.__setattr__``, twice the cost of writing the slots, on the 65,000 nodes of a
+# 12-layer GPT-2 trace (tests/test_graph_lines.py checks ``new_node`` against ``Node``).
 _SLOTS = {f.name: Node.__dict__[f.name].__set__ for f in dataclasses.fields(Node)}
+_WRITTEN = ("name", "op", "target", "args", "kwargs", "inputs", "users", "meta", "annotation",
+            "source", "module", "line", "kernels", "module_stack")  # fmt: skip
+_WRITERS = tuple(_SLOTS[f] for f in _WRITTEN)
+# fields added to Node later get their defaults
+_EXTRA: list[tuple[Callable[[Node, object], None], Callable[[], object]]] = [
+    (
+        _SLOTS[f.name],
+        f.default_factory
+        if f.default_factory is not dataclasses.MISSING
+        else functools.partial(lambda value: value, f.default),
+    )
+    for f in dataclasses.fields(Node)
+    if f.name not in _WRITTEN
+]
 
 
 def new_node(
@@ -143,25 +162,19 @@ def new_node(
     kernels: tuple[str, ...] = (),
     module_stack: tuple[str, ...] = (),
 ) -> Node:
-    """``Node(...)`` by its slots: the frozen dataclass's ``__init__`` sets each field
-    through ``object.__setattr__`` and costs twice as much, on 65,000 nodes of a
-    12-layer GPT-2 trace (tests/test_graph_lines.py checks the two agree)."""
+    """``Node(...)`` by writing its slots (see ``_SLOTS``); every field given.
+
+    Example:
+        >>> new_node("x", "placeholder", "x", (), {}, (), (), (), "", None, "", 2).name
+        'x'
+    """
     node: Node = _NEW(Node)
-    s = _SLOTS
-    s["name"](node, name)
-    s["op"](node, op)
-    s["target"](node, target)
-    s["args"](node, args)
-    s["kwargs"](node, kwargs)
-    s["inputs"](node, inputs)
-    s["users"](node, users)
-    s["meta"](node, meta)
-    s["annotation"](node, annotation)
-    s["source"](node, source)
-    s["module"](node, module)
-    s["line"](node, line)
-    s["kernels"](node, kernels)
-    s["module_stack"](node, module_stack)
+    values = (name, op, target, args, kwargs, inputs, users, meta, annotation, source, module,
+              line, kernels, module_stack)  # fmt: skip
+    for write, value in zip(_WRITERS, values, strict=True):
+        write(node, value)
+    for write, default in _EXTRA:
+        write(node, default())
     return node
 
 
@@ -280,39 +293,58 @@ class _Function:
         """The nodes collected in ``fields``, linked to their users."""
         fields = self.fields
         order = self.order
-        # dicts as ordered sets: a node read by thousands must not cost a list scan each
-        users: dict[str, dict[str, None]] = {name: {} for name in order}
-        get = users.get
-        for name in order:
-            for inp in fields[name][5]:
-                read = get(inp)
-                if read is not None:
-                    read[name] = None
+        users: dict[str, list[str]] = {}
+        if len(order) == len(fields):  # each name once, so no user twice in a list
+            for name in order:
+                for inp in fields[name][5]:
+                    if inp in fields:
+                        read = users.get(inp)
+                        if read is None:
+                            users[inp] = [name]
+                        else:
+                            read.append(name)
+        else:  # a renamed placeholder took an existing name: dicts as ordered sets
+            seen: dict[str, dict[str, None]] = {}
+            for name in order:
+                for inp in fields[name][5]:
+                    if inp in fields:
+                        seen.setdefault(inp, {})[name] = None
+            users = {k: list(v) for k, v in seen.items()}
         meta, module = self.parser.meta, self.module
         metas = self.parser.metas
-        result = []
+        none: tuple[str, ...] = ()
+        # new_node's slot writes, inlined: this loop builds every node of a graph
+        (set_name, set_op, set_target, set_args, set_kwargs, set_inputs, set_users, set_meta,
+         set_annotation, set_source, set_module, set_line, set_kernels,
+         set_module_stack) = _WRITERS  # fmt: skip
+        extra = _EXTRA
+        result: list[Node] = []
+        append = result.append
         for name in order:
             _, op, target, args, kwargs, inputs, annotation, line, source = fields[name]
             if op == "output" or op == "placeholder":
                 source = None
             elif source is BY_LINE:
                 source = self.parser.sources.get(line)
-            result.append(
-                new_node(
-                    name,
-                    op,
-                    target,
-                    args,
-                    kwargs,
-                    inputs,
-                    tuple(users[name]),
-                    metas[annotation] if annotation in metas else meta(annotation),
-                    annotation,
-                    source,
-                    module,
-                    line,
-                )
-            )
+            read = users.get(name)
+            node = _NEW(Node)
+            set_name(node, name)
+            set_op(node, op)
+            set_target(node, target)
+            set_args(node, args)
+            set_kwargs(node, kwargs)
+            set_inputs(node, inputs)
+            set_users(node, none if read is None else tuple(read))
+            set_meta(node, metas[annotation] if annotation in metas else meta(annotation))
+            set_annotation(node, annotation)
+            set_source(node, source)
+            set_module(node, module)
+            set_line(node, line)
+            set_kernels(node, none)
+            set_module_stack(node, none)
+            for write, default in extra:
+                write(node, default())
+            append(node)
         return result
 
     def _statement(self, stmt: ast.stmt) -> None:
