@@ -14,7 +14,6 @@ from typing import Any
 
 from .dynamo_text import parse_graph_break, parse_guards, parse_recompile_reasons, parse_stack_trace
 from .events import Event
-from .graph_text import deferred_graph, parse_nodes
 from .links import derive
 from .model import (
     AutotuneChoice,
@@ -44,6 +43,7 @@ from .output_code import (
     parse_schedule,
     split_kernels,
 )
+from .shared_parses import SharedParses
 
 # Graph stages emitted once per compile, keyed by their trace key.
 COMPILE_GRAPHS = frozenset(
@@ -153,7 +153,8 @@ def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
             state = states[key] = _CompileState(compile_id=key[1], rank=event.rank)
         state.attempts = max(state.attempts, event.compile_id.attempt + 1)
         _apply(state, event, strings, facts)
-    compiles = [_finish(state, source) for state in states.values()]
+    parses = SharedParses()  # the graphs of all compiles: torch logs a graph several times
+    compiles = [_finish(state, source, parses) for state in states.values()]
     return BuildResult(compiles=derive(compiles), facts=facts)
 
 
@@ -303,18 +304,20 @@ def _phase(state: _CompileState, ev: Any) -> None:
                 break
 
 
-def _finish(state: _CompileState, source: str) -> Compile:
+def _finish(state: _CompileState, source: str, parses: SharedParses) -> Compile:
     errors = list(state.errors)
     outputs = []
     for raw in state.outputs:
         outputs.append(_output_code(raw["text"], raw["path"], raw["pending"], raw.get("mappings"),
-                                    raw.get("stacks"), source))  # fmt: skip
+                                    raw.get("stacks"), source, parses))  # fmt: skip
     if state.pending.graphs or state.pending.fusion:
-        outputs.append(_output_code("", "", state.pending, None, None, source))
+        outputs.append(_output_code("", "", state.pending, None, None, source, parses))
     info = _json(state.artifacts.get("triton_kernel_info", ""))
     if isinstance(info, dict):
         outputs = [_with_kernel_info(o, info) for o in outputs]
-    graphs = {k: _graph(k, v, state.module_stacks.get(k)) for k, v in state.graphs.items()}
+    graphs = {
+        k: _graph(k, v, state.module_stacks.get(k), parses) for k, v in state.graphs.items()
+    }
     bytecode = None
     if state.bytecode:
         bytecode = Bytecode(code_name=str(state.bytecode.get("code_name", state.code_name)),
@@ -385,7 +388,13 @@ def _finish(state: _CompileState, source: str) -> Compile:
 
 
 def _output_code(
-    text: str, path: str, pending: _Pending, mappings: Any, stacks: Any, source: str
+    text: str,
+    path: str,
+    pending: _Pending,
+    mappings: Any,
+    stacks: Any,
+    source: str,
+    parses: SharedParses,
 ) -> OutputCode:
     errors: list[StageError] = []
     provenance = _provenance(mappings)
@@ -455,7 +464,9 @@ def _output_code(
         aot_id=aot,
         text=text,
         path=path,
-        graphs={k: _graph(k, v, pending.module_stacks.get(k)) for k, v in pending.graphs.items()},
+        graphs={
+            k: _graph(k, v, pending.module_stacks.get(k), parses) for k, v in pending.graphs.items()
+        },
         kernels=tuple(kernels),
         schedule=schedule,
         provenance=provenance,
@@ -463,14 +474,16 @@ def _output_code(
     )
 
 
-def _graph(stage: str, text: str, stacks: dict[str, Any] | None) -> Graph:
+def _graph(
+    stage: str, text: str, stacks: dict[str, Any] | None, parses: SharedParses
+) -> Graph:
     """A graph of ``text``, parsed on first read; with live capture's module stacks
     where it recorded them."""
     if not stacks:
-        return deferred_graph(stage, text)
+        return parses.graph(stage, text)
 
     def parse() -> tuple[tuple[Node, ...], str | None]:
-        nodes, error = parse_nodes(text)
+        nodes, error = parses.parse(text)
         nodes = tuple(
             replace(n, module_stack=tuple(str(p) for p in stacks[n.name]))
             if n.module == "" and stacks.get(n.name)

@@ -143,3 +143,24 @@ def test_nodes_built_by_their_slots_equal_nodes_built_by_the_dataclass():
     text = _HEADER + _ODD[0]
     for n in parse_nodes(text)[0]:
         assert n == Node(**{f.name: getattr(n, f.name) for f in fields(Node)})
+
+
+def test_graphs_logged_twice_parse_once_and_read_as_their_own_text_would():
+    from compiler.shared_parses import SharedParses
+
+    recording = ROOT / "notebooks" / "recordings" / "transformer_block.json"
+    exp = compiler.Exploration.from_json(recording.read_text())
+    texts = _texts(exp)
+    parses = SharedParses()
+    results = [parses.parse(t) for t in texts]
+    for text, result in zip(texts, results, strict=True):
+        assert result == parse_nodes(text)
+    # torch logs Dynamo's graph again before the pre-grad passes, with a graph id comment
+    c = exp.compiles[0]
+    dynamo, before = c.graphs["dynamo_output_graph"].text, c.graphs["before_pre_grad_graph"].text
+    assert dynamo != before
+    assert parses.parse(dynamo)[0] is parses.parse(before)[0]
+    # a parse error is shared only by the very same text: its message names a line
+    broken = _HEADER + "    def forward(self, x):\n        y = f(x\n"
+    for text in (broken, broken + "\n# graph id: 1\n"):
+        assert parses.parse(text) == parse_nodes(text)

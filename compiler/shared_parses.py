@@ -1,0 +1,62 @@
+"""One parse per distinct graph text of a trace.
+
+Torch logs the same graph under several names: Dynamo's graph as
+``dynamo_output_graph``, ``before_pre_grad_graph`` and ``after_pre_grad_graph`` (the last
+two with a trailing ``# graph id: ...`` comment), an output code's
+``before_post_grad_graph`` and ``inductor_post_grad_graph``, an inference graph's
+``after_joint_graph`` and ``before_post_grad_graph`` when no pass changed anything. On a
+12-layer GPT-2 training trace that is a quarter of all graph text. ``SharedParses``
+parses each once; the graphs share the (immutable) node tuple.
+
+Trailing comment and blank lines print no node and shift no line, so texts that differ
+only there give the same nodes; a parse error, whose message can name the last line, is
+shared only between identical texts.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .graph_text import parse_nodes
+from .model import Graph, Node
+
+# a last line that prints nothing: blank, or a comment of printable ASCII (no character
+# Python's tokenizer would read as a line break or refuse)
+_QUIET_TAIL = re.compile(r"(?:\n[ ]*(?:#[ -~]*)?)+\Z")
+
+Parsed = tuple[tuple[Node, ...], str | None]
+
+
+class SharedParses:
+    """``parse_nodes`` for the graphs of one load, once per text that prints them.
+
+    Example:
+        >>> parses = SharedParses()
+        >>> text = "class M(torch.nn.Module):\\n    def forward(self, x):\\n        return x"
+        >>> a = parses.graph("dynamo_output_graph", text)
+        >>> b = parses.graph("before_pre_grad_graph", text + "\\n\\n # graph id: 1")
+        >>> a.nodes is b.nodes
+        True
+    """
+
+    def __init__(self) -> None:
+        # key text -> (the text parsed, its result)
+        self._done: dict[str, tuple[str, Parsed]] = {}
+
+    def parse(self, text: str) -> Parsed:
+        """``parse_nodes(text)``, or the result of a text that prints the same nodes."""
+        tail = _QUIET_TAIL.search(text, max(0, text.rfind("\n", 0, len(text) - 200)))
+        key = text[: tail.start()] if tail else text
+        hit = self._done.get(key)
+        if hit is not None:
+            parsed_text, parsed = hit
+            if parsed[1] is None or parsed_text == text:
+                return parsed
+        parsed = parse_nodes(text)
+        if hit is None:
+            self._done[key] = (text, parsed)
+        return parsed
+
+    def graph(self, stage: str, text: str) -> Graph:
+        """A ``Graph`` of ``text`` parsed (or shared) when its nodes are first read."""
+        return Graph.deferred(stage=stage, text=text, parse=lambda: self.parse(text))
