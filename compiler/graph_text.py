@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import gc
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .model import Graph, Node, SourceLoc, TensorMeta
@@ -144,6 +144,7 @@ _EXTRA: list[tuple[Callable[[Node, object], None], Callable[[], object]]] = [
     for f in dataclasses.fields(Node)
     if f.name not in _WRITTEN
 ]
+_EXTRA_NAMES = [f.name for f in dataclasses.fields(Node) if f.name not in _WRITTEN]
 
 
 def new_node(
@@ -176,6 +177,50 @@ def new_node(
     for write, default in _EXTRA:
         write(node, default())
     return node
+
+
+def with_links(
+    nodes: tuple[Node, ...],
+    kernels: Mapping[str, tuple[str, ...]],
+    stacks: Mapping[str, tuple[str, ...]],
+) -> tuple[Node, ...]:
+    """``nodes`` with ``kernels[name]`` and, where a node has none, ``stacks[name]`` (top
+    module nodes only): the nodes nothing changes are kept, the others copied by their
+    slots (``dataclasses.replace`` costs three times as much, on 57,000 nodes)."""
+    (set_name, set_op, set_target, set_args, set_kwargs, set_inputs, set_users, set_meta,
+     set_annotation, set_source, set_module, set_line, set_kernels,
+     set_module_stack) = _WRITERS  # fmt: skip
+    out: list[Node] = []
+    append = out.append
+    for n in nodes:
+        if n.module != "":
+            append(n)
+            continue
+        old_kernels, old_stack, name = n.kernels, n.module_stack, n.name
+        ks = kernels.get(name, old_kernels)
+        ms = old_stack or stacks.get(name, old_stack)
+        if ks is old_kernels and ms is old_stack:
+            append(n)
+            continue
+        node = _NEW(Node)
+        set_name(node, name)
+        set_op(node, n.op)
+        set_target(node, n.target)
+        set_args(node, n.args)
+        set_kwargs(node, n.kwargs)
+        set_inputs(node, n.inputs)
+        set_users(node, n.users)
+        set_meta(node, n.meta)
+        set_annotation(node, n.annotation)
+        set_source(node, n.source)
+        set_module(node, "")
+        set_line(node, n.line)
+        set_kernels(node, ks)
+        set_module_stack(node, ms)
+        for f in _EXTRA_NAMES:
+            _SLOTS[f](node, getattr(n, f))
+        append(node)
+    return tuple(out)
 
 
 class _Parser:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from . import aot_stacks, module_stack
 from .autotune_link import chosen_kernel
 from .bytecode_lines import dis_source_lines
+from .graph_text import with_links
 from .lowered_lines import with_source_lines
 from .model import Compile, CompileId, Graph, Kernel, Node, OutputCode
 
@@ -136,34 +137,7 @@ def _linked(
     nodes = graph.nodes
     if not nodes or (not kernels and not stacks):
         return nodes, graph.parse_error
-    out = []
-    for n in nodes:
-        ks = kernels.get(n.name, n.kernels) if n.module == "" else n.kernels
-        ms = n.module_stack or (stacks.get(n.name, ()) if n.module == "" else ())
-        same = ks is n.kernels and ms is n.module_stack
-        out.append(n if same else _with_links(n, ks, ms))
-    return tuple(out), graph.parse_error
-
-
-def _with_links(n: Node, kernels: tuple[str, ...], module_stack: tuple[str, ...]) -> Node:
-    """``replace(n, kernels=..., module_stack=...)`` spelled out: a 12-layer GPT-2 trace
-    links 57,000 nodes, and ``dataclasses.replace`` costs twice the plain constructor."""
-    return Node(
-        name=n.name,
-        op=n.op,
-        target=n.target,
-        args=n.args,
-        kwargs=n.kwargs,
-        inputs=n.inputs,
-        users=n.users,
-        meta=n.meta,
-        annotation=n.annotation,
-        source=n.source,
-        module=n.module,
-        line=n.line,
-        kernels=kernels,
-        module_stack=module_stack,
-    )
+    return with_links(nodes, kernels, stacks), graph.parse_error
 
 
 def _deferred(
