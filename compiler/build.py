@@ -442,7 +442,9 @@ def _output_code(
     if isinstance(stacks, dict):
         for key, traces in stacks.items():
             traces_of.setdefault(kernel_name(str(key)), []).extend(traces or ())
-    kernels = [_link_kernel(k, provenance, traces_of.get(k.name, [])) for k in kernels]
+    # kernels of one op share its stack traces: each text read once
+    frames: dict[str, tuple[SourceLoc, ...]] = {}
+    kernels = [_link_kernel(k, provenance, traces_of.get(k.name, []), frames) for k in kernels]
     if not text:
         errors.append(
             StageError(
@@ -533,10 +535,19 @@ def _provenance(mappings: Any) -> Provenance:
     )
 
 
-def _link_kernel(kernel: Kernel, provenance: Provenance, traces: list[Any]) -> Kernel:
+def _link_kernel(
+    kernel: Kernel,
+    provenance: Provenance,
+    traces: list[Any],
+    frames: dict[str, tuple[SourceLoc, ...]],
+) -> Kernel:
     stack: dict[SourceLoc, None] = {}
     for trace in traces:
-        for loc in parse_stack_trace(str(trace)):
+        text = str(trace)
+        locs = frames.get(text)
+        if locs is None:
+            locs = frames[text] = parse_stack_trace(text)
+        for loc in locs:
             stack.setdefault(loc, None)
     return replace(
         kernel,
