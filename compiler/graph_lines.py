@@ -150,6 +150,7 @@ class _Scanner:
         i, n = 0, len(lines)
         stack = self.stack
         call_line, name_line = _CALL_LINE.match, _NAME_LINE.match
+        body: _Block | None = None  # the open ``forward``, if the innermost block is one
         while i < n:
             line = lines[i]
             i += 1  # now the 1-based number of ``line``
@@ -160,14 +161,14 @@ class _Scanner:
                 self._comment(line)
                 continue
             indent = len(line) - len(bare)
-            if stack and stack[-1].fn is not None:
+            if body is not None:
                 call = call_line(line)
                 if call is not None:
-                    if self._call_line(call, stack[-1], i, indent):
+                    if self._call_line(call, body, i, indent):
                         continue
                 else:
                     alias = name_line(line)
-                    if alias is not None and self._name_line(alias, stack[-1], i, indent):
+                    if alias is not None and self._name_line(alias, body, i, indent):
                         continue
             if bare.startswith(("class ", "def ")):
                 self.current = None
@@ -205,6 +206,7 @@ class _Scanner:
                 toks += more
                 where += [i] * len(more)
             self._logical(toks, indent, first, where, sources)
+            body = stack[-1] if stack and stack[-1].fn is not None else None
         self._close(0)
         if self.stack or not self.classes:
             raise _Unsure
@@ -314,7 +316,7 @@ class _Scanner:
                 return False
         elif indent != top.body:
             return False
-        name, annotation, func, args_text, tail = m.group(2, 3, 4, 5, 6)
+        _, name, annotation, func, args_text, tail = m.groups()
         if name in _RESERVED:
             return False
         known = self.funcs.get(func)
