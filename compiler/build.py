@@ -483,9 +483,10 @@ def _graph(
     where it recorded them."""
     if not stacks:
         return parses.graph(stage, text)
+    parse_text = parses.later(text)
 
     def parse() -> tuple[tuple[Node, ...], str | None]:
-        nodes, error = parses.parse(text)
+        nodes, error = parse_text()
         nodes = tuple(
             replace(n, module_stack=tuple(str(p) for p in stacks[n.name]))
             if n.module == "" and stacks.get(n.name)

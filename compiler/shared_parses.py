@@ -15,7 +15,9 @@ shared only between identical texts.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
 from .graph_text import parse_nodes
 from .model import Graph, Node
@@ -30,6 +32,9 @@ Parsed = tuple[tuple[Node, ...], str | None]
 class SharedParses:
     """``parse_nodes`` for the graphs of one load, once per text that prints them.
 
+    A result is kept only while a graph that shares it is still unparsed: a text logged
+    once is never held here, and nothing is once its last graph is read.
+
     Example:
         >>> parses = SharedParses()
         >>> text = "class M(torch.nn.Module):\\n    def forward(self, x):\\n        return x"
@@ -40,23 +45,38 @@ class SharedParses:
     """
 
     def __init__(self) -> None:
-        # key text -> (the text parsed, its result)
-        self._done: dict[str, tuple[str, Parsed]] = {}
+        self._waiting: dict[str, int] = {}  # key text -> its graphs not parsed yet
+        self._done: dict[str, tuple[str, Parsed]] = {}  # key -> (text parsed, result)
 
-    def parse(self, text: str) -> Parsed:
-        """``parse_nodes(text)``, or the result of a text that prints the same nodes."""
-        tail = _QUIET_TAIL.search(text, max(0, text.rfind("\n", 0, len(text) - 200)))
-        key = text[: tail.start()] if tail else text
-        hit = self._done.get(key)
-        if hit is not None:
-            parsed_text, parsed = hit
-            if parsed[1] is None or parsed_text == text:
-                return parsed
-        parsed = parse_nodes(text)
-        if hit is None:
-            self._done[key] = (text, parsed)
-        return parsed
+    def later(self, text: str) -> Callable[[], Parsed]:
+        """The parse of ``text``, to be called once, when its graph's nodes are read."""
+        key = _key(text)
+        self._waiting[key] = self._waiting.get(key, 0) + 1
+        return functools.partial(self._parse, key, text)
 
     def graph(self, stage: str, text: str) -> Graph:
         """A ``Graph`` of ``text`` parsed (or shared) when its nodes are first read."""
-        return Graph.deferred(stage=stage, text=text, parse=lambda: self.parse(text))
+        return Graph.deferred(stage=stage, text=text, parse=self.later(text))
+
+    def _parse(self, key: str, text: str) -> Parsed:
+        left = self._waiting[key] - 1
+        hit = self._done.get(key)
+        if hit is not None and (hit[1][1] is None or hit[0] == text):
+            parsed = hit[1]
+        else:
+            parsed = parse_nodes(text)
+            if hit is None and left:
+                self._done[key] = (text, parsed)
+        if left:
+            self._waiting[key] = left
+        else:
+            del self._waiting[key]
+            self._done.pop(key, None)
+        return parsed
+
+
+def _key(text: str) -> str:
+    """``text`` without its trailing blank and comment lines (within its last 200
+    characters or so: a longer tail only makes the key less shared, never wrong)."""
+    tail = _QUIET_TAIL.search(text, max(0, text.rfind("\n", 0, max(0, len(text) - 200))))
+    return text[: tail.start()] if tail else text
