@@ -398,7 +398,10 @@ def _output_code(
 ) -> OutputCode:
     errors: list[StageError] = []
     provenance = _provenance(mappings)
-    kernels = split_kernels(text) if text else []
+    # the code's lines and call index, read once for its kernels and library calls
+    lines = text.split("\n")
+    calls_of = call_index(lines) if text else {}
+    kernels = split_kernels(text, lines, calls_of) if text else []
     if text and mappings is None:
         errors.append(
             StageError(
@@ -420,22 +423,14 @@ def _output_code(
     # Library calls appear in the node map, and in the stack-trace map even when the
     # node map is empty.
     library_calls = [*provenance.kernel_to_post, *(stacks if isinstance(stacks, dict) else ())]
-    lines: list[str] | None = None
-    calls_of = None
     for key in library_calls:
         name = kernel_name(str(key))
         if name not in known and name.startswith("extern_kernels."):
-            if lines is None:
-                lines = text.split("\n")
-                calls_of = call_index(lines)
             kernels.append(extern_kernel(text, name, lines, calls_of))
             known.add(name)
     # Library calls the maps do not name (attention, ops Inductor falls back to).
     for name in library_calls_in(text):
         if name not in known:
-            if lines is None:
-                lines = text.split("\n")
-                calls_of = call_index(lines)
             kernels.append(extern_kernel(text, name, lines, calls_of))
             known.add(name)
     traces_of: dict[str, list[Any]] = {}
