@@ -7,11 +7,12 @@ through it. The graph keeps the text verbatim; the nodes are an index into it.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import functools
 import gc
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .model import Graph, Node, SourceLoc, TensorMeta
@@ -90,15 +91,28 @@ def parse_nodes_with_ast(text: str) -> tuple[tuple[Node, ...], str | None]:
 
 
 def _parse_nodes(text: str, *, scan: bool) -> tuple[tuple[Node, ...], str | None]:
-    # A big graph's syntax tree is hundreds of thousands of objects, and allocating
-    # them sets off full collections that find nothing to free: a third of the time.
+    with no_collection():
+        try:
+            parser = _Parser(text)
+            return (parser.parse() if scan else parser.parse_ast()), None
+        except (SyntaxError, ValueError) as exc:
+            return (), f"{type(exc).__name__}: {exc}"
+
+
+@contextlib.contextmanager
+def no_collection() -> Iterator[None]:
+    """The garbage collector paused: a big graph's syntax tree (or its tens of thousands
+    of nodes, linked) is hundreds of thousands of new objects, and allocating them sets
+    off full collections that find nothing to free: a third of the time.
+
+    Example:
+        >>> with no_collection():
+        ...     nodes, error = parse_nodes(text)  # doctest: +SKIP
+    """
     collecting = gc.isenabled()
     gc.disable()
     try:
-        parser = _Parser(text)
-        return (parser.parse() if scan else parser.parse_ast()), None
-    except (SyntaxError, ValueError) as exc:
-        return (), f"{type(exc).__name__}: {exc}"
+        yield
     finally:
         if collecting:
             gc.enable()

@@ -18,7 +18,7 @@ from dataclasses import replace
 from . import aot_stacks, module_stack
 from .autotune_link import chosen_kernel
 from .bytecode_lines import dis_source_lines
-from .graph_text import with_links
+from .graph_text import no_collection, with_links
 from .lowered_lines import with_source_lines
 from .model import Compile, CompileId, Graph, Kernel, Node, OutputCode
 
@@ -144,8 +144,9 @@ def _deferred(
     """``graph`` linked when its nodes are first read: parsing waits for a reader."""
 
     def parse() -> tuple[tuple[Node, ...], str | None]:
-        links = kernels(graph) if callable(kernels) else kernels
-        return _linked(graph, links, stacks(graph))
+        with no_collection():  # linking allocates as much as parsing
+            links = kernels(graph) if callable(kernels) else kernels
+            return _linked(graph, links, stacks(graph))
 
     return Graph.deferred(stage=graph.stage, text=graph.text, parse=parse)
 
