@@ -8,7 +8,7 @@ On each TORCH_TRACE log of a real model (``benchmarks/model_traces.py`` makes th
     plus the page opening on them (bundle parse, pane decompressed and drawn).
 (b) graph open: the largest graph pane of the trace, built and encoded in Python, then
     opened in the page (decompressed, parsed, drawn by the graph canvas).
-(c) page size over the Exploration's JSON size.
+(c) page size over the Exploration's plain JSON size (``to_json(compact=False)``).
 (d) ``load_trace`` + ``to_html`` over ``tlparse LOG -o DIR`` on the same log (runs
     interleaved, median of ``--repeat``).
 
@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> None:
             tl_m = statistics.median(tl[1:])
             ours = statistics.median(x + y for x, y in zip(load[1:], html_s[1:], strict=True))
             exp = compiler.load_trace(trace)
-            json_size = len(exp.to_json().encode("utf-8"))
+            # the plain form (schema 2.0's): the target predates the compact one
+            json_size = len(exp.to_json(compact=False).encode("utf-8"))
             # (a) index + default pane, Python then the page
             exp = compiler.load_trace(trace)
             t = time.perf_counter()

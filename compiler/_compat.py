@@ -129,6 +129,15 @@ def is_dynamo_error(exc: BaseException) -> bool:
     return isinstance(exc, TorchDynamoException)
 
 
+def is_constraint_violation(exc: BaseException) -> bool:
+    """Whether ``exc`` says a dimension marked dynamic was specialised by the code."""
+    try:
+        from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
+    except ImportError:  # moved or renamed: such failures fall back to the generic class
+        return False
+    return isinstance(exc, ConstraintViolationError)
+
+
 def dynamo_config_snapshot() -> dict[str, Any]:
     """Dynamo's config as a dict, to check capture leaves it unchanged."""
     import torch._dynamo.config as dynamo_config

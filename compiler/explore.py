@@ -422,7 +422,8 @@ def classify_failure(
     """What an exception raised while compiled code ran means, as an ``ExploreError``.
 
     ``CompileError`` when torch.compile itself failed: a graph break under
-    ``fullgraph`` (``stage="dynamo"``), the backend (``"backend"``), or Dynamo on code
+    ``fullgraph`` (``stage="dynamo"``), a dimension marked dynamic that the code
+    specialised (``"dynamic"``), the backend (``"backend"``), or Dynamo on code
     that runs eagerly (``"run"``); ``InputError`` when the user's code raised
     (``"run"``) or, checked with ``rerun_eagerly`` when given, fails without
     torch.compile too (``"inputs"``). The error's ``exploration`` is ``exploration``
@@ -464,6 +465,14 @@ def classify_failure(
             "AOTAutograd or in the backend."
         )
         return error(CompileError, "backend", msg)
+    if _compat.is_constraint_violation(exc):
+        msg = (
+            f"a dimension marked dynamic was specialised while compiling {target}: "
+            f"{first_line.rstrip('.')}. The code branches on (or needs) that size, so it "
+            "cannot stay symbolic: use torch._dynamo.maybe_mark_dynamic instead of "
+            "mark_dynamic, or remove the mark."
+        )
+        return error(CompileError, "dynamic", msg)
     if not _compat.is_dynamo_error(exc):
         # torch.compile ran the user's code and it raised: report it as theirs, without
         # running it again (a second run would repeat its prints and side effects).

@@ -2,27 +2,27 @@
 
 ``derive(compiles)`` fills the schema 2.0 fields that are facts about other fields:
 ``Compile.key``/``parent``, ``OutputCode.key``, ``Kernel.id``, ``Node.kernels``,
-``Node.module_stack`` (where live capture did not record it), the bytecode line
-tables, Triton's lowered-line maps and ``Autotuning.chosen_kernel``. Live capture and
-trace loading both call it (through ``build.build_compiles``), and so does the upgrade
-of schema 1.x files, so every Exploration carries them whatever its origin.
+``Node.module_stack`` (where live capture did not record it), ``Kernel.user_lines``,
+``GraphBreak.user_frames``, ``Compile.resumes``, the bytecode line tables, Triton's
+lowered-line maps and ``Autotuning.chosen_kernel``. Live capture and trace loading both
+call it (through ``build.build_compiles``), and so does the upgrade of schema 1.x files,
+so every Exploration carries them whatever its origin.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from . import aot_stacks, module_stack
+from . import aot_stacks, module_stack, user_code
 from .autotune_link import chosen_kernel
 from .bytecode_lines import dis_source_lines
 from .graph_text import no_collection, with_links
 from .lowered_lines import with_source_lines
 from .model import Compile, CompileId, Graph, Kernel, Node, OutputCode
+from .post_stacks import post_grad_stacks as post_stacks_of
 
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 # AOT graphs share node names with the post-grad graphs of the output code they became.
 AOT_GRAPH_OF = {
     "aot_forward_graph": "forward",
@@ -61,9 +61,9 @@ def compile_parents(compiles: list[Compile]) -> list[str | None]:
             prev = CompileId(frame_id=cid.frame_id, frame_compile_id=cid.frame_compile_id - 1)
             j = by_key.get((c.rank, str(prev)))
             parent = keys[j] if j is not None else None
-        m = _RESUME.match(c.code_name)
-        if parent is None and m:
-            fn, line = m["fn"], int(m["line"])
+        resumes = user_code.resume_point(c)
+        if parent is None and resumes is not None:
+            fn, line = resumes.function, resumes.line
             candidates = by_code.get((c.rank, fn), [])
             at_line = [
                 j
@@ -222,7 +222,9 @@ def _provenance_stacks(oc: OutputCode, dynamo: Stacks) -> Stacks:
     return out
 
 
-def derive_compile(c: Compile, key: str, parent: str | None) -> Compile:
+def derive_compile(
+    c: Compile, key: str, parent: str | None, files: frozenset[str] | None = None
+) -> Compile:
     """One compile with its ids, links, line tables and module stacks filled in.
 
     Node-level links are attached when a graph's nodes are first read, so a graph
@@ -246,12 +248,20 @@ def derive_compile(c: Compile, key: str, parent: str | None) -> Compile:
     for i, (oc, post) in enumerate(zip(outputs, posts, strict=True)):
 
         def post_stacks(g: Graph, i: int = i, oc: OutputCode = oc) -> Stacks:
-            if _has_stacks(g):
+            # live capture records torch's stacks for the nodes that have them in meta:
+            # they stay, and the nodes post-grad passes made get theirs like a trace's
+            if all(n.module_stack or n.op == "output" for n in g.nodes):
                 return {}
-            return module_stack.mapped_stacks(g, oc.provenance.post_to_pre, dynamo(), by_name(i))
+            fixed = module_stack.mapped(g, oc.provenance.post_to_pre, dynamo(), by_name(i))
+            fixed.update(_stacks(g))
+            if not fixed and not any(dynamo().values()):
+                return {}  # no module ran here (an optimizer step): nothing to spread
+            aot = graphs.get(f"aot_{oc.graph}_graph")
+            return post_stacks_of(g, fixed, aot=aot, index=index())
 
         oc_graphs = {s: _deferred(g, post, post_stacks) for s, g in oc.graphs.items()}
-        linked_outputs.append(replace(oc, graphs=oc_graphs))
+        kernels = user_code.with_user_lines(oc)
+        linked_outputs.append(replace(oc, graphs=oc_graphs, kernels=kernels))
 
     @functools.cache
     def index() -> aot_stacks.DynamoIndex | None:
@@ -312,10 +322,13 @@ def derive_compile(c: Compile, key: str, parent: str | None) -> Compile:
         replace(a, chosen_kernel=kid if kid is not None and claimed.count(kid) == 1 else None)
         for a, kid in zip(c.autotuning, chosen, strict=True)
     )
+    files = user_code.compiled_files([c]) if files is None else files
     return replace(
         c,
         key=key,
         parent=parent,
+        graph_breaks=tuple(user_code.with_user_frames(gb, files) for gb in c.graph_breaks),
+        resumes=user_code.resume_point(c),
         output_code=tuple(linked_outputs),
         graphs=graphs,
         bytecode=bytecode,
@@ -326,7 +339,8 @@ def derive_compile(c: Compile, key: str, parent: str | None) -> Compile:
 def derive(compiles: list[Compile]) -> list[Compile]:
     """Every compile with the schema 2.0 derived fields filled in (see the module doc)."""
     parents = compile_parents(compiles)
+    files = user_code.compiled_files(compiles)
     return [
-        derive_compile(c, compile_key(c), parent)
+        derive_compile(c, compile_key(c), parent, files)
         for c, parent in zip(compiles, parents, strict=True)
     ]

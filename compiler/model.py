@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
-SCHEMA_VERSION = (2, 0)
+SCHEMA_VERSION = (3, 0)
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
@@ -144,7 +144,9 @@ class Node:
     # stacks): from ``nn_module_stack`` (live capture), or on a trace reconstructed from
     # parameter names (compiler/module_stack.py); AOT graphs get theirs from their input
     # descriptors, source lines and dataflow (compiler/aot_stacks.py), post-grad graphs
-    # through provenance; empty for top-level code and where nothing supports one.
+    # through provenance, then their AOT graph's stacks by name, then source lines and
+    # dataflow (compiler/post_stacks.py); empty for top-level code and where nothing
+    # supports one.
     module_stack: tuple[str, ...] = ()
 
 
@@ -310,6 +312,10 @@ class GraphBreak:
     user_stack: tuple[SourceLoc, ...] = ()
     documentation: str = ""
     text: str = ""
+    # schema 2.0 (derived, compiler/user_code.py): for each frame of ``user_stack``,
+    # whether it is the user's compiled code (a frame in the file of a compiled frame,
+    # not in torch or this package, not the caller such as pytest or runpy).
+    user_frames: tuple[bool, ...] = ()
 
 
 @dataclass(**_FROZEN)
@@ -342,6 +348,8 @@ class TritonVariant:
     chosen variant, the block sizes Inductor recorded); ``target`` is e.g.
     ``cuda sm90 warp32``; ``cache_key`` is its folder in Triton's cache. Together
     with the kernel source this is what it takes to lower the kernel again elsewhere.
+    Only the chosen variant carries stage texts; the others are summaries whose stages
+    say where their texts are (``compiler/triton_stages.py`` says why).
     """
 
     hash: str
@@ -433,6 +441,26 @@ class Kernel:
     variants: tuple[TritonVariant, ...] = ()
     timing: KernelTiming | None = None
     grid: tuple[int, ...] = ()
+    # schema 2.0 (derived, compiler/user_code.py): the user source lines this kernel came
+    # from, each once, in order: ``user_stack``, then the source line of each post-grad
+    # node it ran (``post_grad_nodes``, ``source_nodes``); empty where torch recorded
+    # neither. Computed on first read (it parses the post-grad graph).
+    user_lines: tuple[SourceLoc, ...] = ()
+
+    def deferred_user_lines(self, lines: Callable[[], tuple[SourceLoc, ...]]) -> Kernel:
+        """A copy of this kernel whose ``user_lines`` is ``lines()``, called on first read.
+
+        Example:
+            >>> k = Kernel(name="k", language="cpp", source="")
+            >>> k.deferred_user_lines(lambda: (SourceLoc(filename="f.py", line=2),)).user_lines
+            (SourceLoc(filename='f.py', line=2, function='', code=''),)
+        """
+        k = Kernel(**{f: getattr(self, f) for f in self.__dataclass_fields__})
+        _defer_kernel(k, lambda: (lines(),))
+        return k
+
+
+_defer_kernel = _derived_on_read(Kernel, "user_lines")
 
 
 @dataclass(**_FROZEN)
@@ -581,6 +609,10 @@ class Compile:
     artifacts: dict[str, str] = field(default_factory=dict)
     errors: tuple[StageError, ...] = ()
     autotuning: tuple[Autotuning, ...] = ()
+    # schema 2.0 (derived, compiler/user_code.py): for a resume function
+    # (``torch_dynamo_resume_in_f_at_12``), where it resumes: line 12 of ``f`` in
+    # ``filename``; None for every other compile.
+    resumes: SourceLoc | None = None
 
     @property
     def label(self) -> str:
@@ -710,11 +742,12 @@ class Exploration:
 
         return diagnose(self)
 
-    def to_json(self, *, indent: int | None = None) -> str:
-        """Serialize losslessly, schema version first."""
+    def to_json(self, *, indent: int | None = None, compact: bool = True) -> str:
+        """Serialize losslessly, schema version first; repeated strings are stored once
+        and long texts compressed unless ``compact=False`` (``compiler/compact.py``)."""
         from .serialize import to_json
 
-        return to_json(self, indent=indent)
+        return to_json(self, indent=indent, compact=compact)
 
     @classmethod
     def from_json(cls, text: str) -> Exploration:

@@ -16,7 +16,8 @@ Two sources, best first:
   around them.
 
 Post-grad graphs inherit the Dynamo graph's stacks through Inductor's provenance map
-(post-grad node -> Dynamo node), then fill gaps the same way. AOT graphs use the same
+(post-grad node -> Dynamo node), then take their AOT graph's stacks by node name, then
+source lines and dataflow (``compiler/post_stacks.py``). AOT graphs use the same
 map where there is one and, for every other node, what the graph text itself says
 (input descriptors, source lines, dataflow): ``compiler/aot_stacks.py``.
 
@@ -160,16 +161,6 @@ def dynamo_stacks(graph: Graph) -> dict[str, Stack]:
     # parameters and buffers sit in their module too, so a grouped graph shows them there
     out.update(attrs)
     return out
-
-
-def mapped_stacks(
-    graph: Graph,
-    to_source: Mapping[str, tuple[str, ...]],
-    source: Mapping[str, Stack],
-    same_name: Mapping[str, Stack],
-) -> dict[str, Stack]:
-    """Stacks for a post-grad graph: ``mapped``, gaps filled from inputs."""
-    return propagate(graph.nodes, mapped(graph, to_source, source, same_name), frozenset())
 
 
 def mapped(

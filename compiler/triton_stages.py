@@ -16,9 +16,16 @@ collected afterwards instead:
   of Triton's cache; a variant belongs to this kernel when its TTIR's ``#loc`` names
   the kernel's module file (seen with Triton 3.6).
 
-The chosen variant keeps the text of every stage; the others keep their config and
-say where their stages are. SASS costs a ``cuobjdump`` run per kernel, so it is
-deferred: ``with_sass`` disassembles the cubins still in Triton's cache when asked.
+The chosen variant keeps the text of every stage; the others are a summary: their
+config (warps, stages, CTAs), target, shared memory and cache folder, each stage saying
+where its text is. Their texts are dropped, not kept compressed: reading every variant's
+files cost capture time (issue 15), autotuning ran the chosen one only, and the
+explorer's lowered view opens on the chosen variant; lowering a variant again from the
+kernel source and its config gives its stages where one is wanted. (Files written before
+this keep the texts they have; schema 2.1 stores them compressed and any text two
+variants or kernels share once, ``compiler/compact.py``.) SASS costs a ``cuobjdump``
+run per kernel, so it is deferred: ``with_sass`` disassembles the cubins still in
+Triton's cache when asked.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ import dataclasses
 import io
 import linecache
 import os
-import re
 import sys
 import tokenize
 import types
@@ -447,6 +446,11 @@ def _program_failure(
             "Remove --fullgraph to let torch.compile split the graph there, or change the "
             "code so Dynamo can trace it."
         )
+    elif error.stage == "dynamic":  # mark_dynamic on a size the code specialises
+        hint = (
+            "A dimension marked dynamic was specialised by the code: use "
+            "torch._dynamo.maybe_mark_dynamic instead of mark_dynamic, or remove the mark."
+        )
     else:
         hint = (
             "If the cell also fails without %%compile, the bug is in the code; otherwise try "
@@ -458,20 +462,14 @@ def _program_failure(
     )
 
 
-_USER_CODE_FILE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
-
-
 def _user_code_location(exc: BaseException, filename: str) -> str:
-    """`` at line N of the cell`` from the "from user code:" part of a Dynamo error."""
-    text = str(exc)
-    _, found, stack = text.partition("from user code:")
-    matches = list(_USER_CODE_FILE.finditer(stack)) if found else []
-    if not matches:
+    """`` at line N of the cell`` for the user line a Dynamo error names last."""
+    from compiler.user_code import error_location
+
+    loc = error_location(exc)
+    if loc is None:
         return ""
-    last = matches[-1]
-    if last["file"] == filename:
-        return f" at line {last['line']} of the cell"
-    return f" at {last['file']}:{last['line']}"
+    return f" at line {loc.line} of the cell" if loc.filename == filename else f" at {loc}"
 
 
 # -- tracebacks -------------------------------------------------------------------------------

@@ -321,7 +321,7 @@ def _kernel(k: Kernel) -> list[str]:
         verb = "runs" if k.language == "extern" else "fuses"
         nodes = f"; {verb} post-grad nodes " + ", ".join(_code(n) for n in k.post_grad_nodes)
     lines = [f"  - {_code(k.name)} ({k.language}, {size}){nodes}"]
-    lines += [f"    - from {_loc(loc)}" for loc in k.user_stack]
+    lines += [f"    - from {_loc(loc)}" for loc in k.user_lines]
     return lines
 
 

@@ -11,7 +11,7 @@
 #   TORCH_VERSION=2.13.0    torch release installed (pinned) when .venv has no torch yet
 #   TORCH_INDEX_URL=URL     optional pip index for torch, e.g. https://download.pytorch.org/whl/cpu
 #   SETUP_BROWSER=1         same as --browser
-#   SETUP_SKIP_APT=1        never call apt-get (graphviz and chromium are then up to you)
+#   SETUP_SKIP_APT=1        never call apt-get (chromium is then up to you)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -43,7 +43,7 @@ pip_install() {
         { grep -v 'is ignored: it is neither a file nor a directory' || true; } >&2; } 3>&1
 }
 
-# --- (a) system packages: graphviz's dot (optional), chromium (with --browser) --------------
+# --- (a) system packages: chromium (with --browser) -------------------------------------------
 apt_updated=0
 # apt_install PACKAGE COMMAND HOW_OPTIONAL: installs PACKAGE unless COMMAND is already on PATH.
 apt_install() {
@@ -64,7 +64,6 @@ apt_install() {
         say "note: '$cmd' not found; $why. Install it with: sudo apt-get install $pkg (or your OS's $pkg package)"
     fi
 }
-apt_install graphviz dot "it is optional (graph pictures); everything else works without it"
 if [[ $browser == 1 ]]; then
     apt_install chromium chromium "it is needed for the browser tests and HTML screenshots"
 fi

@@ -79,8 +79,17 @@ def test_binder_installs_the_cpu_build_of_torch_pinned_to_the_version_we_test():
     assert re.search(rf"^torch=={re.escape(version)}\+cpu$", text, re.MULTILINE), text
 
 
-def test_binder_installs_graphviz_and_this_package():
-    assert "graphviz" in (BINDER / "apt.txt").read_text().split()
+def test_binder_installs_this_package_and_every_dependency_it_declares():
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    listed = {
+        re.split(r"[<>=\[ ]", line.strip(), maxsplit=1)[0].lower()
+        for line in (BINDER / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith(("#", "-"))
+    }
+    missing = [d for d in declared if re.split(r"[<>=\[ ]", d, maxsplit=1)[0].lower() not in listed]
+    assert not missing, f"binder/requirements.txt lacks {missing}"
     post = BINDER / "postBuild"
     assert os.access(post, os.X_OK), "postBuild must be executable"
     lines = [line.strip() for line in post.read_text().splitlines()]

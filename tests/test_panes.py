@@ -260,3 +260,22 @@ def test_the_bundled_module_is_valid_javascript(tmp_path):
         for ln in text.splitlines()
         if ln.startswith("// ---- ")
     ] == list(BUNDLE_ORDER)
+
+
+def test_the_index_says_which_output_code_pane_shows_each_kernel():
+    recording = Path(__file__).parent.parent / "notebooks" / "recordings" / "training_step.json"
+    exp = compiler.Exploration.from_json(recording.read_text())
+    view = built_view(exp)
+    checked = 0
+    for c, cv in zip(exp.compiles, view["compiles"], strict=True):
+        assert set(cv["kernels"]) == {k.id for k in c.kernels()}
+        panes = {p["id"]: p for p in cv["panes"]}
+        for kid, ref in cv["kernels"].items():
+            shown = panes[ref["pane"]]
+            assert shown["kind"] == "output_code"
+            (info,) = [k for k in shown["kernels"] if k["id"] == kid]
+            assert info["name"] == ref["name"]
+            checked += 1
+    # a training step has forward and backward output codes: kernels of both are mapped
+    shown_in = {ref["pane"] for cv in view["compiles"] for ref in cv["kernels"].values()}
+    assert checked and len(shown_in) >= 2

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 
-import compiler
 from compiler import Compile, Exploration, Graph, SourceLoc, StageError
 
 from .labels import STAGE_LABELS, group_of, label_of
@@ -24,7 +22,6 @@ from .types import (
 )
 
 _FILE_COMMENT = re.compile(r"#\s*File: (?P<file>.+?):(?P<line>\d+) in ")
-_COMPILER_DIR = os.path.dirname(os.path.abspath(compiler.__file__)) + os.sep
 
 
 class PaneNotFound(LookupError):
@@ -57,13 +54,6 @@ def errors_of(errors: tuple[StageError, ...], *stages: str) -> tuple[PaneError, 
         for e in errors
         if not stages or e.stage in stages
     )
-
-
-def user_frame(loc: SourceLoc, exp: Exploration) -> bool:
-    """A frame of the user's compiled code, not of the caller (pytest, runpy, our wrapper)."""
-    if os.path.abspath(loc.filename).startswith(_COMPILER_DIR):
-        return False
-    return any(c.filename == loc.filename for c in exp.compiles)
 
 
 def build_code(exp: Exploration, compile_key: str, pane_id: str) -> CodePane:
@@ -203,12 +193,11 @@ def build_graph_breaks(exp: Exploration, compile_key: str, pane_id: str) -> Grap
     c = find_compile(exp, compile_key)
     items = []
     for gb in c.graph_breaks:
+        # a file without ``user_frames`` (written before it existed) links no frame
+        mine = (*gb.user_frames, *(False,) * (len(gb.user_stack) - len(gb.user_frames)))
         stack = tuple(
-            StackFrame(
-                src=src_key(loc) if user_frame(loc, exp) else None,
-                text=f"{loc} in {loc.function}",
-            )
-            for loc in gb.user_stack
+            StackFrame(src=src_key(loc) if user else None, text=f"{loc} in {loc.function}")
+            for loc, user in zip(gb.user_stack, mine, strict=False)
         )
         items.append(
             GraphBreakItem(

@@ -8,18 +8,19 @@ selection. It reads no graph's nodes, so it stays fast on a model of any size.
 from __future__ import annotations
 
 import linecache
-import re
 from dataclasses import asdict
 
 from compiler import Compile, Exploration
+from compiler.user_code import graph_source_lines
 
-from .frame import line_key, src_key, user_frame
+from .frame import line_key, src_key
 from .inductor import lowering_id
 from .labels import STAGE_LABELS, group_of, label_of
 from .runtime import has_timing
 from .types import (
     CompileEntry,
     Index,
+    KernelRef,
     PaneError,
     PaneRef,
     Selection,
@@ -46,7 +47,6 @@ _FRAME_ORDER = (
     "recompile_reasons",
 )
 _POST_GRAD = ("before_post_grad_graph", "inductor_post_grad_graph")
-_FILE_COMMENT = re.compile(r"#\s*File: (?P<file>.+?):(?P<line>\d+) in ")
 CONTEXT = 3  # lines shown around each linked line
 GAP = 8  # windows closer than this merge into one
 
@@ -84,7 +84,7 @@ def pane_refs(c: Compile, findings: PaneRef | None = None) -> tuple[PaneRef, ...
         if oc.text:
             first_output = len(refs) if first_output is None else first_output
             refs.append(
-                _ref(f"{key}/inductor_output_code", "inductor_output_code", "output_code", key)
+                _ref(output_code_pane(key), "inductor_output_code", "output_code", key)
             )
             for k in oc.kernels:
                 lid = lowering_id(k)
@@ -97,6 +97,25 @@ def pane_refs(c: Compile, findings: PaneRef | None = None) -> tuple[PaneRef, ...
         refs.append(_ref("kernel_timing", "kernel_timing", "kernel_timing"))
     refs.append(_ref("compilation_metrics", "compilation_metrics", "metrics"))
     return tuple(refs)
+
+
+def output_code_pane(key: str) -> str:
+    """The pane id of the output code whose ``OutputCode.key`` is ``key``."""
+    return f"{key}/inductor_output_code"
+
+
+def kernel_refs(c: Compile) -> dict[str, KernelRef]:
+    """Each kernel of ``c`` by ``Kernel.id``: its name and its output-code pane."""
+    return {
+        k.id: KernelRef(name=k.name, pane=output_code_pane(oc.key) if oc.text else None)
+        for oc in c.output_code
+        for k in oc.kernels
+    }
+
+
+def _name(c: Compile) -> str:
+    r = c.resumes
+    return f"resume {r.function} at line {r.line}" if r is not None else c.code_name
 
 
 def _markers(c: Compile) -> tuple[str, ...]:
@@ -144,8 +163,8 @@ def _collect(exp: Exploration) -> _Lines:
         for gb in c.graph_breaks:
             if gb.location is not None:
                 seen.add(gb.location.filename, gb.location.line, gb.location.code)
-            for loc in gb.user_stack:
-                if user_frame(loc, exp):
+            for loc, user in zip(gb.user_stack, gb.user_frames, strict=False):
+                if user:
                     seen.add(loc.filename, loc.line, loc.code)
         graphs = [*c.graphs.values()]
         for oc in c.output_code:
@@ -156,8 +175,8 @@ def _collect(exp: Exploration) -> _Lines:
         # the graph texts name every source line their nodes came from: read the
         # comments rather than parse every graph before the first paint
         for g in graphs:
-            for m in _FILE_COMMENT.finditer(g.text):
-                seen.add(m["file"], int(m["line"]))
+            for filename, line in graph_source_lines(g.text):
+                seen.add(filename, line)
     return seen
 
 
@@ -257,6 +276,8 @@ def build_index(exp: Exploration) -> Index:
             src=line_key(c.filename, c.first_line),
             errors=_errors(c.errors),
             panes=pane_refs(c, fref),
+            kernels=kernel_refs(c),
+            name=_name(c),
         )
         for c in exp.compiles
     )

@@ -46,17 +46,8 @@ def lowering_id(k: Kernel) -> str | None:
 
 
 def kernel_sources(oc: OutputCode) -> dict[str, tuple[str, ...]]:
-    """Kernel id -> the user source keys it came from (provenance stack, post-grad nodes)."""
-    graph = oc.graphs.get("inductor_post_grad_graph") or oc.graphs.get("before_post_grad_graph")
-    post_src = {}
-    if graph is not None and any(k.post_grad_nodes or k.source_nodes for k in oc.kernels):
-        post_src = {n.name: src_key(n.source) for n in graph.nodes if not n.module}
-    out = {}
-    for k in oc.kernels:
-        keys = [src_key(loc) for loc in k.user_stack]
-        keys += [post_src.get(name) for name in (*k.post_grad_nodes, *k.source_nodes)]
-        out[k.id] = tuple(dict.fromkeys(s for s in keys if s))
-    return out
+    """Kernel id -> the source keys of the user lines it came from (``Kernel.user_lines``)."""
+    return {k.id: tuple(filter(None, map(src_key, k.user_lines))) for k in oc.kernels}
 
 
 def _timing(k: Kernel) -> KernelTimingInfo | None:

@@ -487,8 +487,19 @@ class PaneRef:
 
 
 @dataclass(**_FROZEN)
+class KernelRef:
+    """Where a kernel of a compile is shown: its name and the output-code pane that holds
+    it (None when its output code has no text to show)."""
+
+    name: str
+    pane: str | None
+
+
+@dataclass(**_FROZEN)
 class CompileEntry:
-    """One compile in the compile tree; ``parent`` is ``Compile.parent``."""
+    """One compile in the compile tree; ``parent`` is ``Compile.parent``; ``kernels``
+    maps each ``Kernel.id`` of the compile to where it is shown, so the browser opens a
+    kernel's output code without taking ids apart."""
 
     key: str
     compile_id: str
@@ -504,6 +515,10 @@ class CompileEntry:
     src: str | None
     errors: tuple[PaneError, ...]
     panes: tuple[PaneRef, ...]
+    kernels: dict[str, KernelRef] = field(default_factory=dict)
+    # how the compile tree names the frame: ``code_name``, or ``resume f at line 12``
+    # for a resume function (``Compile.resumes``)
+    name: str = ""
 
 
 @dataclass(**_FROZEN)
@@ -558,6 +573,7 @@ class Index:
 
 INDEX_CLASSES: tuple[type, ...] = (
     PaneRef,
+    KernelRef,
     CompileEntry,
     SourceWindow,
     SourceFile,

@@ -79,6 +79,8 @@
  * @property {(string|null)} src
  * @property {PaneError[]} errors
  * @property {PaneRef[]} panes
+ * @property {Object<string, KernelRef>} kernels
+ * @property {string} name
  */
 /**
  * @typedef {object} EvidenceLink
@@ -200,6 +202,11 @@
  * @property {(KernelTimingInfo|null)} timing
  * @property {number[]} grid
  * @property {(string|null)} lowering
+ */
+/**
+ * @typedef {object} KernelRef
+ * @property {string} name
+ * @property {(string|null)} pane
  */
 /**
  * @typedef {object} KernelTimingInfo

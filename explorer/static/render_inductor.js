@@ -157,7 +157,7 @@ function renderTritonLowering(el, pane, ctx) {
       h("span", { cls: "tce-block-title", text: `${ctx.labels.triton_source || "Triton source"} · ${p.kernel_name}` }),
       h("button", {
         cls: "tce-link", text: "in output code", title: "show this kernel in the output code",
-        on: { click: () => ctx.select({ kernel: p.kernel, stage: outputPaneOf(p.kernel) }) },
+        on: { click: () => showKernel(ctx, p.kernel) },
       }),
     ]),
     sourceView.el,

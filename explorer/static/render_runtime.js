@@ -1,11 +1,6 @@
 // @ts-check
 // Renderers of choices and costs: compile time, kernel time, autotuning.
 
-/** Select a kernel and open the output code that holds it. @param {Ctx} ctx @param {string} kid */
-function showKernel(ctx, kid) {
-  ctx.select({ kernel: kid, src: null, node: null, stage: outputPaneOf(kid) });
-}
-
 /** @type {Renderer} */
 function renderMetrics(el, pane) {
   el.append(h("div", { cls: "tce-block" }, [h("div", { cls: "tce-block-title", text: "Summary" }), detailTable(pane.summary)]));
@@ -167,7 +162,7 @@ function renderAutotuning(el, pane, ctx) {
     for (const r of /** @type {any[]} */ (op.rows)) {
       const name = r.kernel
         ? h("button", {
-          cls: "tce-link tce-at-name", text: r.name, title: `runs as ${r.kernel.split("/").pop()}: show its code`,
+          cls: "tce-link tce-at-name", text: r.name, title: `runs as ${kernelName(ctx, r.kernel)}: show its code`,
           on: { click: () => showKernel(ctx, r.kernel) },
         })
         : h("span", { cls: "tce-at-name", text: r.name });
@@ -186,7 +181,7 @@ function renderAutotuning(el, pane, ctx) {
       t.append(tr);
     }
     const sizes = op.input_sizes.length ? ` · inputs ${op.input_sizes.join(", ")}` : "";
-    const note = op.kernel ? `chosen ${op.chosen} runs as ${op.kernel.split("/").pop()} in the output code`
+    const note = op.kernel ? `chosen ${op.chosen} runs as ${kernelName(ctx, op.kernel)} in the output code`
       : `chosen ${op.chosen}; no output-code kernel is proven to be it`;
     el.append(h("div", { cls: "tce-block" }, [
       h("div", { cls: "tce-block-title", text: `${op.op}${sizes} · ${op.rows.length} candidates, fastest first` }),

@@ -49,6 +49,10 @@ class Shell {
       send: (msg) => this.model.send(msg),
       state: this.state,
       labels: {},
+      kernel: (kid) => {
+        const c = this.index && this.index.compiles ? this.compile : undefined;
+        return (c && c.kernels && c.kernels[kid]) || null;
+      },
     };
     this.setIndex();
   }
@@ -104,10 +108,10 @@ class Shell {
   defaultStage(c, wanted) {
     const ids = c.panes.map((p) => p.id);
     if (wanted) {
-      // keep the kind of stage when switching compiles: forward/x -> inference/x
-      const tail = wanted.split("/").pop();
-      const same = ids.find((id) => id.split("/").pop() === tail);
-      if (same) return same;
+      // keep the stage when switching compiles: forward/x -> inference/x
+      const was = this.index.compiles.flatMap((x) => x.panes).find((p) => p.id === wanted);
+      const same = was && c.panes.find((p) => p.stage === was.stage);
+      if (same) return same.id;
     }
     return ids.includes("dynamo_output_graph") ? "dynamo_output_graph" : ids[0];
   }
@@ -223,7 +227,7 @@ class Shell {
           on: { click: () => this.select({ compile: c.key, stage: this.defaultStage(c, /** @type {Selection} */ (this.sel).stage) }) },
         }, [
           h("span", { cls: "tce-cid", text: c.compile_id + (c.rank !== null ? ` r${c.rank}` : "") }),
-          h("span", { cls: "tce-cname", text: c.is_resume ? resumeLabel(c.code_name) : c.code_name || "(unknown frame)" }),
+          h("span", { cls: "tce-cname", text: c.name || "(unknown frame)" }),
           ...badges,
         ]);
         const li = h("li", {}, [item]);

@@ -13,7 +13,8 @@
  *            save_changes(): void, send(msg: any): void}} Model
  * @typedef {{selection: Selection, select: (change: Partial<Selection>) => void,
  *            srcClass: (key: string|null|undefined) => string, send: (msg: any) => void,
- *            state: Map<string, any>, labels: Object<string, string>}} Ctx
+ *            state: Map<string, any>, labels: Object<string, string>,
+ *            kernel: (id: string) => KernelRef|null}} Ctx
  * @typedef {{update(selection: Selection): void, reveal?: (i: number) => void,
  *            revealKernel?: (id: string) => void, destroy?: () => void}} PaneHandle
  */
@@ -76,15 +77,19 @@ function shortSrc(key) {
   return file.slice(file.lastIndexOf("/") + 1) + ":" + key.slice(i + 1);
 }
 
-/** The output-code pane that holds a kernel: kernel ids are `<output code key>/<name>`. @param {string} kid */
-function outputPaneOf(kid) {
-  return kid.slice(0, kid.lastIndexOf("/")) + "/inductor_output_code";
+/**
+ * Select a kernel and open the output code that holds it (the index says which pane).
+ * @param {Ctx} ctx @param {string} kid
+ */
+function showKernel(ctx, kid) {
+  const ref = ctx.kernel(kid);
+  ctx.select(ref && ref.pane ? { kernel: kid, src: null, node: null, stage: ref.pane } : { kernel: kid, src: null, node: null });
 }
 
-/** @param {string} name */
-function resumeLabel(name) {
-  const m = /^torch_dynamo_resume_in_(.+)_at_(\d+)$/.exec(name);
-  return m ? `resume ${m[1]} at line ${m[2]}` : name;
+/** A kernel's name, as the index records it. @param {Ctx} ctx @param {string} kid */
+function kernelName(ctx, kid) {
+  const ref = ctx.kernel(kid);
+  return ref ? ref.name : kid;
 }
 
 /**
