@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
             blobs[PANE_KEY_SEP.join((ckey, pid))] = pane_blob(pane_json(graph))
             py_graph = time.perf_counter() - t
             js_first, js_graph = open_in_browser(browser, html_page(index_data, blobs), ckey, pid)
-            rows.append((name, log, py_first, js_first, pid, len(graph.nodes), py_graph,
+            rows.append((name, log, py_first, js_first, pid, len(graph.nodes.name), py_graph,
                          js_graph, len(page.encode()), json_size, ours, tl_m,
                          statistics.median(load[1:])))  # fmt: skip
         browser.close()

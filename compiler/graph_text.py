@@ -20,6 +20,8 @@ from .model import Graph, Node, SourceLoc, TensorMeta
 _FILE_COMMENT = re.compile(
     r"#\s*File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>.+?), code: (?P<code>.*)$"
 )
+# The same comment as a whole line (``re.match``).
+_FILE_COMMENT_LINE = re.compile(r"[ \t]*# File: (.+?):(\d+) in (.+?), code: (.*)")
 _NO_STACK = "No stacktrace found for following nodes"
 # f32[4, s0][s0, 1]cpu  (dtype, sizes, strides, device)
 _TENSOR = re.compile(
@@ -116,6 +118,35 @@ def no_collection() -> Iterator[None]:
     finally:
         if collecting:
             gc.enable()
+
+
+def comment_sources(text: str) -> dict[int, SourceLoc]:
+    """The user source location each ``# File:`` comment of a graph's text names, by
+    1-based line: the lines the parser reads node sources from (``Node.source``), which a
+    view shows linked too.
+
+    Example:
+        >>> text = "x = 1\\n    # File: /m.py:7 in f, code: y = x.sin()\\ny = 2"
+        >>> comment_sources(text)[2].line
+        7
+    """
+    out: dict[int, SourceLoc] = {}
+    # a source line is named again and again: each distinct comment line is read once
+    seen: dict[str, SourceLoc | None] = {}
+    lines = text.split("\n")
+    for i in [i for i, line in enumerate(lines) if "# File: " in line]:
+        line = lines[i]
+        if line not in seen:
+            m = _FILE_COMMENT_LINE.match(line)
+            seen[line] = None
+            if m is not None:
+                seen[line] = SourceLoc(
+                    filename=m[1], line=int(m[2]), function=m[3], code=m[4].rstrip(" \t")
+                )
+        loc = seen[line]
+        if loc is not None:
+            out[i + 1] = loc
+    return out
 
 
 def deferred_graph(stage: str, text: str) -> Graph:

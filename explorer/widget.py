@@ -118,7 +118,7 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
                     pane = self.pane(entry["key"], selection["stage"])
                 except PaneNotFound:
                     pane = {}
-                if any(n["name"] == old["node"] for n in pane.get("nodes", ())):
+                if old["node"] in pane.get("nodes", {}).get("name", ()):  # graph node columns
                     selection["node"] = old["node"]
         with self.hold_sync():
             self.index = index

@@ -131,8 +131,6 @@ def graph_pane(exp: compiler.Exploration, stage: str) -> dict[str, Any]:
                 "name": n.name,
                 "op": n.op,
                 "target": n.target,
-                "args": list(n.args),
-                "kwargs": dict(n.kwargs),
                 "meta": [
                     {
                         "dtype": m.dtype,

@@ -431,6 +431,9 @@ def check_explorer(root: Any, graph_shot: Path) -> dict[str, str]:
     tab.click()
     code = root.locator(".tce-pane .tce-code")
     expect(code).to_contain_text(re.compile(r'cpp_fused|extern "C"'), timeout=STEP_MS)
+    # the kernel's own source, inside the Python string, is highlighted as C++
+    cpp_keyword = root.locator(".tce-pane .tce-row.tce-in-kernel .t-k", has_text="extern")
+    expect(cpp_keyword.first).to_be_attached(timeout=STEP_MS)
     kernel_chips = root.locator(".tce-pane .tce-kernels .tce-kernel")
     expect(kernel_chips.first).to_be_visible(timeout=STEP_MS)
     found["kernels"] = ", ".join(kernel_chips.all_inner_texts())

@@ -385,7 +385,7 @@ def test_update_replaces_the_index_in_place_and_keeps_what_still_exists(two_expl
     one, two = two_explorations
     w = ExplorationWidget(one)
     graph = w.pane("0/0", "dynamo_output_graph")
-    sin = next(n for n in graph["nodes"] if n["name"] == "sin")
+    sin = graph["sources"][graph["nodes"]["source"][graph["nodes"]["name"].index("sin")]]
     chosen = {**w.selection, "stage": "dynamo_output_graph", "node": "sin", "src": sin["src"]}
     w.selection = chosen
     # the same program again (a recompile after an edit): everything is still there
@@ -409,7 +409,7 @@ def test_a_pane_message_is_answered_with_the_pane_built_once(two_explorations):
     replies = [d["content"] for d, _ in front.sent if d.get("method") == "custom"]
     assert [r["pane"] for r in replies] == ["dynamo_output_graph"] * 2 + ["nope"]
     assert replies[0]["data"] is replies[1]["data"]  # built once, then cached
-    assert replies[0]["data"]["kind"] == "graph" and replies[0]["data"]["nodes"]
+    assert replies[0]["data"]["kind"] == "graph" and replies[0]["data"]["nodes"]["name"]
     assert replies[2]["error"] == (
         "could not build pane nope of compile 0/0: compile 0/0 has no pane 'nope'"
     )

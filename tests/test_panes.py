@@ -43,8 +43,36 @@ def _pane(view: dict, pane_id: str, compile_index: int = 0) -> dict:
     return found[0]
 
 
+def _nodes(pane: dict) -> list[dict]:
+    """A graph pane's nodes, one dict each, their shared values looked up in the pane's
+    tables (what the browser's ``graphView`` does)."""
+    cols = pane["nodes"]
+    users: list[list[int]] = [[] for _ in cols["name"]]
+    for i, inputs in enumerate(cols["inputs"]):
+        for j in inputs:
+            users[j].append(i)
+    out = []
+    for i in range(len(cols["name"])):
+        loc = pane["sources"][cols["source"][i]] if cols["source"][i] is not None else None
+        out.append(
+            {
+                **{k: cols[k][i] for k in ("name", "inputs", "line")},
+                "users": users[i],
+                "op": pane["ops"][cols["op"][i]],
+                "target": pane["targets"][cols["target"][i]],
+                "meta": pane["metas"][cols["meta"][i]],
+                "module_stack": pane["stacks"][cols["module_stack"][i]],
+                "kernels": pane["kernel_sets"][cols["kernels"][i]],
+                "src": loc["src"] if loc else None,
+                "function": loc["function"] if loc else "",
+                "code": loc["code"] if loc else "",
+            }
+        )
+    return out
+
+
 def _node(pane: dict, name: str) -> dict:
-    return next(n for n in pane["nodes"] if n["name"] == name)
+    return next(n for n in _nodes(pane) if n["name"] == name)
 
 
 def _assert_texts_are_verbatim(exp: compiler.Exploration, view: dict) -> None:
@@ -59,12 +87,17 @@ def _assert_texts_are_verbatim(exp: compiler.Exploration, view: dict) -> None:
                 graph = ocs[key].graphs[stage] if key else c.graphs[stage]
                 assert pane["text"] == graph.text, pane["id"]
                 n = graph.text.count("\n") + 1
-                assert len(pane["line_src"]) == len(pane["line_node"]) == n
+                assert all(0 < line <= n for line, _ in pane["file_comments"])
+                assert all(0 < line <= n for line in pane["nodes"]["line"])
+                assert all(len(col) == len(graph.nodes) for col in pane["nodes"].values())
                 checked += 1
             elif pane["kind"] == "output_code":
                 oc = ocs[pane["id"].split("/")[0]]
                 assert pane["text"] == oc.text
-                assert len(pane["line_kernel"]) == oc.text.count("\n") + 1
+                n = oc.text.count("\n") + 1
+                for k in pane["kernels"]:
+                    assert 0 <= k["first_line"] <= k["last_line"] <= n
+                    assert all(0 < line <= n for line in k["call_lines"])
                 checked += 1
             elif pane["id"] == "bytecode":
                 b = c.bytecode
@@ -92,9 +125,12 @@ def test_pointwise_with_aot_eager_shows_dynamo_and_aot_panes_linked_to_source_li
     assert _node(aten, "sin")["target"] == "torch.ops.aten.sin.default"
     assert _node(aten, "sin")["src"] == sin_line
     assert sin_line in view["src_keys"]
-    # each node's line of the graph text points back at the node
-    for i, n in enumerate(dynamo["nodes"]):
-        assert dynamo["line_node"][n["line"] - 1] == i
+    # each node's line of the graph text is the line that names it (a Dynamo placeholder
+    # by its target: `l_x_ = L_x_` renames the parameter `L_x_`; the output is `return`)
+    lines = dynamo["text"].split("\n")
+    for n in _nodes(dynamo):
+        named = "return" if n["op"] == "output" else n["name"]
+        assert named in lines[n["line"] - 1] or n["target"] in lines[n["line"] - 1]
     # the bytecode lines of that source line carry its key (Bytecode.original_lines)
     original = _pane(view, "bytecode")["blocks"][0]
     marked = [
@@ -111,6 +147,24 @@ def test_pointwise_with_aot_eager_shows_dynamo_and_aot_panes_linked_to_source_li
     assert "torch.sin(x)" in shown[int(sin_line.rsplit(":", 1)[1])]
     _assert_texts_are_verbatim(exp, view)
     assert json.loads(json.dumps(view)) == view
+
+
+def test_a_graph_pane_links_each_file_comment_to_the_source_line_it_names():
+    exp = compiler.explore(programs.pointwise, torch.randn(4, 4), backend="aot_eager")
+    for stage in ("dynamo_output_graph", "aot_inference_graph"):
+        pane = pane_json(build_pane(exp, exp.compiles[0].key, stage))
+        lines = pane["text"].split("\n")
+        comments = [i + 1 for i, ln in enumerate(lines) if ln.lstrip().startswith("# File: ")]
+        assert comments and [line for line, _ in pane["file_comments"]] == comments, stage
+        for line, j in pane["file_comments"]:
+            ref = pane["sources"][j]
+            named = lines[line - 1].split("# File: ", 1)[1].split(" in ", 1)[0]
+            assert ref["src"] == named and lines[line - 1].endswith(f"code: {ref['code']}")
+            # the node under the comment came from the line it names
+            node = pane["nodes"]["line"].index(line + 1)
+            assert pane["nodes"]["source"][node] == j
+        # a location is stored once, however many lines and nodes name it
+        assert len({json.dumps(r) for r in pane["sources"]}) == len(pane["sources"])
 
 
 def test_the_index_builds_no_pane_and_each_pane_is_built_on_request():
@@ -147,10 +201,8 @@ def test_inductor_panes_link_dynamo_node_post_grad_node_and_kernel_of_one_source
     assert kernel["id"] in _node(_pane(view, "dynamo_output_graph"), "sin")["kernels"]
     post = _node(_pane(view, "inference/inductor_post_grad_graph"), "sin")
     assert post["src"] == sin_line and kernel["id"] in post["kernels"]
+    # the kernel's lines hold its source (the browser marks them as its, and as C++)
     first, last = kernel["first_line"], kernel["last_line"]
-    assert code["line_kernel"][first - 1 : last] == [kernel["id"]] * (last - first + 1)
-    # the kernel body is marked C++ for the browser's highlighter
-    assert set(code["kernel_language"][first : last - 1]) == {"cpp"}
     body = "\n".join(code["text"].split("\n")[first : last - 1])
     assert body == exp.compiles[0].kernels()[0].source
     _assert_texts_are_verbatim(exp, view)
@@ -201,12 +253,16 @@ def test_graph_nodes_carry_the_module_stack_the_compiler_recorded():
     exp = compiler.explore(programs.FeaturePyramid(), torch.randn(1, 3, 8, 8), backend="eager")
     pane = build_pane(exp, exp.compiles[0].key, "dynamo_output_graph")
     graph = exp.compiles[0].graphs["dynamo_output_graph"]
-    assert [n.module_stack for n in pane.nodes] == [n.module_stack for n in graph.nodes]
-    conv = next(n for n in pane.nodes if n.name == "conv2d")
-    assert conv.module_stack and conv.module_stack[-1] == "c1"
+    stacks = [pane.stacks[j] for j in pane.nodes.module_stack]
+    assert stacks == [n.module_stack for n in graph.nodes]
+    conv = stacks[pane.nodes.name.index("conv2d")]
+    assert conv and conv[-1] == "c1"
+    # each distinct stack is stored once
+    assert len(set(pane.stacks)) == len(pane.stacks) < len(stacks)
     # inputs and users are indices of the same edges the graph names
-    for n, g in zip(pane.nodes, graph.nodes, strict=True):
-        assert [pane.nodes[i].name for i in n.inputs] == [s for s in g.inputs if s != g.name]
+    names = pane.nodes.name
+    for inputs, g in zip(pane.nodes.inputs, graph.nodes, strict=True):
+        assert [names[i] for i in inputs] == [s for s in g.inputs if s != g.name]
 
 
 def test_markup_in_user_code_stays_plain_text_in_the_panes_and_the_html(tmp_path):

@@ -10,7 +10,7 @@ Example:
     >>> exp = compiler.explore(torch.sin, torch.randn(4), backend="eager")
     >>> index = build_index(exp)
     >>> pane = build_pane(exp, index.compiles[0].key, "dynamo_output_graph")
-    >>> pane.kind, [n.op for n in pane.nodes]
+    >>> pane.kind, [pane.ops[i] for i in pane.nodes.op]
     ('graph', ['placeholder', 'call_function', 'output'])
 """
 
@@ -151,7 +151,8 @@ def _field_converter(tp: Any) -> Callable[[Any], Any] | None:
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         inner = _field_converter(args[0])
         if inner is not None:
-            return lambda v: [inner(x) for x in v]
+            # map runs in C where inner is a builtin (list, dict): a graph's node columns
+            return lambda v: list(map(inner, v))
     return _generic
 
 

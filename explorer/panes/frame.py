@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import re
+import operator
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from compiler import Compile, Exploration, Graph, SourceLoc, StageError
+from compiler import Compile, Exploration, Graph, SourceLoc, StageError, TensorMeta
+from compiler.graph_text import comment_sources
 
 from .labels import STAGE_LABELS, group_of, label_of
 from .types import (
@@ -12,16 +15,15 @@ from .types import (
     CodePane,
     GraphBreakItem,
     GraphBreaksPane,
-    GraphNode,
+    GraphNodes,
     GraphPane,
     Meta,
     PaneError,
     RecompileItem,
     RecompileReasonsPane,
+    SourceRef,
     StackFrame,
 )
-
-_FILE_COMMENT = re.compile(r"#\s*File: (?P<file>.+?):(?P<line>\d+) in ")
 
 
 class PaneNotFound(LookupError):
@@ -120,71 +122,136 @@ def graph_of(c: Compile, pane_id: str) -> tuple[Graph, str, str]:
 
 
 def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
-    """A graph pane: the text verbatim, per-line links, and the nodes for the canvas.
+    """A graph pane: the text verbatim, its ``# File:`` comments, and the nodes for the
+    canvas, as columns over tables of the values nodes share (``GraphNodes``).
 
     Example:
-        >>> len(build_graph(exp, "0/0", "dynamo_output_graph").nodes)  # doctest: +SKIP
-        5
+        >>> pane = build_graph(exp, "0/0", "dynamo_output_graph")  # doctest: +SKIP
+        >>> [pane.ops[i] for i in pane.nodes.op]  # doctest: +SKIP
+        ['placeholder', 'call_function', 'output']
     """
     c = find_compile(exp, compile_key)
     graph, stage, suffix = graph_of(c, pane_id)
     nodes = graph.nodes
-    index = {(n.module, n.name): i for i, n in enumerate(nodes)}
-    inputs: list[list[int]] = [[] for _ in nodes]
-    users: list[list[int]] = [[] for _ in nodes]
-    for i, n in enumerate(nodes):
-        for name in n.inputs:
-            j = index.get((n.module, name), index.get(("", name)))
-            if j is not None and j != i:
-                inputs[i].append(j)
-                users[j].append(i)
-    out = []
-    for i, n in enumerate(nodes):
-        loc = n.source
-        out.append(
-            GraphNode(
-                name=n.name,
-                op=n.op,
-                target=n.target,
-                args=n.args,
-                kwargs=n.kwargs,
-                meta=tuple(
-                    Meta(dtype=m.dtype, shape=m.shape, stride=m.stride, device=m.device)
-                    for m in n.meta
-                ),
-                module_stack=n.module_stack,
-                inputs=tuple(inputs[i]),
-                users=tuple(users[i]),
-                src=src_key(loc),
-                function=loc.function if loc else "",
-                code=loc.code if loc else "",
-                kernels=n.kernels,
-                line=n.line,
-            )
-        )
-    lines = graph.text.split("\n")
-    line_src: list[str | None] = [None] * len(lines)
-    line_node: list[int | None] = [None] * len(lines)
-    for i, line in enumerate(lines):
-        if "# File:" in line:
-            m = _FILE_COMMENT.search(line)
-            if m:
-                line_src[i] = f"{m['file']}:{m['line']}"
-    for i, node in enumerate(out):
-        ln = node.line - 1
-        if 0 <= ln < len(lines):
-            line_node[ln] = i
-            line_src[ln] = node.src or line_src[ln]
+    # a column per field, each read in C (one pass per field: no tuple per node)
+    names, ops, targets, metas, stacks, sources, kernels, lines, modules, reads = (
+        tuple(map(read, nodes)) for read in _NODE_FIELDS
+    )
+    inputs = _inputs(names, modules, reads)
+    comments = comment_sources(graph.text)
+    source_refs, interned = _interned(sources + tuple(comments.values()), _source_ref, _LOC_FIELDS)
+    meta_refs, meta = _interned(metas, _metas)
+    stack_refs, stack = _distinct(stacks)
+    kernel_refs, kernel = _distinct(kernels)
+    op_refs, op = _distinct(ops)
+    target_refs, target = _distinct(targets)
+    columns = GraphNodes(
+        name=names,
+        op=op,
+        target=target,
+        meta=meta,
+        module_stack=stack,
+        inputs=inputs,
+        source=interned[: len(sources)],
+        kernels=kernel,
+        line=lines,
+    )
     return GraphPane(
         id=pane_id,
         stage=stage,
         label=label_of(stage, suffix),
         group=group_of(stage),
         text=graph.text,
-        line_src=tuple(line_src),
-        line_node=tuple(line_node),
+        file_comments=tuple(zip(comments, interned[len(sources) :], strict=True)),
         parse_error=graph.parse_error,
-        nodes=tuple(out),
+        nodes=columns,
+        ops=op_refs,
+        targets=target_refs,
+        sources=source_refs,
+        metas=meta_refs,
+        stacks=stack_refs,
+        kernel_sets=kernel_refs,
+    )
+
+
+_T = TypeVar("_T")
+_NODE_FIELDS = tuple(
+    map(operator.attrgetter, ("name", "op", "target", "meta", "module_stack", "source",
+                              "kernels", "line", "module", "inputs"))
+)  # fmt: skip
+
+
+def _inputs(
+    names: tuple[str, ...], modules: tuple[str, ...], reads: tuple[tuple[str, ...], ...]
+) -> tuple[tuple[int, ...], ...]:
+    """The nodes each node reads, as indices: a name read inside a nested module is that
+    module's node, else a top-level one; a node reading itself is no edge."""
+    if not any(modules):  # the common case: one flat forward, names are unique
+        get = {name: i for i, name in enumerate(names)}.get
+        inputs = []
+        for i, read in enumerate(reads):
+            found = tuple(map(get, read))
+            if None in found or i in found:  # rare: filtered in Python only then
+                found = tuple(j for j in found if j is not None and j != i)
+            inputs.append(found)
+        return tuple(inputs)
+    nested = {(m, name): i for i, (m, name) in enumerate(zip(modules, names, strict=True))}
+    return tuple(
+        tuple(
+            j
+            for j in (nested.get((module, name), nested.get(("", name))) for name in read)
+            if j is not None and j != i
+        )
+        for i, (module, read) in enumerate(zip(modules, reads, strict=True))
+    )
+
+
+def _distinct(values: tuple[_T, ...]) -> tuple[tuple[_T, ...], tuple[int, ...]]:
+    """(distinct values in first-seen order, index of each value): hashing strings and
+    tuples of strings runs in C, so the whole of it does."""
+    table = tuple(dict.fromkeys(values))
+    index = {v: i for i, v in enumerate(table)}
+    return table, tuple(map(index.__getitem__, values))
+
+
+def _interned(
+    values: tuple[Any, ...],
+    convert: Callable[[Any], Any],
+    fields: Callable[[Any], Any] | None = None,
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(table, index of each value in it): each distinct value ``convert``ed once; None
+    stays None. Equal values are most often one object (the parser shares a location
+    among the nodes under one comment, a meta among nodes of one annotation), so objects
+    are told apart by identity first, in C; then by ``fields(value)`` (default: the value
+    itself), a tuple C can hash where the dataclass's own hash runs Python code."""
+    ids = tuple(map(id, values))
+    distinct = dict(zip(ids, values, strict=True))  # alive in ``values`` while ids are used
+    table: list[Any] = []
+    by_value: dict[Any, int] = {}
+    by_id: dict[int, int | None] = {}
+    for ident, value in distinct.items():
+        if value is None:
+            by_id[ident] = None
+            continue
+        k = value if fields is None else fields(value)
+        j = by_value.get(k)
+        if j is None:
+            j = by_value[k] = len(table)
+            table.append(convert(value))
+        by_id[ident] = j
+    return tuple(table), tuple(map(by_id.__getitem__, ids))
+
+
+_LOC_FIELDS = operator.attrgetter("filename", "line", "function", "code")
+
+
+def _source_ref(loc: SourceLoc) -> SourceRef:
+    return SourceRef(src=src_key(loc), function=loc.function, code=loc.code)
+
+
+def _metas(metas: tuple[TensorMeta, ...]) -> tuple[Meta, ...]:
+    return tuple(
+        Meta(dtype=m.dtype, shape=m.shape, stride=m.stride, device=m.device) for m in metas
     )
 
 

@@ -67,7 +67,8 @@ def _timing(k: Kernel) -> KernelTimingInfo | None:
 
 
 def build_output_code(exp: Exploration, compile_key: str, pane_id: str) -> OutputCodePane:
-    """One output code verbatim; ``line_kernel`` says which kernel each line belongs to.
+    """One output code verbatim and its kernels, each with the lines it spans and the
+    lines that call it (the browser marks each line's kernel from them).
 
     Example:
         >>> build_output_code(exp, "0/0", "inference/inductor_output_code").kernels[0].id
@@ -76,23 +77,9 @@ def build_output_code(exp: Exploration, compile_key: str, pane_id: str) -> Outpu
     """
     key = pane_id.rpartition("/")[0]
     oc = output_code(exp, compile_key, key)
-    n = oc.text.count("\n") + 1
-    line_kernel: list[str | None] = [None] * n
-    language: list[str | None] = [None] * n
     srcs = kernel_sources(oc)
     kernels = []
     for k in oc.kernels:
-        if k.first_line and k.last_line:
-            for ln in range(k.first_line, min(k.last_line, n) + 1):
-                line_kernel[ln - 1] = k.id
-            # the kernel's own source (0-based lines first_line .. last_line - 2, inside
-            # the string literal) is C++ for C++ kernels; Triton stays Python
-            if k.language == "cpp":
-                for i in range(k.first_line, min(k.last_line - 1, n)):
-                    language[i] = "cpp"
-        for ln in k.call_lines:
-            if 0 < ln <= n:
-                line_kernel[ln - 1] = k.id
         kernels.append(
             KernelInfo(
                 id=k.id,
@@ -117,8 +104,6 @@ def build_output_code(exp: Exploration, compile_key: str, pane_id: str) -> Outpu
         group=group_of(stage),
         errors=errors_of(oc.errors),
         text=oc.text,
-        line_kernel=tuple(line_kernel),
-        kernel_language=tuple(language),
         kernels=tuple(kernels),
         path=oc.path,
     )

@@ -3,12 +3,13 @@
 A pane is built by a pure function of the Exploration (``explorer.panes.build_pane``)
 when the user opens it, and crosses to the browser as JSON (``pane_json``). Text is
 sent verbatim, one entry per line of ``text.split("\\n")`` in the per-line tables
-(``line_src``, ``line_node``, ``line_kernel``, ``source_line``); the browser
-highlights it. ``explorer.panes.typedefs`` turns these classes into the JSDoc
-typedefs ``explorer/static/panes.typedefs.js`` holds, and a test keeps both in step.
+(``line_src``, ``source_line``; a graph's and an output code's the browser derives from
+their nodes and kernels); the browser highlights it. ``explorer.panes.typedefs`` turns
+these classes into the JSDoc typedefs ``explorer/static/panes.typedefs.js`` holds, and a
+test keeps both in step.
 
 Ids: a source key is ``file:line``; a kernel id is ``Kernel.id``; a node is its index
-in ``GraphPane.nodes`` (its ``name`` in the selection).
+in the columns of ``GraphPane.nodes`` (its ``name`` in the selection).
 """
 
 from __future__ import annotations
@@ -61,28 +62,46 @@ class Meta:
 
 
 @dataclass(**_FROZEN)
-class GraphNode:
-    """One FX node; ``inputs``/``users`` are indices into ``GraphPane.nodes``."""
+class SourceRef:
+    """A user source location, once per graph pane (``GraphPane.sources``): its source
+    key ``file:line`` (None without a file or line), function and line of code."""
 
-    name: str
-    op: str
-    target: str
-    args: tuple[str, ...]
-    kwargs: dict[str, str]
-    meta: tuple[Meta, ...]
-    module_stack: tuple[str, ...]
-    inputs: tuple[int, ...]
-    users: tuple[int, ...]
     src: str | None
     function: str
     code: str
-    kernels: tuple[str, ...]
-    line: int
+
+
+@dataclass(**_FROZEN)
+class GraphNodes:
+    """A graph's FX nodes as columns: node ``i`` is entry ``i`` of each. Values nodes share
+    are indices into the pane's tables: ``op`` into ``GraphPane.ops``, ``target`` into
+    ``targets``, ``meta`` into ``metas``, ``module_stack`` into ``stacks``, ``source`` into
+    ``sources`` (None: no user source), ``kernels`` into ``kernel_sets``. ``inputs`` are
+    node indices (the browser inverts them into each node's users); ``line`` is the node's
+    1-based line in ``GraphPane.text``, which shows its arguments. (Columns, not one
+    object per node: a training step's graphs have 65,000 nodes, and their keys were most
+    of the page.)"""
+
+    name: tuple[str, ...] = ()
+    op: tuple[int, ...] = ()
+    target: tuple[int, ...] = ()
+    meta: tuple[int, ...] = ()
+    module_stack: tuple[int, ...] = ()
+    inputs: tuple[tuple[int, ...], ...] = ()
+    source: tuple[int | None, ...] = ()
+    kernels: tuple[int, ...] = ()
+    line: tuple[int, ...] = ()
 
 
 @dataclass(**_FROZEN)
 class GraphPane:
-    """A graph: its text verbatim and its nodes, laid out by the browser's GraphCanvas."""
+    """A graph: its text verbatim and its nodes, laid out by the browser's GraphCanvas.
+
+    ``file_comments`` holds (1-based line, ``sources`` index) of each ``# File:`` comment
+    of the text (``compiler.graph_text.comment_sources``). The browser expands the tables
+    once, when the pane arrives (``graphView`` in ``explorer/static/store.js``), into one
+    object per node and the per-line tables of the text view: a node's line links to the
+    node and its source, a comment's line to the location it names."""
 
     kind: str = "graph"
     id: str
@@ -92,10 +111,15 @@ class GraphPane:
     errors: tuple[PaneError, ...] = ()
     text: str
     language: str = "python"
-    line_src: tuple[str | None, ...] = ()
-    line_node: tuple[int | None, ...] = ()
+    file_comments: tuple[tuple[int, int], ...] = ()
     parse_error: str | None = None
-    nodes: tuple[GraphNode, ...] = ()
+    nodes: GraphNodes = field(default_factory=GraphNodes)
+    ops: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    sources: tuple[SourceRef, ...] = ()
+    metas: tuple[tuple[Meta, ...], ...] = ()
+    stacks: tuple[tuple[str, ...], ...] = ()
+    kernel_sets: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(**_FROZEN)
@@ -132,7 +156,10 @@ class KernelInfo:
 
 @dataclass(**_FROZEN)
 class OutputCodePane:
-    """Inductor's generated module verbatim, with the kernel each line belongs to."""
+    """Inductor's generated module verbatim, with its kernels. The browser marks the kernel
+    each line belongs to (``first_line`` to ``last_line`` and ``call_lines`` of each, in
+    order; a C++ kernel's own source, inside the string literal, read as C++) when the
+    pane arrives (``outputCodeView`` in ``explorer/static/store.js``)."""
 
     kind: str = "output_code"
     id: str
@@ -142,8 +169,6 @@ class OutputCodePane:
     errors: tuple[PaneError, ...] = ()
     text: str
     language: str = "python"
-    line_kernel: tuple[str | None, ...] = ()
-    kernel_language: tuple[str | None, ...] = ()
     kernels: tuple[KernelInfo, ...] = ()
     path: str = ""
 

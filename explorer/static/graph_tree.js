@@ -8,7 +8,7 @@
 /**
  * @typedef {{dtype: string, shape: string[], stride: string[], device: string}} GcMeta
  * @typedef {{
- *   name: string, op: string, target: string, args: string[], kwargs: Object<string,string>,
+ *   name: string, op: string, target: string,
  *   meta: GcMeta[], module_stack: string[], inputs: number[], users: number[],
  *   src: string|null, function: string, code: string, kernels: string[], line: number,
  * }} GcNode

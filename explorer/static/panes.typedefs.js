@@ -140,21 +140,16 @@
  * @property {GraphBreakItem[]} items
  */
 /**
- * @typedef {object} GraphNode
- * @property {string} name
- * @property {string} op
- * @property {string} target
- * @property {string[]} args
- * @property {Object<string, string>} kwargs
- * @property {Meta[]} meta
- * @property {string[]} module_stack
- * @property {number[]} inputs
- * @property {number[]} users
- * @property {(string|null)} src
- * @property {string} function
- * @property {string} code
- * @property {string[]} kernels
- * @property {number} line
+ * @typedef {object} GraphNodes
+ * @property {string[]} name
+ * @property {number[]} op
+ * @property {number[]} target
+ * @property {number[]} meta
+ * @property {number[]} module_stack
+ * @property {number[][]} inputs
+ * @property {(number|null)[]} source
+ * @property {number[]} kernels
+ * @property {number[]} line
  */
 /**
  * @typedef {object} GraphPane
@@ -166,10 +161,15 @@
  * @property {PaneError[]} errors
  * @property {string} text
  * @property {string} language
- * @property {(string|null)[]} line_src
- * @property {(number|null)[]} line_node
+ * @property {[number, number][]} file_comments
  * @property {(string|null)} parse_error
- * @property {GraphNode[]} nodes
+ * @property {GraphNodes} nodes
+ * @property {string[]} ops
+ * @property {string[]} targets
+ * @property {SourceRef[]} sources
+ * @property {Meta[][]} metas
+ * @property {string[][]} stacks
+ * @property {string[][]} kernel_sets
  */
 /**
  * @typedef {object} Index
@@ -278,8 +278,6 @@
  * @property {PaneError[]} errors
  * @property {string} text
  * @property {string} language
- * @property {(string|null)[]} line_kernel
- * @property {(string|null)[]} kernel_language
  * @property {KernelInfo[]} kernels
  * @property {string} path
  */
@@ -343,6 +341,12 @@
  * @property {boolean} available
  * @property {string} note
  * @property {SourceWindow[]} windows
+ */
+/**
+ * @typedef {object} SourceRef
+ * @property {(string|null)} src
+ * @property {string} function
+ * @property {string} code
  */
 /**
  * @typedef {object} SourceWindow

@@ -51,7 +51,7 @@ function renderCode(el, pane, ctx) {
  * @type {Renderer}
  */
 function renderGraph(el, pane, ctx) {
-  const g = /** @type {GraphPane} */ (pane);
+  const g = /** @type {GraphView} */ (pane);
   const nodes = g.nodes;
   const modeKey = `graph-mode|${ctx.selection.compile}|${g.id}`;
   const mode = ctx.state.get(modeKey) || (nodes.length ? "graph" : "text");
@@ -80,7 +80,7 @@ function renderGraph(el, pane, ctx) {
   };
 }
 
-/** @param {HTMLElement} body @param {GraphPane} g @param {Ctx} ctx @returns {PaneHandle} */
+/** @param {HTMLElement} body @param {GraphView} g @param {Ctx} ctx @returns {PaneHandle} */
 function graphCanvas(body, g, ctx) {
   const canvas = new GraphCanvas(body, g, ctx);
   canvas.update(ctx.selection);
@@ -91,7 +91,7 @@ function graphCanvas(body, g, ctx) {
   };
 }
 
-/** @param {HTMLElement} body @param {GraphPane} g @param {Ctx} ctx @returns {PaneHandle} */
+/** @param {HTMLElement} body @param {GraphView} g @param {Ctx} ctx @returns {PaneHandle} */
 function graphText(body, g, ctx) {
   const nodes = g.nodes;
   /** @param {number} i */

@@ -9,7 +9,7 @@
  * @type {Renderer}
  */
 function renderOutputCode(el, pane, ctx) {
-  const p = /** @type {OutputCodePane} */ (pane);
+  const p = /** @type {OutputCodeView} */ (pane);
   const byId = new Map(p.kernels.map((k) => [k.id, k]));
   const list = h("div", { cls: "tce-kernels" }, [h("span", { cls: "tce-key", text: "kernels" })]);
   const details = h("div", { cls: "tce-details" });

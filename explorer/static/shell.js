@@ -365,7 +365,7 @@ class Shell {
   /** @param {string} name */
   revealNode(name) {
     if (!this.open || this.open.kind !== "graph" || !this.handle || !this.handle.reveal) return;
-    const i = this.open.nodes.findIndex((/** @type {GraphNode} */ n) => n.name === name);
+    const i = this.open.nodes.findIndex((/** @type {GcNode} */ n) => n.name === name);
     if (i >= 0) this.handle.reveal(i);
   }
 

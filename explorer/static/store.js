@@ -2,9 +2,117 @@
 // The store: the index, the selection, and the panes, fetched when first opened. In the
 // notebook a pane comes from Python (a custom message answered with the pane's JSON);
 // in the exported page from the gzip+base64 blob the page carries, decompressed by the
-// browser's DecompressionStream. Either way each pane is fetched once.
+// browser's DecompressionStream. Either way each pane is fetched once, and a graph or an
+// output code is expanded once from the compact form Python sends (paneView) into what
+// the renderers read: one object per graph node, and per-line tables of their texts.
 
 const PANE_KEY_SEP = "\n"; // as explorer/export.py joins compile key and pane id
+
+/**
+ * A graph pane as the renderers read it: one object per node (its columns and the pane's
+ * tables expanded) and, per line of the text, the node on it and the source key it links.
+ * @typedef {Omit<GraphPane, "nodes"|"file_comments"> & {
+ *   nodes: GcNode[], line_node: (number|null)[], line_src: (string|null)[],
+ * }} GraphView
+ */
+
+/**
+ * An output code as the renderer reads it, with the kernel id and the highlighter's
+ * language (null: the pane's) of each line of its text.
+ * @typedef {OutputCodePane & {line_kernel: (string|null)[], kernel_language: (string|null)[]}} OutputCodeView
+ */
+
+/** A pane as it arrived, graphs and output code expanded. @param {any} pane @returns {any} */
+function paneView(pane) {
+  if (pane && pane.kind === "graph") return graphView(pane);
+  if (pane && pane.kind === "output_code") return outputCodeView(pane);
+  return pane;
+}
+
+/** @param {string} text @returns {number} the lines of `text.split("\n")` */
+function lineCount(text) {
+  let lines = 1;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) lines++;
+  return lines;
+}
+
+/**
+ * Mark each line of an output code with its kernel: a kernel's lines from `first_line` to
+ * `last_line` and its `call_lines` (1-based; a later kernel wins a shared line), and a C++
+ * kernel's own source (0-based lines first_line .. last_line - 2, inside the string
+ * literal) as C++; Triton stays Python.
+ *
+ * Example: `outputCodeView(pane).line_kernel[k.first_line - 1] === k.id`.
+ * @param {OutputCodePane} p @returns {OutputCodeView}
+ */
+function outputCodeView(p) {
+  const n = lineCount(p.text);
+  /** @type {(string|null)[]} */
+  const lineKernel = new Array(n).fill(null);
+  /** @type {(string|null)[]} */
+  const language = new Array(n).fill(null);
+  for (const k of p.kernels) {
+    if (k.first_line && k.last_line) {
+      lineKernel.fill(k.id, k.first_line - 1, Math.min(k.last_line, n));
+      if (k.language === "cpp") language.fill("cpp", k.first_line, Math.min(k.last_line - 1, n));
+    }
+    for (const ln of k.call_lines) if (ln > 0 && ln <= n) lineKernel[ln - 1] = k.id;
+  }
+  return { ...p, line_kernel: lineKernel, kernel_language: language };
+}
+
+/**
+ * Expand a GraphPane (explorer/panes/types.py GraphNodes): node i's fields are entry i of
+ * each column, shared values looked up by index; nodes share the looked-up arrays (meta,
+ * module_stack, kernels), which no renderer changes; users are the inputs inverted. A
+ * node's line links to the node and, where it has one, its source; a `# File:` comment's
+ * line to the location it names.
+ *
+ * Example: `graphView(pane).nodes[0].src` is the source key of the pane's first node.
+ * @param {GraphPane} g @returns {GraphView}
+ */
+function graphView(g) {
+  const c = g.nodes;
+  const { ops, targets, sources, metas, stacks, kernel_sets: kernelSets } = g;
+  const count = c.name.length;
+  /** @type {GcNode[]} */
+  const nodes = new Array(count);
+  const lines = lineCount(g.text);
+  /** @type {(string|null)[]} */
+  const lineSrc = new Array(lines).fill(null);
+  /** @type {(number|null)[]} */
+  const lineNode = new Array(lines).fill(null);
+  for (const [line, s] of g.file_comments) lineSrc[line - 1] = sources[s].src;
+  /** @type {number[][]} the nodes reading each node, in node order */
+  const users = Array.from({ length: count }, () => []);
+  for (let i = 0; i < count; i++) for (const j of c.inputs[i]) users[j].push(i);
+  for (let i = 0; i < count; i++) {
+    const s = c.source[i];
+    const loc = s === null ? null : sources[s];
+    const node = {
+      name: c.name[i],
+      op: ops[c.op[i]],
+      target: targets[c.target[i]],
+      meta: metas[c.meta[i]],
+      module_stack: stacks[c.module_stack[i]],
+      inputs: c.inputs[i],
+      users: users[i],
+      src: loc ? loc.src : null,
+      function: loc ? loc.function : "",
+      code: loc ? loc.code : "",
+      kernels: kernelSets[c.kernels[i]],
+      line: c.line[i],
+    };
+    nodes[i] = node;
+    const at = node.line - 1;
+    if (at >= 0 && at < lines) {
+      lineNode[at] = i;
+      if (node.src !== null) lineSrc[at] = node.src;
+    }
+  }
+  const { file_comments: _, ...rest } = g;
+  return { ...rest, nodes, line_node: lineNode, line_src: lineSrc };
+}
 
 class Store {
   /** @param {Model} model */
@@ -39,7 +147,7 @@ class Store {
     const key = this.key(compile, pane);
     let got = this.panes.get(key);
     if (!got) {
-      got = this.standalone ? this.fromPage(key) : this.fromKernel(key, compile, pane);
+      got = (this.standalone ? this.fromPage(key) : this.fromKernel(key, compile, pane)).then(paneView);
       this.panes.set(key, got);
       got.catch(() => this.panes.delete(key));
     }
