@@ -45,8 +45,10 @@ class SharedParses:
     """
 
     def __init__(self) -> None:
-        self._waiting: dict[str, int] = {}  # key text -> its graphs not parsed yet
-        self._done: dict[str, tuple[str, Parsed]] = {}  # key -> (text parsed, result)
+        # keys: (length, hash) of a text without its quiet tail, not that text itself
+        # (a copy of every pre-grad graph held through the load)
+        self._waiting: dict[Key, int] = {}  # key -> its graphs not parsed yet
+        self._done: dict[Key, tuple[str, Parsed]] = {}  # key -> (text parsed, result)
 
     def later(self, text: str) -> Callable[[], Parsed]:
         """The parse of ``text``, to be called once, when its graph's nodes are read."""
@@ -58,10 +60,10 @@ class SharedParses:
         """A ``Graph`` of ``text`` parsed (or shared) when its nodes are first read."""
         return Graph.deferred(stage=stage, text=text, parse=self.later(text))
 
-    def _parse(self, key: str, text: str) -> Parsed:
+    def _parse(self, key: Key, text: str) -> Parsed:
         left = self._waiting[key] - 1
         hit = self._done.get(key)
-        if hit is not None and (hit[1][1] is None or hit[0] == text):
+        if hit is not None and _same(hit[0], text, key[0], hit[1][1] is None):
             parsed = hit[1]
         else:
             parsed = parse_nodes(text)
@@ -75,8 +77,22 @@ class SharedParses:
         return parsed
 
 
-def _key(text: str) -> str:
-    """``text`` without its trailing blank and comment lines (within its last 200
-    characters or so: a longer tail only makes the key less shared, never wrong)."""
+Key = tuple[int, int]
+
+
+def _key(text: str) -> Key:
+    """(length, hash) of ``text`` without its trailing blank and comment lines (within
+    its last 200 characters or so: a longer tail only makes the key less shared, never
+    wrong)."""
     tail = _QUIET_TAIL.search(text, max(0, text.rfind("\n", 0, max(0, len(text) - 200))))
-    return text[: tail.start()] if tail else text
+    if tail is None:
+        return len(text), hash(text)
+    return tail.start(), hash(text[: tail.start()])
+
+
+def _same(parsed: str, text: str, length: int, parsed_cleanly: bool) -> bool:
+    """Whether ``text`` prints what ``parsed`` did: the same first ``length`` characters
+    (a hash can collide) and, for a parse error, the very same text."""
+    if not parsed_cleanly:
+        return parsed == text
+    return parsed is text or parsed[:length] == text[:length]

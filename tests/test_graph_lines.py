@@ -146,6 +146,7 @@ def test_nodes_built_by_their_slots_equal_nodes_built_by_the_dataclass():
 
 
 def test_graphs_logged_twice_parse_once_and_read_as_their_own_text_would():
+    from compiler import shared_parses
     from compiler.shared_parses import SharedParses
 
     recording = ROOT / "notebooks" / "recordings" / "transformer_block.json"
@@ -162,6 +163,12 @@ def test_graphs_logged_twice_parse_once_and_read_as_their_own_text_would():
     dynamo = results[stages.index("dynamo_output_graph")]
     assert dynamo[0] is results[stages.index("before_pre_grad_graph")][0]
     assert not parses._done and not parses._waiting  # nothing held once all are read
+    # texts that only hash alike are not taken for each other
+    a, b = _HEADER + _ODD[1], _HEADER + _ODD[2]
+    key = shared_parses._key(a)
+    parses._waiting[key] = 2
+    parses._parse(key, a)
+    assert parses._parse(key, b) == parse_nodes(b)
     # a parse error is shared only by the very same text: its message names a line
     broken = _HEADER + "    def forward(self, x):\n        y = f(x\n"
     pair = (broken, broken + "\n# graph id: 1\n")
