@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .bytecode_lines import dis_source_lines
 from .dynamo_text import parse_graph_break, parse_guards, parse_recompile_reasons, parse_stack_trace
 from .events import Event
 from .links import derive
@@ -320,12 +321,23 @@ def _finish(state: _CompileState, source: str, parses: SharedParses) -> Compile:
     }
     bytecode = None
     if state.bytecode:
-        bytecode = Bytecode(code_name=str(state.bytecode.get("code_name", state.code_name)),
-                            original=state.bytecode.get("original"),
-                            transformed=state.bytecode.get("transformed"),
-                            source=state.bytecode.get("source"),
-                            decompiled=state.bytecode.get("decompiled"),
-                            decompile_error=state.bytecode.get("decompile_error"))  # fmt: skip
+        b = state.bytecode
+        fields: dict[str, Any] = {
+            "code_name": str(b.get("code_name", state.code_name)),
+            "original": b.get("original"),
+            "transformed": b.get("transformed"),
+            "source": b.get("source"),
+        }
+        decompile = b.get("decompile")
+        if callable(decompile):  # live capture: decompiled when first read
+            # the line maps are filled now, so that deriving them reads no field that
+            # would run the decompiler (dataclasses.replace reads every field)
+            fields["original_lines"] = dis_source_lines(fields["original"] or "")
+            fields["transformed_lines"] = dis_source_lines(fields["transformed"] or "")
+            bytecode = Bytecode.deferred(decompile=decompile, **fields)
+        else:
+            bytecode = Bytecode(**fields, decompiled=b.get("decompiled"),
+                                decompile_error=b.get("decompile_error"))  # fmt: skip
     elif source == "trace" and state.code_name:
         errors.append(StageError(stage="bytecode", message=_MISSING_IN_TRACE["bytecode"]))
     m = state.metrics

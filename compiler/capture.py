@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import dis
+import functools
 import inspect
 import json
 import logging
@@ -47,6 +48,7 @@ from .model import (
     OutputCode,
     StageError,
     TritonVariant,
+    replace_lazily,
 )
 from .module_stack import module_paths
 
@@ -172,7 +174,8 @@ class Recording:
         except (OSError, TypeError):
             meta["source"] = None
         if self.decompile:
-            meta.update(_decompile(transformed))
+            # depyf takes a noticeable part of a compile: decompile when a view asks
+            meta["decompile"] = functools.partial(_decompile, transformed)
         self.events.append(_event(BYTECODE_EVENT, meta, None))
 
     def autotune_listener(
@@ -275,7 +278,9 @@ def _with_variants(
         found = _with_cached_choice(k.info, variants[(out.path, k.name)])
         chosen = next((v for v in found if v.chosen), None)
         grid = launch_grid(out, k, chosen.config) if chosen else ()
-        return with_source_lines(dataclasses.replace(k, variants=found, grid=grid))
+        # a copy that keeps ``user_lines`` for its first reader: computing them reads
+        # the post-grad graphs, which the capture itself never needs
+        return with_source_lines(replace_lazily(k, variants=found, grid=grid))
 
     outputs = tuple(
         dataclasses.replace(out, kernels=tuple(kernel(out, k) for k in out.kernels))
@@ -300,16 +305,17 @@ def _with_cached_choice(
     return (dataclasses.replace(only, chosen=True, config={**best, **only.config}),)
 
 
-def _decompile(code: CodeType) -> dict[str, Any]:
+def _decompile(code: CodeType) -> tuple[str | None, str | None]:
+    """(decompiled source, None) or (None, why not)."""
     try:
         import depyf  # type: ignore[import-untyped]
     except ImportError:
-        return {"decompile_error": "decompiler not installed: pip install depyf"}
+        return None, "decompiler not installed: pip install depyf"
     try:
-        return {"decompiled": depyf.decompile(code)}
+        return str(depyf.decompile(code)), None
     except Exception as exc:  # depyf fails on some 3.11+ bytecode; never fatal
         why = f"{type(exc).__name__}: {exc}"
-        return {"decompile_error": f"depyf could not decompile {code.co_name}: {why}"}
+        return None, f"depyf could not decompile {code.co_name}: {why}"
 
 
 def environment(device: str = "cpu") -> Environment:
@@ -341,7 +347,8 @@ def recording(
     Args:
         keep_caches: leave the FX graph and AOTAutograd caches on. Off by default,
             because a cache hit skips the stages that would be recorded.
-        decompile: decompile Dynamo's transformed bytecode with depyf (best effort).
+        decompile: decompile Dynamo's transformed bytecode with depyf (best effort),
+            when ``Bytecode.decompiled`` is first read rather than during the compile.
         triton_stages: keep every Triton kernel's TTIR, TTGIR, LLVM IR and PTX, and
             its SASS on demand (``compiler.with_sass``). By default on when CUDA is
             available. Nothing about where or how Triton compiles changes: the stages
@@ -382,7 +389,7 @@ def recording(
     hook = None
     remove_autotune_listener: Callable[[], None] | None = None
     try:
-        with _compat.patched_configs(inductor, functorch):
+        with _compat.patched_configs(inductor, functorch), _compat.fusion_ir_formatted_once():
             trace_log.addHandler(trace_handler)
             trace_log.setLevel(logging.DEBUG)
             # Trace records are large and DEBUG: never let them reach the user's root

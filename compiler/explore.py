@@ -48,7 +48,8 @@ def explore(
         reset: reset Dynamo first (``torch.compiler.reset()``) so that every
             compile is recorded, numbered from ``0/0``, rather than served from
             code compiled earlier in the process.
-        decompile: decompile Dynamo's transformed bytecode (best effort).
+        decompile: decompile Dynamo's transformed bytecode (best effort), when the
+            decompiled source is first read.
         triton_stages: keep each Triton kernel's TTIR/TTGIR/LLVM IR/PTX/SASS (default:
             when CUDA is available).
         measure: on CUDA, run the compiled target again (3 warm-up calls, then 20

@@ -16,12 +16,14 @@ than hard-code the -1, the offset is measured per variant: the line of ``def
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 
-from .model import Kernel, LoweredStage, TritonVariant
+from .model import Kernel, LoweredStage, TritonVariant, replace_lazily
 
 STAGE_ORDER = ("ttir", "ttgir", "llir", "ptx", "sass")
 
@@ -39,7 +41,7 @@ def with_source_lines(k: Kernel) -> Kernel:
     if not k.variants:
         return k
     def_line = def_line_of(k.source, k.name)
-    return replace(k, variants=tuple(_variant(v, k, def_line) for v in k.variants))
+    return replace_lazily(k, variants=tuple(_variant(v, k, def_line) for v in k.variants))
 
 
 def def_line_of(source: str, name: str) -> int | None:
@@ -58,21 +60,36 @@ def variant_line_offset(v: TritonVariant, k: Kernel) -> tuple[str, int | None]:
 
 
 def _variant(v: TritonVariant, k: Kernel, def_line: int | None) -> TritonVariant:
-    parsed = {s.stage: _locations(s, k.name) for s in v.stages if s.text}
-    func = next((parsed[s][1] for s in STAGE_ORDER if s in parsed and parsed[s][1]), None)
-    kernel_file = func[0] if func else _most_common_file(parsed)
-    offset = def_line - func[1] if func and def_line else 0
-    n_source = k.source.count("\n") + 1
-    stages = []
-    for s in v.stages:
-        if s.stage in parsed and kernel_file:
-            lines = tuple(
-                _source_line(c, kernel_file, offset, n_source) for c in parsed[s.stage][0]
-            )
-        else:
-            lines = (None,) * (s.text.count("\n") + 1) if s.text else ()
-        stages.append(replace(s, source_lines=lines))
-    return replace(v, stages=tuple(stages))
+    """``v`` with every stage's ``source_lines`` mapped on first read: one read maps the
+    whole variant, since the kernel's file and line offset come from all its stages."""
+
+    @functools.cache
+    def maps() -> tuple[tuple[int | None, ...], ...]:
+        parsed = {s.stage: _locations(s, k.name) for s in v.stages if s.text}
+        func = next((parsed[s][1] for s in STAGE_ORDER if s in parsed and parsed[s][1]), None)
+        kernel_file = func[0] if func else _most_common_file(parsed)
+        offset = def_line - func[1] if func and def_line else 0
+        n_source = k.source.count("\n") + 1
+        out = []
+        for s in v.stages:
+            if s.stage in parsed and kernel_file:
+                out.append(
+                    tuple(
+                        _source_line(c, kernel_file, offset, n_source) for c in parsed[s.stage][0]
+                    )
+                )
+            else:
+                out.append((None,) * (s.text.count("\n") + 1) if s.text else ())
+        return tuple(out)
+
+    def lines_of(i: int) -> Callable[[], tuple[int | None, ...]]:
+        return lambda: maps()[i]
+
+    stages = tuple(
+        LoweredStage.deferred(stage=s.stage, text=s.text, error=s.error, lines=lines_of(i))
+        for i, s in enumerate(v.stages)
+    )
+    return replace(v, stages=stages)
 
 
 def _rank(stage: str) -> int:

@@ -8,13 +8,16 @@ log, so a view never needs to know which one it is looking at.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from .findings import Finding
+
+_T = TypeVar("_T")
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
@@ -245,12 +248,33 @@ def _derived_on_read(
 _defer_graph = _derived_on_read(Graph, "nodes", "parse_error")
 
 
+def replace_lazily(obj: _T, **changes: Any) -> _T:
+    """``dataclasses.replace(obj, **changes)`` that leaves fields computed on first read
+    (``Graph.nodes``, ``Kernel.user_lines``, ...) uncomputed: the copy computes them
+    when it is read, as ``obj`` would have.
+
+    Example:
+        >>> g = Graph.deferred(stage="s", text="", parse=lambda: ((), "empty"))
+        >>> replace_lazily(g, stage="t").parse_error
+        'empty'
+    """
+    cls = type(obj)
+    copy = cls.__new__(cls)
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        slot = cls.__dict__[f.name]
+        slot = slot.slot if isinstance(slot, _ParsedOnRead) else slot
+        slot.__set__(copy, changes[f.name] if f.name in changes else slot.__get__(obj, cls))
+    return copy
+
+
 @dataclass(**_FROZEN)
 class Bytecode:
     """A frame's bytecode before and after Dynamo, as ``dis`` prints it.
 
     ``decompiled`` is best-effort source for the transformed code; when the
-    decompiler fails, ``decompile_error`` says why.
+    decompiler fails, ``decompile_error`` says why. A live capture decompiles on first
+    read of either (``Bytecode.deferred``): decompiling costs time in the user's
+    compile, and most views never show it.
     """
 
     code_name: str
@@ -263,6 +287,32 @@ class Bytecode:
     # ``original``/``transformed`` (``dis`` text split on newlines); None where none.
     original_lines: tuple[int | None, ...] = ()
     transformed_lines: tuple[int | None, ...] = ()
+
+    @classmethod
+    def deferred(
+        cls, *, decompile: Callable[[], tuple[str | None, str | None]], **fields: Any
+    ) -> Bytecode:
+        """Bytecode whose ``decompiled`` and ``decompile_error`` come from
+        ``decompile()``, called once, when either is first read; ``fields`` are the others.
+
+        Example:
+            >>> b = Bytecode.deferred(code_name="f", decompile=lambda: ("def f(): pass", None))
+            >>> b.decompiled
+            'def f(): pass'
+        """
+
+        def decompile_once() -> tuple[str | None, str | None]:
+            try:
+                return decompile()
+            except Exception as exc:  # a view reading .decompiled must get text, not a crash
+                return None, f"{type(exc).__name__}: {exc}"
+
+        bytecode = cls(**fields)
+        _defer_bytecode(bytecode, decompile_once)
+        return bytecode
+
+
+_defer_bytecode = _derived_on_read(Bytecode, "decompiled", "decompile_error")
 
 
 @dataclass(**_FROZEN)
@@ -337,7 +387,35 @@ class LoweredStage:
     error: str = ""
     # schema 2.0: the 1-based ``Kernel.source`` line each line of ``text`` was lowered
     # from (from TTIR/TTGIR ``loc``, LLVM debug info, PTX ``.loc``); None where unknown.
+    # A capture maps them on first read (``LoweredStage.deferred``): a model's hundreds
+    # of kernels cost a second of parsing that only an opened lowering pane needs.
     source_lines: tuple[int | None, ...] = ()
+
+    @classmethod
+    def deferred(
+        cls, *, lines: Callable[[], tuple[int | None, ...]], **fields: Any
+    ) -> LoweredStage:
+        """A stage whose ``source_lines`` come from ``lines()``, called once, when first
+        read; ``fields`` are the others.
+
+        Example:
+            >>> s = LoweredStage.deferred(stage="ptx", text="a\nb", lines=lambda: (1, None))
+            >>> s.source_lines
+            (1, None)
+        """
+        stage = cls(**fields)
+
+        def lines_once() -> tuple[tuple[int | None, ...]]:
+            try:
+                return (lines(),)
+            except Exception:  # a line map is an aid: without one, the text still shows
+                return ((None,) * (stage.text.count("\n") + 1) if stage.text else (),)
+
+        _defer_stage(stage, lines_once)
+        return stage
+
+
+_defer_stage = _derived_on_read(LoweredStage, "source_lines")
 
 
 @dataclass(**_FROZEN)

@@ -20,6 +20,9 @@ _AOT_ID = re.compile(r"^# AOT ID: \['(?P<id>[^']*)'\]", re.MULTILINE)
 _HANDLE = re.compile(r":\d+$")
 _SOURCE_NODES = re.compile(r"#\s*Topologically Sorted Source Nodes: \[(?P<nodes>[^\]]*)\]")
 _HEADER = re.compile(r"^(?P<name>\w+): (?P<kind>\w+)\((?P<args>.*)\)\s*$")
+# a fused node's members: `<fused>.snodes[i] =` and the member's header on the next line
+# (one pattern for all blocks: a pattern per fused node name compiled hundreds of them)
+_SNODE = re.compile(r"^(?P<owner>\w+)\.snodes\[\d+\] =\n(?P<member>\w+):", re.MULTILINE)
 
 
 def kernel_name(provenance_key: str) -> str:
@@ -176,7 +179,7 @@ def parse_schedule(pre_fusion: str | None, post_fusion: str | None) -> Schedule:
                 continue
             name = head["name"]
             members = tuple(
-                re.findall(rf"^{re.escape(name)}\.snodes\[\d+\] =\n(\w+):", block, re.MULTILINE)
+                m["member"] for m in _SNODE.finditer(block) if m["owner"] == name
             ) or (name,)
             buffers = tuple(
                 dict.fromkeys(re.findall(r"^\s*(buf\d+)\.layout = ", block, re.MULTILINE))

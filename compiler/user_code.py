@@ -21,9 +21,9 @@ from dataclasses import replace
 
 import torch
 
+from .graph_text import comment_sources
 from .model import Compile, GraphBreak, Kernel, OutputCode, SourceLoc
 
-_FILE_COMMENT = re.compile(r"#\s*File: (?P<file>.+?):(?P<line>\d+) in ")
 _USER_CODE_FILE = re.compile(
     r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>\S+))?', re.MULTILINE
 )
@@ -104,8 +104,8 @@ def graph_source_lines(text: str) -> Iterator[tuple[str, int]]:
         >>> list(graph_source_lines("    # File: /m.py:3 in f, code: y = x + 1"))
         [('/m.py', 3)]
     """
-    for m in _FILE_COMMENT.finditer(text):
-        yield m["file"], int(m["line"])
+    for loc in comment_sources(text).values():
+        yield loc.filename, loc.line
 
 
 def error_location(exc: BaseException) -> SourceLoc | None:

@@ -48,7 +48,22 @@ def torch_state():
         "torch_handlers": list(logging.getLogger("torch").handlers),
         # where Inductor and Triton keep their caches: capture must not move them
         "cache_dirs": [os.environ.get(v) for v in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")],
+        # what capture swaps while Inductor formats its fusion IR (_compat.fusion_ir_formatted_once)
+        "fusion_ir_printing": _fusion_ir_printing(),
     }
+
+
+def _fusion_ir_printing():
+    from sympy.core._print_helpers import Printable
+    from torch._inductor.debug import DebugFormatter
+    from torch._inductor.loop_body import LoopBodyBlock
+
+    return [
+        DebugFormatter.__dict__["_write_ir"],
+        LoopBodyBlock.__dict__["debug_str"],
+        Printable.__dict__["__str__"],
+        Printable.__dict__["__repr__"],
+    ]
 
 
 @pytest.fixture

@@ -44,6 +44,28 @@ def test_pointwise_function_records_dynamo_and_aot_graphs_with_source_lines():
     assert exp.environment.torch == torch.__version__
 
 
+
+def test_decompiling_waits_until_the_decompiled_source_is_first_read(monkeypatch):
+    depyf = pytest.importorskip("depyf")
+    calls = []
+    decompile = depyf.decompile
+
+    def counted(code):
+        calls.append(code.co_name)
+        return decompile(code)
+
+    monkeypatch.setattr(depyf, "decompile", counted)
+    exp = compiler.explore(programs.pointwise, torch.randn(4, 4), backend="eager")
+    bytecode = exp.compiles[0].bytecode
+    assert bytecode is not None and bytecode.transformed_lines
+    assert calls == [], "the compile itself does not run the decompiler"
+    assert bytecode.decompiled and "def " in bytecode.decompiled
+    assert bytecode.decompile_error is None
+    assert bytecode.decompiled == exp.compiles[0].bytecode.decompiled
+    assert len(calls) == 1
+    loaded = compiler.Exploration.from_json(exp.to_json())
+    assert loaded.compiles[0].bytecode.decompiled == bytecode.decompiled
+
 def test_data_dependent_branch_is_a_graph_break_at_the_if_line():
     exp = compiler.explore(programs.data_dependent, torch.ones(4), backend="eager")
     breaks = exp.graph_breaks

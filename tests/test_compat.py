@@ -140,3 +140,62 @@ def test_graph_module_of_trace_call_finds_dynamos_graph_in_a_trace_handler():
     assert isinstance(gm, torch.fx.GraphModule)
     assert any("nn_module_stack" in n.meta for n in gm.graph.nodes)
     assert _compat.graph_module_of_trace_call() is None  # outside a trace call
+
+
+def _fusion_ir_texts(fn, *inputs):
+    """The ir_pre_fusion and ir_post_fusion texts Inductor logs for one fresh compile."""
+    texts = []
+
+    class Handler(logging.Handler):
+        def emit(self, record):
+            texts.append(record.getMessage())
+
+    loggers = [_compat.fusion_ir_logger(a) for a in _compat.FUSION_IR_ARTIFACTS]
+    saved = [(lg, lg.level, lg.propagate) for lg in loggers]
+    handler = Handler(logging.DEBUG)
+    for lg in loggers:
+        lg.setLevel(logging.DEBUG)
+        lg.propagate = False
+        lg.addHandler(handler)
+    try:
+        torch.compiler.reset()
+        with torch._inductor.config.patch(fx_graph_cache=False):
+            torch.compile(fn)(*inputs)
+    finally:
+        for lg, level, propagate in saved:
+            lg.removeHandler(handler)
+            lg.setLevel(level)
+            lg.propagate = propagate
+    return texts
+
+
+def _norm_softmax(x, w):
+    y = torch.nn.functional.layer_norm(x, x.shape[-1:], w)
+    return torch.softmax(y @ y.transpose(-1, -2), dim=-1).sum(-1) * 0.5
+
+
+def test_fusion_ir_formatted_once_writes_the_text_torch_writes_and_restores_torch():
+    from sympy.core._print_helpers import Printable
+    from torch._inductor.debug import DebugFormatter
+    from torch._inductor.loop_body import LoopBodyBlock
+
+    inputs = (torch.randn(2, 8, 16), torch.randn(16))
+    before = (
+        DebugFormatter.__dict__["_write_ir"],
+        LoopBodyBlock.__dict__["debug_str"],
+        Printable.__dict__["__str__"],
+    )
+    plain = _fusion_ir_texts(_norm_softmax, *inputs)
+    with _compat.fusion_ir_formatted_once() as active:
+        faster = _fusion_ir_texts(_norm_softmax, *inputs)
+    assert active, "the hook points exist on the torch this project pins"
+    assert len(plain) == 2 and plain[0].startswith("BEFORE FUSION")
+    # more loop bodies than are checked against torch's printing, so some take the fast path
+    assert plain[0].count("_loop_body:") > _compat._BLOCKS_CHECKED
+    assert faster == plain
+    after = (
+        DebugFormatter.__dict__["_write_ir"],
+        LoopBodyBlock.__dict__["debug_str"],
+        Printable.__dict__["__str__"],
+    )
+    assert after == before

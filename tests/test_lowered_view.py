@@ -192,3 +192,30 @@ def test_a_stage_that_failed_shows_its_error_instead_of_text(exp):
 def test_a_triton_kernel_without_variants_gets_no_lowering_pane(exp):
     view = built_view(_with_kernel(exp, variants=()))
     assert not [p for p in view["compiles"][0]["panes"] if p["kind"] == "triton_lowering"]
+
+
+def test_line_maps_are_made_on_first_read_and_equal_the_recorded_ones(exp, monkeypatch):
+    from compiler import lowered_lines
+
+    (k,) = exp.compiles[0].output_code[0].kernels
+    recorded = [[s.source_lines for s in v.stages] for v in k.variants]
+    assert any(any(n is not None for n in lines) for v in recorded for lines in v)
+    bare = dataclasses.replace(
+        k,
+        variants=tuple(
+            dataclasses.replace(
+                v, stages=tuple(dataclasses.replace(s, source_lines=()) for s in v.stages)
+            )
+            for v in k.variants
+        ),
+    )
+    parsed = []
+    real = lowered_lines._locations
+    monkeypatch.setattr(
+        lowered_lines, "_locations", lambda s, name: parsed.append(s.stage) or real(s, name)
+    )
+    mapped = with_source_lines(bare)
+    assert parsed == [], "mapping waits for a reader"
+    assert [[s.source_lines for s in v.stages] for v in mapped.variants] == recorded
+    assert parsed, "reading the maps parsed the stages"
+    assert mapped == k
