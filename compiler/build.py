@@ -15,7 +15,6 @@ from typing import Any
 from .bytecode_lines import dis_source_lines
 from .dynamo_text import parse_graph_break, parse_guards, parse_recompile_reasons, parse_stack_trace
 from .events import Event
-from .graph_text import deferred_graph, parse_nodes
 from .links import derive
 from .model import (
     AutotuneChoice,
@@ -45,6 +44,7 @@ from .output_code import (
     parse_schedule,
     split_kernels,
 )
+from .shared_parses import SharedParses
 
 # Graph stages emitted once per compile, keyed by their trace key.
 COMPILE_GRAPHS = frozenset(
@@ -154,7 +154,8 @@ def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
             state = states[key] = _CompileState(compile_id=key[1], rank=event.rank)
         state.attempts = max(state.attempts, event.compile_id.attempt + 1)
         _apply(state, event, strings, facts)
-    compiles = [_finish(state, source) for state in states.values()]
+    parses = SharedParses()  # the graphs of all compiles: torch logs a graph several times
+    compiles = [_finish(state, source, parses) for state in states.values()]
     return BuildResult(compiles=derive(compiles), facts=facts)
 
 
@@ -304,18 +305,20 @@ def _phase(state: _CompileState, ev: Any) -> None:
                 break
 
 
-def _finish(state: _CompileState, source: str) -> Compile:
+def _finish(state: _CompileState, source: str, parses: SharedParses) -> Compile:
     errors = list(state.errors)
     outputs = []
     for raw in state.outputs:
         outputs.append(_output_code(raw["text"], raw["path"], raw["pending"], raw.get("mappings"),
-                                    raw.get("stacks"), source))  # fmt: skip
+                                    raw.get("stacks"), source, parses))  # fmt: skip
     if state.pending.graphs or state.pending.fusion:
-        outputs.append(_output_code("", "", state.pending, None, None, source))
+        outputs.append(_output_code("", "", state.pending, None, None, source, parses))
     info = _json(state.artifacts.get("triton_kernel_info", ""))
     if isinstance(info, dict):
         outputs = [_with_kernel_info(o, info) for o in outputs]
-    graphs = {k: _graph(k, v, state.module_stacks.get(k)) for k, v in state.graphs.items()}
+    graphs = {
+        k: _graph(k, v, state.module_stacks.get(k), parses) for k, v in state.graphs.items()
+    }
     bytecode = None
     if state.bytecode:
         b = state.bytecode
@@ -397,11 +400,20 @@ def _finish(state: _CompileState, source: str) -> Compile:
 
 
 def _output_code(
-    text: str, path: str, pending: _Pending, mappings: Any, stacks: Any, source: str
+    text: str,
+    path: str,
+    pending: _Pending,
+    mappings: Any,
+    stacks: Any,
+    source: str,
+    parses: SharedParses,
 ) -> OutputCode:
     errors: list[StageError] = []
     provenance = _provenance(mappings)
-    kernels = split_kernels(text) if text else []
+    # the code's lines and call index, read once for its kernels and library calls
+    lines = text.split("\n")
+    calls_of = call_index(lines) if text else {}
+    kernels = split_kernels(text, lines, calls_of) if text else []
     if text and mappings is None:
         errors.append(
             StageError(
@@ -423,29 +435,23 @@ def _output_code(
     # Library calls appear in the node map, and in the stack-trace map even when the
     # node map is empty.
     library_calls = [*provenance.kernel_to_post, *(stacks if isinstance(stacks, dict) else ())]
-    lines: list[str] | None = None
-    calls_of = None
     for key in library_calls:
         name = kernel_name(str(key))
         if name not in known and name.startswith("extern_kernels."):
-            if lines is None:
-                lines = text.split("\n")
-                calls_of = call_index(lines)
             kernels.append(extern_kernel(text, name, lines, calls_of))
             known.add(name)
     # Library calls the maps do not name (attention, ops Inductor falls back to).
     for name in library_calls_in(text):
         if name not in known:
-            if lines is None:
-                lines = text.split("\n")
-                calls_of = call_index(lines)
             kernels.append(extern_kernel(text, name, lines, calls_of))
             known.add(name)
     traces_of: dict[str, list[Any]] = {}
     if isinstance(stacks, dict):
         for key, traces in stacks.items():
             traces_of.setdefault(kernel_name(str(key)), []).extend(traces or ())
-    kernels = [_link_kernel(k, provenance, traces_of.get(k.name, [])) for k in kernels]
+    # kernels of one op share its stack traces: each text read once
+    frames: dict[str, tuple[SourceLoc, ...]] = {}
+    kernels = [_link_kernel(k, provenance, traces_of.get(k.name, []), frames) for k in kernels]
     if not text:
         errors.append(
             StageError(
@@ -467,7 +473,9 @@ def _output_code(
         aot_id=aot,
         text=text,
         path=path,
-        graphs={k: _graph(k, v, pending.module_stacks.get(k)) for k, v in pending.graphs.items()},
+        graphs={
+            k: _graph(k, v, pending.module_stacks.get(k), parses) for k, v in pending.graphs.items()
+        },
         kernels=tuple(kernels),
         schedule=schedule,
         provenance=provenance,
@@ -475,14 +483,17 @@ def _output_code(
     )
 
 
-def _graph(stage: str, text: str, stacks: dict[str, Any] | None) -> Graph:
+def _graph(
+    stage: str, text: str, stacks: dict[str, Any] | None, parses: SharedParses
+) -> Graph:
     """A graph of ``text``, parsed on first read; with live capture's module stacks
     where it recorded them."""
     if not stacks:
-        return deferred_graph(stage, text)
+        return parses.graph(stage, text)
+    parse_text = parses.later(text)
 
     def parse() -> tuple[tuple[Node, ...], str | None]:
-        nodes, error = parse_nodes(text)
+        nodes, error = parse_text()
         nodes = tuple(
             replace(n, module_stack=tuple(str(p) for p in stacks[n.name]))
             if n.module == "" and stacks.get(n.name)
@@ -532,10 +543,19 @@ def _provenance(mappings: Any) -> Provenance:
     )
 
 
-def _link_kernel(kernel: Kernel, provenance: Provenance, traces: list[Any]) -> Kernel:
+def _link_kernel(
+    kernel: Kernel,
+    provenance: Provenance,
+    traces: list[Any],
+    frames: dict[str, tuple[SourceLoc, ...]],
+) -> Kernel:
     stack: dict[SourceLoc, None] = {}
     for trace in traces:
-        for loc in parse_stack_trace(str(trace)):
+        text = str(trace)
+        locs = frames.get(text)
+        if locs is None:
+            locs = frames[text] = parse_stack_trace(text)
+        for loc in locs:
             stack.setdefault(loc, None)
     return replace(
         kernel,

@@ -82,6 +82,10 @@ class ParseStats:
     bad: list[tuple[int, str]] = field(default_factory=list)
 
 
+# the line break that ends a payload block: the next line does not start with a tab
+_PAYLOAD_END = re.compile(r"\n(?!\t)")
+
+
 def parse_trace_chunks(chunks: Iterable[str], stats: ParseStats) -> Iterator[Event]:
     """Events from a ``TORCH_TRACE`` log read in pieces of any size (``fh.read(n)``).
 
@@ -133,13 +137,15 @@ def parse_trace_text(
         header_number = number
         stats.lines += 1
         pos, number = end + 1, number + 1
-        # the payload: every following line that starts with a tab
+        # the payload: every following line that starts with a tab, up to the first line
+        # break not followed by one (one search, not a step per line)
         payload_start = pos
-        while pos < n and text.startswith("\t", pos):
-            nxt = text.find("\n", pos)
-            pos = n if nxt < 0 else nxt + 1
-            number += 1
-            stats.lines += 1
+        if pos < n and text.startswith("\t", pos):
+            end_of_block = _PAYLOAD_END.search(text, pos, n)
+            pos = n if end_of_block is None else end_of_block.end()
+            count = text.count("\n", payload_start, pos) + (end_of_block is None)
+            number += count
+            stats.lines += count
         payload_lines = None
         if pos > payload_start:
             block = text[payload_start + 1 : pos]

@@ -18,7 +18,8 @@ import string
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from .model import Node
+from .graph_text import Record, comment_source
+from .model import Node, SourceLoc
 
 if TYPE_CHECKING:
     from .graph_text import _Function, _Parser
@@ -32,8 +33,8 @@ _TOKEN = re.compile(
     re.ASCII,
 )
 # Characters whose meaning to Python's tokenizer this reader does not model.
-_UNMODELLED = re.compile(r"[\t\r\f\v\x00\\]")
-_ODD_CLASS = re.compile(r"^(\s*class )<(\w+)>", re.MULTILINE)
+_UNMODELLED = "\t\r\f\v\x00\\"
+_CLASS_NAME = re.compile(r"(\w+)>")
 _NAME_START = frozenset(string.ascii_letters + "_")
 _RESERVED = frozenset([*keyword.kwlist, "__debug__"])
 _CONSTANTS = {"None", "True", "False"}
@@ -47,7 +48,7 @@ _UNARY = {"-": "neg", "+": "pos", "~": "invert", "not": "not_"}
 # with arguments free of strings, parentheses and nested lists.
 _CALL_LINE = re.compile(
     r"""( +)([A-Za-z_]\w*): "([ !#-&(-\[\]-~]*)" = ([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"""
-    r"""\(((?:[\w.=, -]|\[[\w., -]*\])*)\)(?:; +((?:[A-Za-z_]\w* = )+)None)?\Z""",
+    r"""\(([\w.=, -]*(?:\[[\w., -]*\][\w.=, -]*)*)\)(?:; +((?:[A-Za-z_]\w* = )+)None)?\Z""",
     re.ASCII,
 )
 # `name = other`, `name: "ann" = self.attr.path;  a = None`, `name = a - 1`, `name = a[0]`
@@ -58,6 +59,9 @@ _NAME_LINE = re.compile(
     r"""(?:; +((?:[A-Za-z_]\w* = )+)None)?\Z""",
     re.ASCII,
 )
+# the arguments of a call of bare names only
+_NAMES = re.compile(r"[A-Za-z_]\w*(?:, [A-Za-z_]\w*)*\Z", re.ASCII)
+_NONE: Expr = ("C", "None")
 _UNREAD: Any = object()  # not in the argument cache yet (None there: not readable)
 # A comma outside the one level of brackets _CALL_LINE allows.
 _TOP_COMMA = re.compile(r",(?![^\[]*\])")
@@ -92,19 +96,39 @@ class _Unsure(Exception):
 def scan_nodes(parser: _Parser) -> tuple[Node, ...] | None:
     """The nodes of ``parser.text`` as the ``ast`` path would give them, or None."""
     text = parser.text
-    if _UNMODELLED.search(text):
+    if any(c in text for c in _UNMODELLED):  # a substring test per character: no regex pass
         return None
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
             return None
-    if "<" in text:
-        text = _ODD_CLASS.sub(r"\1_\2", text)
+    if "class <" in text:
+        text = _lambda_classes(text)
     try:
         return _Scanner(parser, text.split("\n")).run()
     except _Unsure:
         return None
+
+
+def _lambda_classes(text: str) -> str:
+    """``graph_text._ODD_CLASS.sub(r"\\1_\\2", text)`` (``class <lambda>`` becomes
+    ``class _lambda`` at a line's start), by ``str.find``: the regex tries every line of
+    a long text for the one header."""
+    out: list[str] = []
+    done = 0
+    at = text.find("class <")
+    while at >= 0:
+        start = at
+        while start and text[start - 1].isspace():
+            start -= 1
+        name = _CLASS_NAME.match(text, at + 7)
+        if name is not None and (start == 0 or "\n" in text[start:at]):
+            out += (text[done:at], "class _", name[1])
+            done = name.end()
+        at = text.find("class <", at + 7)
+    out.append(text[done:])
+    return "".join(out)
 
 
 class _Scanner:
@@ -116,176 +140,281 @@ class _Scanner:
         self.funcs: dict[str, tuple[Expr, str]] = {}
         self.args: dict[str, _Argument | None] = {}
         self.classes = 0
+        # the user source location in force, as ``_Parser.sources`` would say it: the
+        # last ``# File:`` comment, reset by a ``class``/``def`` line
+        self.current: SourceLoc | None = None
+        self.comments: dict[str, tuple[bool, SourceLoc | None]] = {}
 
     def run(self) -> tuple[Node, ...]:
         lines = self.lines
         i, n = 0, len(lines)
         stack = self.stack
+        call_line, name_line = _CALL_LINE.match, _NAME_LINE.match
+        body: _Block | None = None  # the open ``forward``, if the innermost block is one
         while i < n:
             line = lines[i]
+            i += 1  # now the 1-based number of ``line``
             bare = line.lstrip(" ")
-            if not bare or bare[0] == "#":  # blank lines and comments: no statement
-                i += 1
+            if not bare:
                 continue
-            if stack and stack[-1].fn is not None:
-                call = _CALL_LINE.match(line)
-                if call is not None and self._call_line(call, stack[-1], i + 1):
-                    i += 1
-                    continue
-                if call is None:
-                    alias = _NAME_LINE.match(line)
-                    if alias is not None and self._name_line(alias, stack[-1], i + 1):
-                        i += 1
+            if bare[0] == "#":  # comments: no statement, maybe a source location
+                self._comment(line)
+                continue
+            indent = len(line) - len(bare)
+            if body is not None:
+                call = call_line(line)
+                if call is not None:
+                    if self._call_line(call, body, i, indent):
                         continue
+                else:
+                    alias = name_line(line)
+                    if alias is not None and self._name_line(alias, body, i, indent):
+                        continue
+            if bare.startswith(("class ", "def ")):
+                self.current = None
             toks: list[str] = _TOKEN.findall(line)
             first = i
-            i += 1
             if toks and toks[-1][0] == "#":
                 toks.pop()
             if not toks:
                 continue
             depth = _depth(toks)
             where: list[int] | None = None
+            # the source in force at each line of a statement that spans several: a
+            # statement after `;` on a later line has that line's
+            sources: dict[int, SourceLoc | None] | None = None
             while depth:
                 if depth < 0 or i >= n:
                     raise _Unsure
                 if where is None:
-                    where = [first + 1] * len(toks)
-                more: list[str] = _TOKEN.findall(lines[i])
+                    where = [first] * len(toks)
+                if sources is None:
+                    sources = {first: self.current}
+                more_line = lines[i]
                 i += 1
+                more_bare = more_line.lstrip(" ")
+                if more_bare[:1] == "#":
+                    self._comment(more_line)
+                else:
+                    if more_bare.startswith(("class ", "def ")):
+                        self.current = None
+                    sources[i] = self.current
+                more: list[str] = _TOKEN.findall(more_line)
                 if more and more[-1][0] == "#":
                     more.pop()
                 depth += _depth(more)
                 toks += more
                 where += [i] * len(more)
-            indent = len(line) - len(line.lstrip(" "))
-            self._logical(toks, indent, first + 1, where)
+            self._logical(toks, indent, first, where, sources)
+            body = stack[-1] if stack and stack[-1].fn is not None else None
         self._close(0)
         if self.stack or not self.classes:
             raise _Unsure
         return tuple(self.out)
 
-    def _name_line(self, m: re.Match[str], top: _Block, line: int) -> bool:
-        """``l_x_ = L_x_`` and ``w: "ann" = self.weight`` without the tokenizer."""
-        indent = len(m[1])
+    def _comment(self, line: str) -> None:
+        # the same reading as _Parser._source_by_line, once per distinct comment (a
+        # model's layers repeat the same source lines)
+        stripped = line.strip()
+        effect = self.comments.get(stripped)
+        if effect is None:
+            effect = self.comments[stripped] = comment_source(stripped)
+        if effect[0]:
+            self.current = effect[1]
+
+    def _arg(self, piece: str) -> _Argument | None:
+        """``_argument``, once per distinct text."""
+        arg: _Argument | None = self.args.get(piece, _UNREAD)
+        if arg is _UNREAD:
+            arg = self.args[piece] = _argument(piece)
+        return arg
+
+    def _call_args(self, args_text: str) -> list[_Argument] | None:
+        """The arguments of a ``_CALL_LINE``, or None where Python would refuse them (a
+        positional argument after a keyword one, a keyword given twice)."""
+        read: list[_Argument] = []
+        keywords: set[str] = set()
+        for piece in _pieces(args_text):
+            arg = self._arg(piece)
+            if arg is None:
+                return None
+            kw = arg[0]
+            if kw is None:
+                if keywords:
+                    return None
+            elif kw in keywords:
+                return None
+            else:
+                keywords.add(kw)
+            read.append(arg)
+        return read
+
+    def _name_line(self, m: re.Match[str], top: _Block, line: int, indent: int) -> bool:
+        """``l_x_ = L_x_``, ``w: "ann" = self.weight``, ``y = x + 1``, ``y = x[0]``
+        without the tokenizer."""
         if top.body == -1:
             if indent <= top.indent:
                 return False
         elif indent != top.body:
             return False
-        name, value_text, tail = m[2], m[4], m[5]
+        name, annotation, value_text, tail = m[2], m[3] or "", m[4], m[5]
         if name in _RESERVED:
             return False
-        if " " in value_text or "[" in value_text:  # an operator, a subscript
-            arg = _argument(value_text)
-            if arg is None or arg[0] is not None:
-                return False
-            known: tuple[Expr, str] | None = (arg[1], "")
-        else:
-            known = self.funcs.get(value_text)
-        if known is None:
-            parts = value_text.split(".")
-            if not _RESERVED.isdisjoint(parts):
-                return False
-            tree: Expr = ("N", parts[0])
-            for part in parts[1:]:
-                tree = ("A", tree, part)
-            known = self.funcs[value_text] = (tree, parts[0])
         names = tail[:-3].split(" = ") if tail else []
         if not _RESERVED.isdisjoint(names):
             return False
-        if top.body == -1:
-            top.body = indent
         fn = top.fn
         assert fn is not None
-        statement = _Statement(fn, [], 0, 0, line)
-        statement.assign(name, known[0], m[3] or "")
+        fields = fn.fields
+        record: Record | None = None
+        if " " in value_text:  # `a + 1`, `a == b`: an operator
+            left_text, op, right_text = value_text.split()
+            left, right = self._arg(left_text), self._arg(right_text)
+            if left is None or right is None or left[0] is not None or right[0] is not None:
+                return False
+            reads = [r for a in (left, right) if a[3] for r in a[3][0] if r in fields]
+            record = (name, "call_function", f"operator.{_BINOPS[op]}", (left[2], right[2]), {},
+                      tuple(dict.fromkeys(reads)), annotation, line, self.current)  # fmt: skip
+        elif "[" in value_text:  # `a[0]`: a subscript
+            base, _, index_text = value_text[:-1].partition("[")
+            index = self._arg(index_text)
+            if base in _RESERVED or index is None:
+                return False
+            reads = [base] if base in fields else []
+            record = (name, "call_function", "operator.getitem", (base, index[2]), {},
+                      tuple(reads), annotation, line, self.current)  # fmt: skip
+        else:
+            parts = value_text.split(".")
+            if not _RESERVED.isdisjoint(parts):
+                return False
+            if len(parts) > 1 and parts[0] == "self" and "self" not in fields:
+                # a parameter or buffer
+                record = (name, "get_attr", value_text[5:], (), {}, (), annotation, line,
+                          self.current)  # fmt: skip
+        if top.body == -1:
+            top.body = indent
+        if record is not None:
+            if name not in fields:
+                fn.order.append(name)
+            fields[name] = record
+        elif value_text in fn.unused_params:  # `l_x_ = L_x_`: the placeholder renamed
+            fn.rename(value_text, name, annotation)
+        else:
+            tree: Expr = ("N", parts[0])
+            for part in parts[1:]:
+                tree = ("A", tree, part)
+            _Statement(fn, [], 0, 0, line, self.current).assign(name, tree, annotation)
         if len(names) == 1:
-            statement.assign(names[0], ("C", "None"), "")
+            _Statement(fn, [], 0, 0, line, self.current).assign(names[0], _NONE, "")
         return True
 
-    def _call_line(self, m: re.Match[str], top: _Block, line: int) -> bool:
+    def _call_line(self, m: re.Match[str], top: _Block, line: int, indent: int) -> bool:
         """``name: "ann" = f.g(args);  a = b = None`` without the tokenizer; False when
         the line needs the general reader (a dedent, an argument it does not know)."""
-        indent = len(m[1])
         if top.body == -1:
             if indent <= top.indent:
                 return False
         elif indent != top.body:
             return False
-        name, annotation, func, args_text, tail = m.group(2, 3, 4, 5, 6)
+        _, name, annotation, func, args_text, tail = m.groups()
         if name in _RESERVED:
             return False
         known = self.funcs.get(func)
         if known is None:
             parts = func.split(".")
-            if any(p in _RESERVED for p in parts):
+            if not _RESERVED.isdisjoint(parts):
                 return False
             func_tree: Expr = ("N", parts[0])
             for part in parts[1:]:
                 func_tree = ("A", func_tree, part)
             known = self.funcs[func] = (func_tree, parts[0])
-        func_tree, root = known
-        texts: list[str] = []
-        kw_texts: dict[str, str] = {}
-        levels: list[tuple[tuple[str, ...], ...]] = []
-        read: list[_Argument] = []
-        if args_text:
-            pieces = _TOP_COMMA.split(args_text) if "[" in args_text else args_text.split(",")
-            cache = self.args
-            for piece in pieces:
-                arg = cache.get(piece, _UNREAD)
-                if arg is _UNREAD:
-                    arg = cache[piece] = _argument(piece)
-                if arg is None:
-                    return False
-                kw, _, text, arg_levels = arg
-                if kw is None:
-                    if kw_texts:
-                        return False
-                    texts.append(text)
-                elif kw in kw_texts:
-                    return False
-                else:
-                    kw_texts[kw] = text
-                levels.append(arg_levels)
-                read.append(arg)
-        names = tail[:-3].split(" = ") if tail else []
-        if not _RESERVED.isdisjoint(names):
-            return False
-        if top.body == -1:
-            top.body = indent
+        if tail:
+            names = tail[:-3].split(" = ")
+            if not _RESERVED.isdisjoint(names):
+                return False
+        else:
+            names = []
         fn = top.fn
         assert fn is not None
         fields = fn.fields
-        if root in fields or root == "self":
-            # a method call on a node, a submodule call: the general classification
-            args = tuple(a[1] for a in read if a[0] is None)
-            kwargs = tuple((a[0], a[1]) for a in read if a[0] is not None)
-            value = ("K", func_tree, args, kwargs)
-            _Statement(fn, [], 0, 0, line).assign(name, value, annotation)
+        root = known[1]
+        # `x.view(...)` on a node x: a method call (receiver first), read here; a
+        # submodule call and longer receivers take the general classification
+        method = root in fields
+        if root == "self" or (method and known[0][1] != ("N", root)):
+            read = self._call_args(args_text)
+            if read is None:
+                return False
+            if top.body == -1:
+                top.body = indent
+            value = ("K", known[0], tuple(a[1] for a in read if a[0] is None),
+                     tuple((a[0], a[1]) for a in read if a[0] is not None))  # fmt: skip
+            _Statement(fn, [], 0, 0, line, self.current).assign(name, value, annotation)
         else:
-            # Breadth first as ast.walk: level k of every child (function, arguments,
-            # keywords) before level k + 1 of any. (The function's names are no nodes.)
-            deepest = max(map(len, levels), default=0)
-            if deepest <= 1:  # bare names and constants: the commonest call
-                seen = {r: None for lv in levels if lv for r in lv[0] if r in fields}
+            texts: list[str] = []
+            kw_texts: dict[str, str] = {}
+            seen: dict[str, None] = {}
+            deep = False  # a node's name below an argument's top: the breadth-first walk
+            if not args_text:
+                pass
+            elif _NAMES.match(args_text) and _RESERVED.isdisjoint(bare := args_text.split(", ")):
+                texts = bare  # bare names only: the commonest arguments
+                for r in texts:
+                    if r in fields:
+                        seen[r] = None
             else:
-                seen = {}
-                for depth in range(deepest):
-                    for lv in levels:
-                        if depth < len(lv):
-                            for r in lv[depth]:
+                cache = self.args
+                for piece in _pieces(args_text):
+                    arg = cache.get(piece, _UNREAD)
+                    if arg is _UNREAD:
+                        r = piece.strip(" ")
+                        if r.isidentifier() and r not in _RESERVED:  # ASCII: _CALL_LINE
+                            if kw_texts:
+                                return False
+                            texts.append(r)
+                            if r in fields:
+                                seen[r] = None
+                            continue
+                        arg = cache[piece] = _argument(piece)
+                    if arg is None:
+                        return False
+                    kw = arg[0]
+                    if kw is None:
+                        if kw_texts:
+                            return False
+                        texts.append(arg[2])
+                    elif kw in kw_texts:
+                        return False
+                    else:
+                        kw_texts[kw] = arg[2]
+                    levels = arg[3]
+                    if levels:
+                        for r in levels[0]:
+                            if r in fields:
+                                seen[r] = None
+                        if not deep:
+                            for r in arg[4]:
                                 if r in fields:
-                                    seen[r] = None
+                                    deep = True
+            if method:
+                # the receiver is one level below the arguments' tops (Call -> Attribute
+                # -> Name), before anything deeper
+                seen[root] = None
+            if deep:
+                seen = _walk(fields, root if method else None, self._call_args(args_text) or [])
+            if top.body == -1:
+                top.body = indent
             if name not in fields:
                 fn.order.append(name)
-            fields[name] = {"name": name, "annotation": annotation, "line": line,
-                            "inputs": tuple(seen), "op": "call_function", "target": func,
-                            "args": tuple(texts), "kwargs": kw_texts}  # fmt: skip
+            if method:
+                fields[name] = (name, "call_method", known[0][2], (root, *texts), kw_texts,
+                                tuple(seen), annotation, line, self.current)  # fmt: skip
+            else:
+                fields[name] = (name, "call_function", func, tuple(texts), kw_texts,
+                                tuple(seen), annotation, line, self.current)  # fmt: skip
         if len(names) == 1 and names[0] not in fields:
             # `a = None` frees a node; of a name that is none, it is an expression node
-            _Statement(fn, [], 0, 0, line).assign(names[0], ("C", "None"), "")
+            _Statement(fn, [], 0, 0, line, self.current).assign(names[0], _NONE, "")
         return True
 
     def _close(self, indent: int) -> None:
@@ -298,7 +427,14 @@ class _Scanner:
         if stack and indent != stack[-1].body:
             raise _Unsure
 
-    def _logical(self, toks: list[str], indent: int, line: int, where: list[int] | None) -> None:
+    def _logical(
+        self,
+        toks: list[str],
+        indent: int,
+        line: int,
+        where: list[int] | None,
+        sources: dict[int, SourceLoc | None] | None,
+    ) -> None:
         stack = self.stack
         if stack and stack[-1].body == -1:
             if indent <= stack[-1].indent:
@@ -311,7 +447,7 @@ class _Scanner:
         top = stack[-1] if stack else None
         head = toks[0]
         if top is not None and top.fn is not None:
-            self._body(toks, line, top.fn)
+            self._body(toks, line, top.fn, where, sources)
         elif head == "class":
             self._class(toks, indent, top.module if top else "")
         elif head == "def" and top is not None:
@@ -366,26 +502,62 @@ class _Scanner:
             fn.unused_params.add(name)
         self.stack.append(_Block(indent, module, fn))
 
-    def _body(self, toks: list[str], line: int, fn: _Function) -> None:
+    def _body(
+        self,
+        toks: list[str],
+        line: int,
+        fn: _Function,
+        where: list[int] | None,
+        sources: dict[int, SourceLoc | None] | None,
+    ) -> None:
         start = 0
         n = len(toks)
         while start < n:
             end = _statement_end(toks, start)
             if end == start:
                 raise _Unsure
-            _Statement(fn, toks, start, end, line).run()
+            if where is None or sources is None:
+                _Statement(fn, toks, start, end, line, self.current).run()
+            else:  # a statement's line is where it starts, as ast.stmt.lineno
+                at = where[start]
+                _Statement(fn, toks, start, end, at, sources[at]).run()
             start = end + 1
 
 
-# keyword or None, expression, its unparsed text, the names at each level below it
-_Argument = tuple[str | None, Expr, str, tuple[tuple[str, ...], ...]]
+# keyword or None, expression, its unparsed text, the names at each level below it,
+# the names below its top level
+_Argument = tuple[str | None, Expr, str, tuple[tuple[str, ...], ...], tuple[str, ...]]
+
+
+def _pieces(args_text: str) -> list[str]:
+    """A ``_CALL_LINE`` argument list cut at its top-level commas."""
+    if not args_text:
+        return []
+    return _TOP_COMMA.split(args_text) if "[" in args_text else args_text.split(",")
+
+
+def _walk(fields: dict[str, Any], receiver: str | None, args: list[_Argument]) -> dict[str, None]:
+    """The nodes a call reads, breadth first as ``ast.walk``: level k of every child
+    (function, arguments, keywords) before level k + 1 of any; the function's names
+    are no nodes, but a method call's receiver is (one level below the arguments)."""
+    levels_of = [a[3] for a in args]
+    if receiver is not None:
+        levels_of.insert(0, ((), (receiver,)))
+    seen: dict[str, None] = {}
+    for depth in range(max(map(len, levels_of), default=0)):
+        for lv in levels_of:
+            if depth < len(lv):
+                for r in lv[depth]:
+                    if r in fields:
+                        seen[r] = None
+    return seen
 
 
 def _argument(piece: str) -> _Argument | None:
     """One call argument's text read, or None."""
     name = piece.strip(" ")
     if name.isidentifier() and name.isascii() and name not in _RESERVED:
-        return None, ("N", name), name, ((name,),)
+        return None, ("N", name), name, ((name,),), ()
     m = _KEYWORD.match(piece)
     kw, text = (m[1], m[2]) if m else (None, piece)
     if kw in _RESERVED:
@@ -402,7 +574,7 @@ def _argument(piece: str) -> _Argument | None:
     levels = _levels(value)
     if kw is not None:
         levels = ((), *levels)  # the keyword node stands between call and value
-    return kw, value, _unparse(value), levels
+    return kw, value, _unparse(value), levels, tuple(r for lv in levels[1:] for r in lv)
 
 
 def _levels(value: Expr) -> tuple[tuple[str, ...], ...]:
@@ -612,12 +784,22 @@ class _Reader:
 
 
 class _Statement(_Reader):
-    """One simple statement ``toks[start:end]`` of a forward body."""
+    """One simple statement ``toks[start:end]`` of a forward body, at ``line`` under the
+    user source location ``source``."""
 
-    def __init__(self, fn: _Function, toks: list[str], start: int, end: int, line: int) -> None:
+    def __init__(
+        self,
+        fn: _Function,
+        toks: list[str],
+        start: int,
+        end: int,
+        line: int,
+        source: SourceLoc | None,
+    ) -> None:
         super().__init__(toks, start, end)
         self.fn = fn
         self.line = line
+        self.source = source
 
     def run(self) -> None:
         fn, toks, i, end = self.fn, self.toks, self.i, self.end
@@ -665,17 +847,14 @@ class _Statement(_Reader):
     def assign(self, name: str, value: Expr, annotation: str) -> None:
         self.done()
         fn = self.fn
-        if value == ("C", "None") and name in fn.fields:
+        if value == _NONE and name in fn.fields:
             return
         if value[0] == "N" and value[1] in fn.unused_params:
-            old_name = str(value[1])
-            old = fn.fields.pop(old_name)
-            fn.order[fn.order.index(old_name)] = name
-            fn.unused_params.discard(old_name)
-            fn.fields[name] = {**old, "name": name, "annotation": annotation or old["annotation"]}
+            fn.rename(str(value[1]), name, annotation)
             return
         fields = self.classify(value)
-        fn._add(name, annotation=annotation, line=self.line, inputs=self.reads(value), **fields)
+        fn._add(name, annotation=annotation, line=self.line, inputs=self.reads(value),
+                source=self.source, **fields)  # fmt: skip
 
     def unpack(self) -> None:
         # a, b = value
@@ -709,7 +888,7 @@ class _Statement(_Reader):
         for name in names:
             self.fn._add(name, op="call_function", target="operator.getitem",
                          args=(_unparse(value),), inputs=self.reads(value),
-                         line=self.line)  # fmt: skip
+                         line=self.line, source=self.source)  # fmt: skip
 
     # -- what the ast path derives from an expression ----------------------------------
 
@@ -745,7 +924,7 @@ class _Statement(_Reader):
                 todo.append(node[3])
         return tuple(seen)
 
-    def classify(self, value: Expr) -> dict[str, object]:
+    def classify(self, value: Expr) -> dict[str, Any]:
         kind = value[0]
         if kind == "K":
             func: Expr = value[1]
@@ -775,7 +954,7 @@ def _fail() -> str:
     raise _Unsure
 
 
-def _operator(name: str, *operands: Expr) -> dict[str, object]:
+def _operator(name: str, *operands: Expr) -> dict[str, Any]:
     return {"op": "call_function", "target": f"operator.{name}",
             "args": tuple(_unparse(o) for o in operands)}  # fmt: skip
 

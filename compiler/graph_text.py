@@ -7,8 +7,12 @@ through it. The graph keeps the text verbatim; the nodes are an index into it.
 from __future__ import annotations
 
 import ast
+import contextlib
+import dataclasses
+import functools
 import gc
 import re
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .model import Graph, Node, SourceLoc, TensorMeta
@@ -89,15 +93,28 @@ def parse_nodes_with_ast(text: str) -> tuple[tuple[Node, ...], str | None]:
 
 
 def _parse_nodes(text: str, *, scan: bool) -> tuple[tuple[Node, ...], str | None]:
-    # A big graph's syntax tree is hundreds of thousands of objects, and allocating
-    # them sets off full collections that find nothing to free: a third of the time.
+    with no_collection():
+        try:
+            parser = _Parser(text)
+            return (parser.parse() if scan else parser.parse_ast()), None
+        except (SyntaxError, ValueError) as exc:
+            return (), f"{type(exc).__name__}: {exc}"
+
+
+@contextlib.contextmanager
+def no_collection() -> Iterator[None]:
+    """The garbage collector paused: a big graph's syntax tree (or its tens of thousands
+    of nodes, linked) is hundreds of thousands of new objects, and allocating them sets
+    off full collections that find nothing to free: a third of the time.
+
+    Example:
+        >>> with no_collection():
+        ...     nodes, error = parse_nodes(text)  # doctest: +SKIP
+    """
     collecting = gc.isenabled()
     gc.disable()
     try:
-        parser = _Parser(text)
-        return (parser.parse() if scan else parser.parse_ast()), None
-    except (SyntaxError, ValueError) as exc:
-        return (), f"{type(exc).__name__}: {exc}"
+        yield
     finally:
         if collecting:
             gc.enable()
@@ -137,12 +154,133 @@ def deferred_graph(stage: str, text: str) -> Graph:
     return Graph.deferred(stage=stage, text=text, parse=lambda: parse_nodes(text))
 
 
+def comment_source(comment: str) -> tuple[bool, SourceLoc | None]:
+    """What a stripped ``#`` comment line does to the source location in force: (True,
+    the new location) for ``# File: ...`` and for torch's no-stack-trace note (None);
+    (False, None) for any other comment."""
+    m = _FILE_COMMENT.search(comment)
+    if m:
+        loc = SourceLoc(filename=m["file"], line=int(m["line"]), function=m["fn"], code=m["code"])
+        return True, loc
+    return (True, None) if _NO_STACK in comment else (False, None)
+
+
+# What ``_Function.fields`` holds per node: name, op, target, args, kwargs, inputs,
+# annotation, line and source (``BY_LINE``: look it up in ``_Parser.sources``). Tuples,
+# not dicts: a big graph has tens of thousands.
+Record = tuple[str, str, str, tuple[str, ...], dict[str, str], tuple[str, ...], str, int, Any]
+BY_LINE: Any = object()
+_NEW = object.__new__
+# Node's slot writers: a frozen dataclass's ``__init__`` sets each field through
+# ``object.__setattr__``, twice the cost of writing the slots, on the 65,000 nodes of a
+# 12-layer GPT-2 trace (tests/test_graph_lines.py checks ``new_node`` against ``Node``).
+_SLOTS = {f.name: Node.__dict__[f.name].__set__ for f in dataclasses.fields(Node)}
+_WRITTEN = ("name", "op", "target", "args", "kwargs", "inputs", "users", "meta", "annotation",
+            "source", "module", "line", "kernels", "module_stack")  # fmt: skip
+_WRITERS = tuple(_SLOTS[f] for f in _WRITTEN)
+# fields added to Node later get their defaults
+_EXTRA: list[tuple[Callable[[Node, object], None], Callable[[], object]]] = [
+    (
+        _SLOTS[f.name],
+        f.default_factory
+        if f.default_factory is not dataclasses.MISSING
+        else functools.partial(lambda value: value, f.default),
+    )
+    for f in dataclasses.fields(Node)
+    if f.name not in _WRITTEN
+]
+_EXTRA_NAMES = [f.name for f in dataclasses.fields(Node) if f.name not in _WRITTEN]
+
+
+def new_node(
+    name: str,
+    op: str,
+    target: str,
+    args: tuple[str, ...],
+    kwargs: dict[str, str],
+    inputs: tuple[str, ...],
+    users: tuple[str, ...],
+    meta: tuple[TensorMeta, ...],
+    annotation: str,
+    source: SourceLoc | None,
+    module: str,
+    line: int,
+    kernels: tuple[str, ...] = (),
+    module_stack: tuple[str, ...] = (),
+) -> Node:
+    """``Node(...)`` by writing its slots (see ``_SLOTS``); every field given.
+
+    Example:
+        >>> new_node("x", "placeholder", "x", (), {}, (), (), (), "", None, "", 2).name
+        'x'
+    """
+    node: Node = _NEW(Node)
+    values = (name, op, target, args, kwargs, inputs, users, meta, annotation, source, module,
+              line, kernels, module_stack)  # fmt: skip
+    for write, value in zip(_WRITERS, values, strict=True):
+        write(node, value)
+    for write, default in _EXTRA:
+        write(node, default())
+    return node
+
+
+def with_links(
+    nodes: tuple[Node, ...],
+    kernels: Mapping[str, tuple[str, ...]],
+    stacks: Mapping[str, tuple[str, ...]],
+) -> tuple[Node, ...]:
+    """``nodes`` with ``kernels[name]`` and, where a node has none, ``stacks[name]`` (top
+    module nodes only): the nodes nothing changes are kept, the others copied by their
+    slots (``dataclasses.replace`` costs three times as much, on 57,000 nodes)."""
+    (set_name, set_op, set_target, set_args, set_kwargs, set_inputs, set_users, set_meta,
+     set_annotation, set_source, set_module, set_line, set_kernels,
+     set_module_stack) = _WRITERS  # fmt: skip
+    out: list[Node] = []
+    append = out.append
+    for n in nodes:
+        if n.module != "":
+            append(n)
+            continue
+        old_kernels, old_stack, name = n.kernels, n.module_stack, n.name
+        ks = kernels.get(name, old_kernels)
+        ms = old_stack or stacks.get(name, old_stack)
+        if ks is old_kernels and ms is old_stack:
+            append(n)
+            continue
+        node = _NEW(Node)
+        set_name(node, name)
+        set_op(node, n.op)
+        set_target(node, n.target)
+        set_args(node, n.args)
+        set_kwargs(node, n.kwargs)
+        set_inputs(node, n.inputs)
+        set_users(node, n.users)
+        set_meta(node, n.meta)
+        set_annotation(node, n.annotation)
+        set_source(node, n.source)
+        set_module(node, "")
+        set_line(node, n.line)
+        set_kernels(node, ks)
+        set_module_stack(node, ms)
+        for f in _EXTRA_NAMES:
+            _SLOTS[f](node, getattr(n, f))
+        append(node)
+    return tuple(out)
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = text.split("\n")
-        self.sources = self._source_by_line()
         self.metas: dict[str, tuple[TensorMeta, ...]] = {}
+        self._sources: dict[int, SourceLoc] | None = None
+
+    @property
+    def sources(self) -> dict[int, SourceLoc]:
+        """Line -> user source location: only the ``ast`` path needs the table (the
+        line scanner follows the ``# File:`` comments as it reads)."""
+        if self._sources is None:
+            self._sources = self._source_by_line()
+        return self._sources
 
     def meta(self, annotation: str) -> tuple[TensorMeta, ...]:
         """``tensor_meta``, once per distinct annotation (a graph repeats a few shapes)."""
@@ -155,16 +293,12 @@ class _Parser:
         """The user source location in force at each line, from ``# File:`` comments."""
         current: SourceLoc | None = None
         by_line: dict[int, SourceLoc] = {}
-        for number, line in enumerate(self.lines, start=1):
+        for number, line in enumerate(self.text.split("\n"), start=1):
             stripped = line.strip()
             if stripped.startswith("#"):
-                m = _FILE_COMMENT.search(stripped)
-                if m:
-                    current = SourceLoc(
-                        filename=m["file"], line=int(m["line"]), function=m["fn"], code=m["code"]
-                    )
-                elif _NO_STACK in stripped:
-                    current = None
+                changes, loc = comment_source(stripped)
+                if changes:
+                    current = loc
             elif stripped.startswith(("class ", "def ")):
                 current = None
             elif current is not None:
@@ -206,15 +340,33 @@ class _Function:
         self.fn = fn  # None when the line scanner (graph_lines) fills ``fields``
         self.module = module
         self.order: list[str] = []
-        self.fields: dict[str, dict[str, Any]] = {}
+        self.fields: dict[str, Record] = {}
         self.unused_params: set[str] = set()
 
-    def _add(self, name: str, **fields: object) -> None:
+    def _add(
+        self,
+        name: str,
+        *,
+        op: str,
+        target: str,
+        args: tuple[str, ...] = (),
+        kwargs: dict[str, str] | None = None,
+        inputs: tuple[str, ...] = (),
+        annotation: str = "",
+        line: int = 0,
+        source: Any = BY_LINE,
+    ) -> None:
         if name not in self.fields:
             self.order.append(name)
-        # every key present, so ``finish`` reads them without defaults
-        self.fields[name] = {"name": name, "annotation": "", "args": (), "kwargs": {},
-                             "inputs": (), "line": 0, **fields}  # fmt: skip
+        self.fields[name] = (name, op, target, args, {} if kwargs is None else kwargs, inputs,
+                             annotation, line, source)  # fmt: skip
+
+    def rename(self, old_name: str, name: str, annotation: str) -> None:
+        """``l_x_ = L_x_``: Dynamo's placeholder ``L_x_`` becomes the node ``l_x_``."""
+        old = self.fields.pop(old_name)
+        self.order[self.order.index(old_name)] = name
+        self.unused_params.discard(old_name)
+        self.fields[name] = (name, *old[1:6], annotation or old[6], *old[7:])
 
     def nodes(self) -> list[Node]:
         assert self.fn is not None
@@ -230,36 +382,60 @@ class _Function:
     def finish(self) -> list[Node]:
         """The nodes collected in ``fields``, linked to their users."""
         fields = self.fields
-        # dicts as ordered sets: a node read by thousands must not cost a list scan each
-        users: dict[str, dict[str, None]] = {name: {} for name in self.order}
-        for name in self.order:
-            for inp in fields[name]["inputs"]:
-                if inp in users:
-                    users[inp][name] = None
-        meta, sources, module = self.parser.meta, self.parser.sources, self.module
+        order = self.order
+        users: dict[str, list[str]] = {}
+        if len(order) == len(fields):  # each name once, so no user twice in a list
+            for name in order:
+                for inp in fields[name][5]:
+                    if inp in fields:
+                        read = users.get(inp)
+                        if read is None:
+                            users[inp] = [name]
+                        else:
+                            read.append(name)
+        else:  # a renamed placeholder took an existing name: dicts as ordered sets
+            seen: dict[str, dict[str, None]] = {}
+            for name in order:
+                for inp in fields[name][5]:
+                    if inp in fields:
+                        seen.setdefault(inp, {})[name] = None
+            users = {k: list(v) for k, v in seen.items()}
+        meta, module = self.parser.meta, self.module
         metas = self.parser.metas
-        result = []
-        for name in self.order:
-            f = fields[name]
-            annotation: str = f["annotation"]
-            op: str = f["op"]
-            line: int = f["line"]
-            result.append(
-                Node(
-                    name=name,
-                    op=op,
-                    target=f["target"],
-                    args=tuple(f["args"]),
-                    kwargs=dict(f["kwargs"]),
-                    inputs=tuple(f["inputs"]),
-                    users=tuple(users[name]),
-                    meta=metas[annotation] if annotation in metas else meta(annotation),
-                    annotation=annotation,
-                    source=None if op in ("output", "placeholder") else sources.get(line),
-                    module=module,
-                    line=line,
-                )
-            )
+        none: tuple[str, ...] = ()
+        # new_node's slot writes, inlined: this loop builds every node of a graph
+        (set_name, set_op, set_target, set_args, set_kwargs, set_inputs, set_users, set_meta,
+         set_annotation, set_source, set_module, set_line, set_kernels,
+         set_module_stack) = _WRITERS  # fmt: skip
+        extra = _EXTRA
+        result: list[Node] = []
+        append = result.append
+        for name in order:
+            _, op, target, args, kwargs, inputs, annotation, line, source = fields[name]
+            if op == "output" or op == "placeholder":
+                source = None
+            elif source is BY_LINE:
+                source = self.parser.sources.get(line)
+            read = users.get(name)
+            node = _NEW(Node)
+            set_name(node, name)
+            set_op(node, op)
+            set_target(node, target)
+            set_args(node, args)
+            set_kwargs(node, kwargs)
+            set_inputs(node, inputs)
+            set_users(node, none if read is None else tuple(read))
+            metas_of = metas.get(annotation)
+            set_meta(node, meta(annotation) if metas_of is None else metas_of)
+            set_annotation(node, annotation)
+            set_source(node, source)
+            set_module(node, module)
+            set_line(node, line)
+            set_kernels(node, none)
+            set_module_stack(node, none)
+            for write, default in extra:
+                write(node, default())
+            append(node)
         return result
 
     def _statement(self, stmt: ast.stmt) -> None:
@@ -305,15 +481,12 @@ class _Function:
             return
         # `l_x_ = L_x_`: Dynamo's placeholder named l_x_ whose target is L_x_.
         if isinstance(value, ast.Name) and value.id in self.unused_params:
-            old = self.fields.pop(value.id)
-            self.order[self.order.index(value.id)] = name
-            self.unused_params.discard(value.id)
-            self.fields[name] = {**old, "name": name, "annotation": annotation or old["annotation"]}
+            self.rename(value.id, name, annotation)
             return
         fields = self._classify(value)
         self._add(name, annotation=annotation, line=line, inputs=self._reads(value), **fields)
 
-    def _classify(self, value: ast.expr) -> dict[str, object]:
+    def _classify(self, value: ast.expr) -> dict[str, Any]:
         if isinstance(value, ast.Call):
             args = tuple(ast.unparse(a) for a in value.args)
             kwargs = {k.arg or "**": ast.unparse(k.value) for k in value.keywords}
@@ -351,7 +524,7 @@ class _Function:
         return tuple(seen)
 
 
-def _operator(name: str, *operands: ast.expr) -> dict[str, object]:
+def _operator(name: str, *operands: ast.expr) -> dict[str, Any]:
     return {"op": "call_function", "target": f"operator.{name}",
             "args": tuple(ast.unparse(o) for o in operands)}  # fmt: skip
 

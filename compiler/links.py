@@ -18,6 +18,7 @@ from dataclasses import replace
 from . import aot_stacks, module_stack, user_code
 from .autotune_link import chosen_kernel
 from .bytecode_lines import dis_source_lines
+from .graph_text import no_collection, with_links
 from .lowered_lines import with_source_lines
 from .model import Compile, CompileId, Graph, Kernel, Node, OutputCode
 from .post_stacks import post_grad_stacks as post_stacks_of
@@ -95,17 +96,16 @@ def output_code_keys(outputs: tuple[OutputCode, ...]) -> list[str]:
 def kernels_of_post(oc: OutputCode) -> Links:
     """Post-grad node name -> ids of the kernels it went into (``oc`` keyed, kernels
     with ids): Inductor's provenance map, then each kernel's own node lists."""
-    out: dict[str, list[str]] = {}
+    # dicts as ordered sets: an input read by every kernel must not cost a list scan each
+    out: dict[str, dict[str, None]] = {}
     ids = {k.name: k.id for k in oc.kernels}
     for post, names in oc.provenance.post_to_kernel.items():
         for name in names:
             if name in ids:
-                out.setdefault(post, []).append(ids[name])
+                out.setdefault(post, {})[ids[name]] = None
     for k in oc.kernels:
         for post in (*k.post_grad_nodes, *k.source_nodes):
-            found = out.setdefault(post, [])
-            if k.id not in found:
-                found.append(k.id)
+            out.setdefault(post, {})[k.id] = None
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -113,19 +113,16 @@ def compile_graph_kernels(stage: str, outputs: tuple[OutputCode, ...], posts: li
     """Node name -> kernel ids for a compile-level graph: Dynamo and pre-grad graphs
     through ``Provenance.pre_to_post``, AOT graphs by their post-grad node names (the
     joint graph: ``_joint_kernels``)."""
-    out: dict[str, list[str]] = {}
+    out: dict[str, dict[str, None]] = {}
     for oc, post in zip(outputs, posts, strict=True):
         if stage in _DYNAMO_LIKE:
             for pre, post_names in oc.provenance.pre_to_post.items():
                 for name in post_names:
                     for kid in post.get(name, ()):
-                        found = out.setdefault(pre, [])
-                        if kid not in found:
-                            found.append(kid)
+                        out.setdefault(pre, {})[kid] = None
         elif AOT_GRAPH_OF.get(stage) == oc.graph:
             for name, kids in post.items():
-                found = out.setdefault(name, [])
-                found.extend(k for k in kids if k not in found)
+                out.setdefault(name, {}).update(dict.fromkeys(kids))
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -136,34 +133,7 @@ def _linked(
     nodes = graph.nodes
     if not nodes or (not kernels and not stacks):
         return nodes, graph.parse_error
-    out = []
-    for n in nodes:
-        ks = kernels.get(n.name, n.kernels) if n.module == "" else n.kernels
-        ms = n.module_stack or (stacks.get(n.name, ()) if n.module == "" else ())
-        same = ks is n.kernels and ms is n.module_stack
-        out.append(n if same else _with_links(n, ks, ms))
-    return tuple(out), graph.parse_error
-
-
-def _with_links(n: Node, kernels: tuple[str, ...], module_stack: tuple[str, ...]) -> Node:
-    """``replace(n, kernels=..., module_stack=...)`` spelled out: a 12-layer GPT-2 trace
-    links 57,000 nodes, and ``dataclasses.replace`` costs twice the plain constructor."""
-    return Node(
-        name=n.name,
-        op=n.op,
-        target=n.target,
-        args=n.args,
-        kwargs=n.kwargs,
-        inputs=n.inputs,
-        users=n.users,
-        meta=n.meta,
-        annotation=n.annotation,
-        source=n.source,
-        module=n.module,
-        line=n.line,
-        kernels=kernels,
-        module_stack=module_stack,
-    )
+    return with_links(nodes, kernels, stacks), graph.parse_error
 
 
 def _deferred(
@@ -174,8 +144,9 @@ def _deferred(
     """``graph`` linked when its nodes are first read: parsing waits for a reader."""
 
     def parse() -> tuple[tuple[Node, ...], str | None]:
-        links = kernels(graph) if callable(kernels) else kernels
-        return _linked(graph, links, stacks(graph))
+        with no_collection():  # linking allocates as much as parsing
+            links = kernels(graph) if callable(kernels) else kernels
+            return _linked(graph, links, stacks(graph))
 
     return Graph.deferred(stage=graph.stage, text=graph.text, parse=parse)
 
@@ -190,13 +161,12 @@ def _joint_kernels(
 
     def kernels(joint: Graph) -> Links:
         targets = {n.name: n.target for n in joint.nodes}
-        out: dict[str, list[str]] = {}
+        out: dict[str, dict[str, None]] = {}
         for oc, post in zip(outputs, posts, strict=True):
             aot = c.graphs.get(f"aot_{oc.graph}_graph")
             for n in aot.nodes if aot is not None else ():
                 if n.name in post and targets.get(n.name) == n.target:
-                    found = out.setdefault(n.name, [])
-                    found.extend(k for k in post[n.name] if k not in found)
+                    out.setdefault(n.name, {}).update(dict.fromkeys(post[n.name]))
         return {k: tuple(v) for k, v in out.items()}
 
     return kernels

@@ -44,15 +44,17 @@ def graph_kind(aot: str) -> str:
     return aot or "unknown"
 
 
-def split_kernels(code: str) -> list[Kernel]:
+def split_kernels(
+    code: str, lines: list[str] | None = None, calls_of: CallIndex | None = None
+) -> list[Kernel]:
     """Every kernel defined in the output code, with its exact source and lines.
 
     The source is the text between the triple quotes of the ``async_compile`` call,
     unchanged, so it is byte-for-byte what Inductor handed to the C++ or Triton
-    compiler.
+    compiler. ``lines`` and ``calls_of`` as for ``extern_kernel``.
     """
-    lines = code.split("\n")
-    calls_of = call_index(lines)
+    lines = code.split("\n") if lines is None else lines
+    calls_of = call_index(lines) if calls_of is None else calls_of
     kernels: list[Kernel] = []
     i = 0
     while i < len(lines):

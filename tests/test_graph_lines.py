@@ -84,6 +84,10 @@ _ODD = [
     "        return (add,)\n\n    class sub(torch.nn.Module):\n"
     "        def forward(self, a):\n            b = torch.sin(a);  a = None\n"
     "            return b\n",
+    # a statement that starts on a continuation line, source comments inside a call
+    "    def forward(self, x):\n        # File: /m.py:1 in f, code: a\n"
+    "        y = f(x,\n        # File: /m.py:2 in f, code: b\n"
+    "            x);  z = g(\n            y);  w = x[0]\n        return z\n",
     # Python the ast path rejects or reads its own way: each must agree
     "    def forward(self, x):\n        y = f(a=1, b)\n        return y\n",
     "    def forward(self, x):\n        y = f(x)\n          z = g(y)\n        return z\n",
@@ -101,7 +105,7 @@ _ODD = [
 
 
 def test_the_scanner_itself_reads_the_rarer_shapes_torch_prints():
-    for body in (_ODD[0], _ODD[3]):
+    for body in (_ODD[0], _ODD[3], _ODD[4]):
         assert scan_nodes(_Parser(_HEADER + body)) is not None
 
 
@@ -115,3 +119,59 @@ def test_a_lambda_class_header_and_no_class_at_all_agree_with_ast():
     for text in ["class <lambda>(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
                  "x = 1\n", ""]:  # fmt: skip
         assert parse_nodes(text) == parse_nodes_with_ast(text)
+
+
+def test_nodes_built_by_their_slots_equal_nodes_built_by_the_dataclass():
+    from dataclasses import fields
+
+    from compiler.graph_text import new_node
+    from compiler.model import Node, SourceLoc, TensorMeta
+
+    values = dict(
+        name="add", op="call_function", target="torch.add", args=("x", "1"),
+        kwargs={"alpha": "2"}, inputs=("x",), users=("out",),
+        meta=(TensorMeta(dtype="f32", shape=("4",), stride=("1",), device="cpu"),),
+        annotation="f32[4][1]cpu", source=SourceLoc(filename="m.py", line=3, function="f",
+        code="y = x + 1"), module="sub", line=7, kernels=("forward/k0",),
+        module_stack=("h.0", "h.0.attn"),
+    )  # fmt: skip
+    assert [f.name for f in fields(Node)] == list(values)  # every field given a value
+    built = new_node(**values)
+    assert built == Node(**values)
+    assert hash(built.source) == hash(values["source"])
+    # every node the scanner builds reads back like a constructed one
+    text = _HEADER + _ODD[0]
+    for n in parse_nodes(text)[0]:
+        assert n == Node(**{f.name: getattr(n, f.name) for f in fields(Node)})
+
+
+def test_graphs_logged_twice_parse_once_and_read_as_their_own_text_would():
+    from compiler import shared_parses
+    from compiler.shared_parses import SharedParses
+
+    recording = ROOT / "notebooks" / "recordings" / "transformer_block.json"
+    exp = compiler.Exploration.from_json(recording.read_text())
+    texts = _texts(exp)
+    parses = SharedParses()
+    later = [parses.later(t) for t in texts]  # every graph registered, as a load does
+    results = [parse() for parse in later]
+    for text, result in zip(texts, results, strict=True):
+        assert result == parse_nodes(text)
+    # torch logs Dynamo's graph again before the pre-grad passes, with a graph id comment
+    first = exp.compiles[0].graphs  # the first texts of _texts, in this order
+    stages = list(first)
+    dynamo = results[stages.index("dynamo_output_graph")]
+    assert dynamo[0] is results[stages.index("before_pre_grad_graph")][0]
+    assert not parses._done and not parses._waiting  # nothing held once all are read
+    # texts that only hash alike are not taken for each other
+    a, b = _HEADER + _ODD[1], _HEADER + _ODD[2]
+    key = shared_parses._key(a)
+    parses._waiting[key] = 2
+    parses._parse(key, a)
+    assert parses._parse(key, b) == parse_nodes(b)
+    # a parse error is shared only by the very same text: its message names a line
+    broken = _HEADER + "    def forward(self, x):\n        y = f(x\n"
+    pair = (broken, broken + "\n# graph id: 1\n")
+    later = [parses.later(text) for text in pair]
+    for text, parse in zip(pair, later, strict=True):
+        assert parse() == parse_nodes(text)

@@ -245,7 +245,7 @@ def test_load_trace_parses_a_graph_only_when_its_nodes_are_read():
 def test_linking_a_node_keeps_every_other_field_of_it():
     import dataclasses
 
-    from compiler.links import _with_links
+    from compiler.graph_text import with_links
     from compiler.model import Node, SourceLoc, TensorMeta
 
     values = {
@@ -257,8 +257,14 @@ def test_linking_a_node_keeps_every_other_field_of_it():
         meta=(TensorMeta(dtype="f32", shape=("4",), stride=("1",), device="cpu"),),
         source=SourceLoc(filename="f.py", line=3),
         line=7,
+        module="",  # links and stacks are by name in the top module
+        module_stack=(),
     )
     n = Node(**values)
-    assert _with_links(n, ("forward/k0",), ("h", "h.0")) == dataclasses.replace(
-        n, kernels=("forward/k0",), module_stack=("h", "h.0")
-    )
+    linked = with_links((n,), {n.name: ("forward/k0",)}, {n.name: ("h", "h.0")})
+    assert linked == (dataclasses.replace(n, kernels=("forward/k0",), module_stack=("h", "h.0")),)
+    # a stack torch recorded is kept; a node of a nested module is left as it is
+    recorded = dataclasses.replace(n, module_stack=("a",))
+    assert with_links((recorded,), {}, {n.name: ("h",)})[0] is recorded
+    nested = dataclasses.replace(n, module="sub")
+    assert with_links((nested,), {n.name: ("k",)}, {n.name: ("h",)})[0] is nested
