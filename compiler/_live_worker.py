@@ -121,7 +121,9 @@ def compile_request(req: dict[str, Any]) -> dict[str, Any]:
                 "OptionError": "option"}.get(type(exc).__name__, "compile")  # fmt: skip
         return _error(kind, str(exc), line)
     seconds = time.perf_counter() - started
-    return {"ok": True, "json": exploration.to_json(), "seconds": seconds}
+    # the plain form: the kernel reads it at once on this machine, and the compact
+    # form's string table and compression only add time to every edit
+    return {"ok": True, "json": exploration.to_json(compact=False), "seconds": seconds}
 
 
 def main() -> None:
