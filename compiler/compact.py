@@ -1,9 +1,9 @@
-"""The compact JSON form of an Exploration (schema 2.1): the same data in fewer bytes.
+"""The compact JSON form of an Exploration (schema 3.0): the same data in fewer bytes.
 
 A GPU capture of a real model is mostly text, much of it repeated: Triton's lowered
 stages of every kernel, graph, schedule and output code texts, guard trees, and the same
 file names, source lines and kernel ids on every node. Schema 2.0 wrote all of it plainly
-(10.8 MB for a 4-layer GPT-2 training step). The writer of 2.1 stores it this way:
+(10.8 MB for a 4-layer GPT-2 training step). The writer of 3.0 stores it this way:
 
 - every string that occurs more than once and is at least ``INTERN_MIN`` characters long
   is kept once, in the document's top-level ``strings`` list, and each occurrence becomes

@@ -362,7 +362,7 @@ class GraphBreak:
     user_stack: tuple[SourceLoc, ...] = ()
     documentation: str = ""
     text: str = ""
-    # schema 2.0 (derived, compiler/user_code.py): for each frame of ``user_stack``,
+    # schema 3.0 (derived, compiler/user_code.py): for each frame of ``user_stack``,
     # whether it is the user's compiled code (a frame in the file of a compiled frame,
     # not in torch or this package, not the caller such as pytest or runpy).
     user_frames: tuple[bool, ...] = ()
@@ -519,7 +519,7 @@ class Kernel:
     variants: tuple[TritonVariant, ...] = ()
     timing: KernelTiming | None = None
     grid: tuple[int, ...] = ()
-    # schema 2.0 (derived, compiler/user_code.py): the user source lines this kernel came
+    # schema 3.0 (derived, compiler/user_code.py): the user source lines this kernel came
     # from, each once, in order: ``user_stack``, then the source line of each post-grad
     # node it ran (``post_grad_nodes``, ``source_nodes``); empty where torch recorded
     # neither. Computed on first read (it parses the post-grad graph).
@@ -687,7 +687,7 @@ class Compile:
     artifacts: dict[str, str] = field(default_factory=dict)
     errors: tuple[StageError, ...] = ()
     autotuning: tuple[Autotuning, ...] = ()
-    # schema 2.0 (derived, compiler/user_code.py): for a resume function
+    # schema 3.0 (derived, compiler/user_code.py): for a resume function
     # (``torch_dynamo_resume_in_f_at_12``), where it resumes: line 12 of ``f`` in
     # ``filename``; None for every other compile.
     resumes: SourceLoc | None = None
