@@ -28,6 +28,20 @@ class PaneError:
 
 
 @dataclass(**_FROZEN)
+class PaneHead:
+    """What every pane starts with: ``kind`` (which renderer the browser picks; each pane
+    class sets its default), ``id``, the ``stage`` it shows, its ``label`` and ``group``
+    in the pane list, and the ``errors`` of its stage."""
+
+    kind: str
+    id: str
+    stage: str
+    label: str
+    group: str
+    errors: tuple[PaneError, ...] = ()
+
+
+@dataclass(**_FROZEN)
 class Block:
     """One titled text of a code pane (original bytecode, guards, a schedule)."""
 
@@ -39,15 +53,10 @@ class Block:
 
 
 @dataclass(**_FROZEN)
-class CodePane:
+class CodePane(PaneHead):
     """Texts shown as code: bytecode, guards."""
 
     kind: str = "code"
-    id: str
-    stage: str
-    label: str
-    group: str
-    errors: tuple[PaneError, ...] = ()
     blocks: tuple[Block, ...] = ()
 
 
@@ -94,7 +103,7 @@ class GraphNodes:
 
 
 @dataclass(**_FROZEN)
-class GraphPane:
+class GraphPane(PaneHead):
     """A graph: its text verbatim and its nodes, laid out by the browser's GraphCanvas.
 
     ``file_comments`` holds (1-based line, ``sources`` index) of each ``# File:`` comment
@@ -104,11 +113,6 @@ class GraphPane:
     node and its source, a comment's line to the location it names."""
 
     kind: str = "graph"
-    id: str
-    stage: str
-    label: str
-    group: str
-    errors: tuple[PaneError, ...] = ()
     text: str
     language: str = "python"
     file_comments: tuple[tuple[int, int], ...] = ()
@@ -155,18 +159,13 @@ class KernelInfo:
 
 
 @dataclass(**_FROZEN)
-class OutputCodePane:
+class OutputCodePane(PaneHead):
     """Inductor's generated module verbatim, with its kernels. The browser marks the kernel
     each line belongs to (``first_line`` to ``last_line`` and ``call_lines`` of each, in
     order; a C++ kernel's own source, inside the string literal, read as C++) when the
     pane arrives (``outputCodeView`` in ``explorer/static/store.js``)."""
 
     kind: str = "output_code"
-    id: str
-    stage: str
-    label: str
-    group: str
-    errors: tuple[PaneError, ...] = ()
     text: str
     language: str = "python"
     kernels: tuple[KernelInfo, ...] = ()
@@ -185,15 +184,10 @@ class FusedInfo:
 
 
 @dataclass(**_FROZEN)
-class SchedulePane:
+class SchedulePane(PaneHead):
     """Inductor's schedule before and after fusion."""
 
     kind: str = "schedule"
-    id: str
-    stage: str
-    label: str
-    group: str
-    errors: tuple[PaneError, ...] = ()
     blocks: tuple[Block, ...] = ()
     fused: tuple[FusedInfo, ...] = ()
 
@@ -221,15 +215,10 @@ class GraphBreakItem:
 
 
 @dataclass(**_FROZEN)
-class GraphBreaksPane:
+class GraphBreaksPane(PaneHead):
     """The graph breaks of one compile."""
 
     kind: str = "graph_breaks"
-    id: str
-    stage: str
-    label: str
-    group: str
-    errors: tuple[PaneError, ...] = ()
     items: tuple[GraphBreakItem, ...] = ()
 
 
@@ -243,15 +232,10 @@ class RecompileItem:
 
 
 @dataclass(**_FROZEN)
-class RecompileReasonsPane:
+class RecompileReasonsPane(PaneHead):
     """Why this compile happened again."""
 
     kind: str = "recompile_reasons"
-    id: str
-    stage: str
-    label: str
-    group: str
-    errors: tuple[PaneError, ...] = ()
     items: tuple[RecompileItem, ...] = ()
 
 
@@ -288,15 +272,10 @@ class AutotuneOp:
 
 
 @dataclass(**_FROZEN)
-class AutotuningPane:
+class AutotuningPane(PaneHead):
     """Every autotuned op of one compile."""
 
     kind: str = "autotuning"
-    id: str
-    stage: str
-    label: str
-    group: str
-    errors: tuple[PaneError, ...] = ()
     ops: tuple[AutotuneOp, ...] = ()
 
 
@@ -339,15 +318,10 @@ class CallSummary:
 
 
 @dataclass(**_FROZEN)
-class KernelTimingPane:
+class KernelTimingPane(PaneHead):
     """The measured kernels of one compile, slowest first."""
 
     kind: str = "kernel_timing"
-    id: str
-    stage: str
-    label: str
-    group: str
-    errors: tuple[PaneError, ...] = ()
     rows: tuple[TimingRow, ...] = ()
     total_us: float = 0.0
     peak_gbps: float | None = None
@@ -370,15 +344,10 @@ class Phase:
 
 
 @dataclass(**_FROZEN)
-class MetricsPane:
+class MetricsPane(PaneHead):
     """Compile time, cache events and counters."""
 
     kind: str = "metrics"
-    id: str
-    stage: str
-    label: str
-    group: str
-    errors: tuple[PaneError, ...] = ()
     summary: tuple[tuple[str, str], ...] = ()
     phases: tuple[Phase, ...] = ()
     cache_events: tuple[str, ...] = ()
@@ -413,15 +382,10 @@ class VariantInfo:
 
 
 @dataclass(**_FROZEN)
-class TritonLoweringPane:
+class TritonLoweringPane(PaneHead):
     """A Triton kernel's source beside TTIR, TTGIR, LLVM IR, PTX and SASS."""
 
     kind: str = "triton_lowering"
-    id: str
-    stage: str
-    label: str
-    group: str
-    errors: tuple[PaneError, ...] = ()
     kernel: str
     kernel_name: str
     source: str
@@ -456,15 +420,10 @@ class FindingItem:
 
 
 @dataclass(**_FROZEN)
-class FindingsPane:
+class FindingsPane(PaneHead):
     """The advisor's ranked findings for the whole exploration."""
 
     kind: str = "findings"
-    id: str
-    stage: str
-    label: str
-    group: str
-    errors: tuple[PaneError, ...] = ()
     items: tuple[FindingItem, ...] = ()
 
 

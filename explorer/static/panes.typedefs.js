@@ -287,6 +287,15 @@
  * @property {string} message
  */
 /**
+ * @typedef {object} PaneHead
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ */
+/**
  * @typedef {object} PaneRef
  * @property {string} id
  * @property {string} stage
