@@ -26,16 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the flags the browser tests use)
+
 LAYERS = tuple(int(a) for a in sys.argv[1:]) or (5, 15, 26)
 REPEATS = 5
 BUDGET_MS = 1000.0
@@ -107,7 +99,7 @@ def main() -> None:
     head = ("graph", "nodes", "boxes", "first", "open", "expand", "all open", "open/1s")
     print(f"{head[0]:34} " + " ".join(f"{h:>8}" for h in head[1:]))
     with sync_playwright() as p, tempfile.TemporaryDirectory() as tmp:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1300, "height": 720})
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))

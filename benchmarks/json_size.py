@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
 import compiler  # noqa: E402
 from explorer.export import to_html  # noqa: E402
@@ -85,21 +85,10 @@ def measure(name: str, exp: compiler.Exploration, repeat: int, fields: bool) -> 
 def gpt2() -> compiler.Exploration:
     """The ``record_gpu.py --large`` program on this machine's device."""
     import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from record_gpu import gpt2_training_step
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    torch.manual_seed(0)
-    config = GPT2Config(n_layer=4, n_embd=256, n_head=4, vocab_size=8192)
-    model = GPT2LMHeadModel(config).to(device).train()
-    compiled = torch.compile(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    ids = torch.randint(0, config.vocab_size, (4, 128), device=device)
-
-    def step() -> None:
-        opt.zero_grad()
-        compiled(input_ids=ids, labels=ids).loss.backward()
-        opt.step()
-
+    step = gpt2_training_step(device)
     with torch.enable_grad():
         exp = compiler.explore(step, wrap=False)
     return compiler.with_sass(exp) if device == "cuda" else exp

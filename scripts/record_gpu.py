@@ -76,16 +76,16 @@ def training_step() -> Callable[[], Any]:
     return step
 
 
-def gpt2_training_step() -> Callable[[], Any]:
+def gpt2_training_step(device: str = "cuda") -> Callable[[], Any]:
     """A 4-layer GPT-2 (from its config, no weights) trained one step, the model compiled."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
     config = GPT2Config(n_layer=4, n_embd=256, n_head=4, vocab_size=8192)
-    model = GPT2LMHeadModel(config).cuda().train()
+    model = GPT2LMHeadModel(config).to(device).train()
     compiled = torch.compile(model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    ids = torch.randint(0, config.vocab_size, (4, 128), device="cuda")
+    ids = torch.randint(0, config.vocab_size, (4, 128), device=device)
 
     def step() -> None:
         opt.zero_grad()
