@@ -533,7 +533,7 @@ class Kernel:
             >>> k.deferred_user_lines(lambda: (SourceLoc(filename="f.py", line=2),)).user_lines
             (SourceLoc(filename='f.py', line=2, function='', code=''),)
         """
-        k = Kernel(**{f: getattr(self, f) for f in self.__dataclass_fields__})
+        k = replace_lazily(self)  # reading self's fields would compute its own user lines
         _defer_kernel(k, lambda: (lines(),))
         return k
 
