@@ -73,7 +73,7 @@ def _bert():
 def main() -> None:
     import torch
 
-    from compiler.findings import to_markdown
+    from compiler.advise.findings import to_markdown
 
     print(f"torch {torch.__version__}  device cpu")
     for name, build in (("GPT-2, two sequence lengths, aot_eager", _gpt2),

@@ -30,11 +30,11 @@ from typing import Any
 PARTS = (
     ("fusion IR text (Inductor)", "torch._inductor.debug", "DebugFormatter._write_ir"),
     ("structured trace (torch + handler)", "torch._logging._internal", "trace_structured"),
-    ("  trace handler (ours)", "compiler.capture", "_TraceHandler.emit"),
-    ("    module stacks (ours)", "compiler.capture", "_TraceHandler._module_stacks"),
-    ("fusion IR handler (ours)", "compiler.capture", "_FusionIRHandler.emit"),
-    ("bytecode hook (ours)", "compiler.capture", "Recording.bytecode_hook"),
-    ("depyf decompile", "compiler.capture", "_decompile"),
+    ("  trace handler (ours)", "compiler.capture.recording", "_TraceHandler.emit"),
+    ("    module stacks (ours)", "compiler.capture.recording", "_TraceHandler._module_stacks"),
+    ("fusion IR handler (ours)", "compiler.capture.recording", "_FusionIRHandler.emit"),
+    ("bytecode hook (ours)", "compiler.capture.recording", "Recording.bytecode_hook"),
+    ("depyf decompile", "compiler.capture.recording", "_decompile"),
     (
         "provenance: pre/post map (torch)",
         "torch._inductor.debug",
@@ -47,10 +47,10 @@ PARTS = (
         "torch._inductor.debug",
         "set_kernel_post_grad_provenance_tracing",
     ),
-    ("Triton stages (ours, GPU)", "compiler.capture", "Recording._attach_triton_stages"),
-    ("  stage files read (ours, GPU)", "compiler.triton_stages", "collect"),
-    ("  stage line maps (ours, GPU)", "compiler.capture", "with_source_lines"),
-    ("Exploration build (ours)", "compiler.capture", "Recording.exploration"),
+    ("Triton stages (ours, GPU)", "compiler.capture.recording", "Recording._attach_triton_stages"),
+    ("  stage files read (ours, GPU)", "compiler.gpu.triton_stages", "collect"),
+    ("  stage line maps (ours, GPU)", "compiler.capture.recording", "with_source_lines"),
+    ("Exploration build (ours)", "compiler.capture.recording", "Recording.exploration"),
 )
 
 

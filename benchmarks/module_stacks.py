@@ -3,7 +3,7 @@
 Counts every node but the output of each graph (``Node.module_stack`` non-empty), as a
 trace gives them: the Dynamo graph reconstructed from parameter names, AOT graphs from
 descriptors, source lines and dataflow, post-grad graphs from provenance, their AOT
-graph and dataflow (compiler/post_stacks.py). Code no module runs (an optimizer step)
+graph and dataflow (compiler/link/post_stacks.py). Code no module runs (an optimizer step)
 has none by nature, so the post-grad summary line leaves out ``inference`` output codes
 of compiles whose Dynamo graph has no stack.
 

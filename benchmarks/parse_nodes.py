@@ -7,7 +7,7 @@ see the same load on a shared machine. Prints per-trace totals and their ratio, 
 checks the two agree (nodes and parse error) on every graph.
 
 ``--reference FILE`` also times an older ``graph_text.py`` (e.g. ``git show
-main:compiler/graph_text.py > /tmp/old_graph_text.py``), the code before the scanner.
+main:compiler/parse/graph_text.py > /tmp/old_graph_text.py``), the code before the scanner.
 
 Run: ``python benchmarks/parse_nodes.py [TRACE_DIR ...] [--rounds 3] [--reference FILE]``.
 """
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import compiler  # noqa: E402
-from compiler.graph_text import parse_nodes, parse_nodes_with_ast  # noqa: E402
+from compiler.parse.graph_text import parse_nodes, parse_nodes_with_ast  # noqa: E402
 
 DEFAULT_TRACES = [ROOT.parent / "traces" / n for n in ("gpt2_train", "bert_infer", "resnet_infer")]
 Parse = Callable[[str], object]

@@ -10,10 +10,14 @@ Example:
     'torch.relu'
 """
 
-from .capture import Recording, recording
-from .compare import CompareProgress, CompareRow, Comparison, Config, compare
-from .diff import Diff, diff
-from .errors import (
+from compiler.capture.explore import classify_failure, explore
+from compiler.capture.exported import explore_export
+from compiler.capture.progress import Progress, reporting
+from compiler.capture.recording import Recording, recording
+from compiler.capture.script import explore_path, explore_script
+from compiler.compare.comparison import CompareProgress, CompareRow, Comparison, Config, compare
+from compiler.diff.compiles import Diff, diff
+from compiler.errors import (
     CompileError,
     ExploreError,
     InputError,
@@ -22,9 +26,8 @@ from .errors import (
     TargetError,
     TraceFormatError,
 )
-from .explore import classify_failure, explore
-from .exported import explore_export
-from .model import (
+from compiler.gpu.triton_stages import with_sass
+from compiler.model import (
     SCHEMA_VERSION,
     Bytecode,
     CallTiming,
@@ -50,10 +53,7 @@ from .model import (
     StageError,
     TensorMeta,
 )
-from .progress import Progress, reporting
-from .script import explore_path, explore_script
-from .trace import load_trace
-from .triton_stages import with_sass
+from compiler.trace.load import load_trace
 
 __all__ = [
     "SCHEMA_VERSION",

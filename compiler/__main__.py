@@ -17,9 +17,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import ExploreError
-from .model import Exploration
-from .script import explore_path
+from compiler.capture.script import explore_path
+from compiler.errors import ExploreError
+from compiler.model import Exploration
 
 MARKDOWN_NOTE = (
     "the Markdown report and the HTML page now come from the explorer: "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .model import Exploration
+    from compiler.model import Exploration
 
 
 class ExploreError(Exception):

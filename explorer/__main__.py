@@ -22,7 +22,7 @@ from pathlib import Path
 from compiler import ExploreError
 
 # The same loader as ``python -m compiler report``: a script, a .json or a trace.
-from compiler.script import explore_path
+from compiler.capture.script import explore_path
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ import anywidget
 import traitlets
 
 from compiler import Exploration
-from compiler.diff import Diff, diff
+from compiler.diff.compiles import Diff, diff
 
 from ._static import static_path
 

@@ -4,7 +4,7 @@ The widget is a column: the editor (``explorer/static/live.js``) with the compil
 controls, the compiling indicator, the error at its line and the versions; the
 ``ExplorationWidget`` of the version on show (updated in place, keeping the selection);
 and a diff of any two versions (``explorer/static/diff.js``). Compiles run in a worker
-process (``compiler.live``), so the notebook stays usable and the user's torch state is
+process (``compiler.live.session``), so the notebook stays usable and the user's torch state is
 never touched.
 """
 
@@ -22,7 +22,7 @@ import ipywidgets
 import traitlets
 
 from compiler import Exploration
-from compiler.live import HISTORY_LIMIT, LiveEngine, LiveResult
+from compiler.live.session import HISTORY_LIMIT, LiveEngine, LiveResult
 
 from ._diff_view import DiffWidget
 from ._static import static_path

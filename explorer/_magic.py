@@ -464,7 +464,7 @@ def _program_failure(
 
 def _user_code_location(exc: BaseException, filename: str) -> str:
     """`` at line N of the cell`` for the user line a Dynamo error names last."""
-    from compiler.user_code import error_location
+    from compiler.link.user_code import error_location
 
     loc = error_location(exc)
     if loc is None:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from compiler.progress import Progress, reporting
+from compiler.capture.progress import Progress, reporting
 
 # torch's phase names, in words a reader knows; any other phase shows by its own name.
 PHASE_LABELS = {

@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 
 import compiler
+from compiler.advise.findings import to_markdown
 from compiler.errors import ExploreError
-from compiler.findings import to_markdown
 from compiler.model import (
     Bytecode,
     Compile,

@@ -169,7 +169,7 @@ def main() -> None:
         )
         if exp.call_timing is not None:
             print(f"  call_timing: {exp.call_timing}")
-    env = dataclasses.asdict(compiler.capture.environment("cuda"))
+    env = dataclasses.asdict(compiler.capture.recording.environment("cuda"))
     (out / "environment.json").write_text(json.dumps({**env, "sizes": sizes}, indent=1))
     print(f"total {sum(sizes.values()):,} B")
 

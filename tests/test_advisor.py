@@ -22,7 +22,7 @@ from advisor_corpus.check import (
 )
 
 import compiler
-from compiler.findings import SEVERITIES, Finding, to_markdown
+from compiler.advise.findings import SEVERITIES, Finding, to_markdown
 
 
 def _alarms(findings: tuple[Finding, ...]) -> list[Finding]:

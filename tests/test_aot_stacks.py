@@ -1,4 +1,4 @@
-"""Module stacks of AOT graphs (compiler/aot_stacks.py) on real GPT-2 training steps.
+"""Module stacks of AOT graphs (compiler/link/aot_stacks.py) on real GPT-2 training steps.
 
 A ``transformers`` GPT-2 built from a config (4 layers, tiny widths) runs one training step
 under ``backend="aot_eager"`` with forward and backward compilers that keep the graph
@@ -23,7 +23,7 @@ import pytest
 import torch
 
 import compiler
-from compiler import aot_stacks, module_stack
+from compiler.link import aot_stacks, module_stack
 
 pytest.importorskip(
     "transformers", reason="needs transformers: pip install transformers (torch pinned)"

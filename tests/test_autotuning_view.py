@@ -12,7 +12,7 @@ from conftest import built_view
 from test_export import ARTIFACTS, open_page  # noqa: F401 (a pytest fixture)
 
 import compiler
-from compiler.autotune_link import chosen_kernel, parse_config
+from compiler.link.autotuning import chosen_kernel, parse_config
 from explorer.export import to_html
 from explorer.panes.labels import STAGE_LABELS
 from explorer.panes.runtime import config_text

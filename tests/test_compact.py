@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import compiler
-from compiler import compact, model
-from compiler.model import SCHEMA_VERSION
+from compiler import model
+from compiler.model import SCHEMA_VERSION, compact
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDINGS = sorted(

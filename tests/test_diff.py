@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import compiler
-from compiler.identity import node_identities
+from compiler.diff.identity import node_identities
 
 
 def _function(source: str, name: str = "f"):

@@ -371,8 +371,8 @@ def test_a_problem_finding_opens_first_and_its_evidence_selects_what_it_names(
     real graph break, with evidence ids taken from the capture."""
     from playwright.sync_api import expect
 
-    import compiler.advisor
-    from compiler.findings import Evidence, Finding
+    import compiler.advise.diagnose
+    from compiler.advise.findings import Evidence, Finding
 
     exp = compiler.explore(programs.data_dependent, torch.ones(4), backend="aot_eager")
     if_line = _line_key(programs.data_dependent, "if x.sum() > 0")
@@ -391,7 +391,7 @@ def test_a_problem_finding_opens_first_and_its_evidence_selects_what_it_names(
             ),
         ),
     )
-    monkeypatch.setattr(compiler.advisor, "diagnose", lambda _exp: (finding,))
+    monkeypatch.setattr(compiler.advise.diagnose, "diagnose", lambda _exp: (finding,))
     path = tmp_path / "findings.html"
     to_html(exp, path)
     page, problems = open_page(path)

@@ -7,7 +7,7 @@ import torch
 from torch.export import Dim
 
 import compiler
-from compiler.exported import TEXT_STAGES
+from compiler.capture.exported import TEXT_STAGES
 from explorer.panes import build_index
 
 

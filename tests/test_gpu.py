@@ -37,7 +37,7 @@ def test_cuda_pointwise_records_triton_kernels_verbatim_with_provenance():
     assert set(stages) == {"ttir", "ttgir", "llir", "ptx", "sass"}
     assert "tt.func" in stages["ttir"].text and ".entry" in stages["ptx"].text
     # SASS costs a cuobjdump run per kernel: deferred, derived from the cubin when asked
-    assert stages["sass"].error == compiler.triton_stages.SASS_DEFERRED
+    assert stages["sass"].error == compiler.gpu.triton_stages.SASS_DEFERRED
     (k,) = [k for k in compiler.with_sass(exp).compiles[0].kernels() if k.language == "triton"]
     (chosen,) = [v for v in k.variants if v.chosen]
     stages = {s.stage: s for s in chosen.stages}

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import compiler
-from compiler.graph_lines import scan_nodes
-from compiler.graph_text import _Parser, parse_nodes, parse_nodes_with_ast
+from compiler.parse.graph_lines import scan_nodes
+from compiler.parse.graph_text import _Parser, parse_nodes, parse_nodes_with_ast
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,8 +124,8 @@ def test_a_lambda_class_header_and_no_class_at_all_agree_with_ast():
 def test_nodes_built_by_their_slots_equal_nodes_built_by_the_dataclass():
     from dataclasses import fields
 
-    from compiler.graph_text import new_node
     from compiler.model import Node, SourceLoc, TensorMeta
+    from compiler.parse.graph_text import new_node
 
     values = dict(
         name="add", op="call_function", target="torch.add", args=("x", "1"),
@@ -146,8 +146,8 @@ def test_nodes_built_by_their_slots_equal_nodes_built_by_the_dataclass():
 
 
 def test_graphs_logged_twice_parse_once_and_read_as_their_own_text_would():
-    from compiler import shared_parses
-    from compiler.shared_parses import SharedParses
+    from compiler.parse import shared_parses
+    from compiler.parse.shared_parses import SharedParses
 
     recording = ROOT / "notebooks" / "recordings" / "transformer_block.json"
     exp = compiler.Exploration.from_json(recording.read_text())

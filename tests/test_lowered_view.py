@@ -10,7 +10,7 @@ import pytest
 from conftest import built_view
 
 import compiler
-from compiler.lowered_lines import with_source_lines
+from compiler.gpu.lowered_lines import with_source_lines
 from compiler.model import LoweredStage
 from explorer.panes.inductor import NO_LINES_SASS
 from explorer.panes.labels import STAGE_LABELS
@@ -151,7 +151,7 @@ def test_the_offset_is_measured_from_the_def_line_not_assumed(exp):
 
 
 def test_inline_fused_and_named_mlir_locations_resolve_to_the_kernel_module():
-    from compiler.lowered_lines import _mlir
+    from compiler.gpu.lowered_lines import _mlir
 
     lines = [
         '#loc = loc("/k/m.py":5:0)',
@@ -195,7 +195,7 @@ def test_a_triton_kernel_without_variants_gets_no_lowering_pane(exp):
 
 
 def test_line_maps_are_made_on_first_read_and_equal_the_recorded_ones(exp, monkeypatch):
-    from compiler import lowered_lines
+    from compiler.gpu import lowered_lines
 
     (k,) = exp.compiles[0].output_code[0].kernels
     recorded = [[s.source_lines for s in v.stages] for v in k.variants]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import typing
 from pathlib import Path
 
@@ -67,7 +68,8 @@ def test_unknown_keys_are_kept_in_a_list_not_dropped_silently():
 def _type_name(tp: object) -> str:
     if isinstance(tp, type):
         return tp.__name__
-    return str(tp).replace("typing.", "").replace("compiler.model.", "")
+    # classes print with their module (compiler.model.graph.Node): the listing keeps the name
+    return re.sub(r"compiler\.model\.(?:\w+\.)?", "", str(tp).replace("typing.", ""))
 
 
 def schema_listing() -> dict[str, object]:

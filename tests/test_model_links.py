@@ -1,4 +1,4 @@
-"""The schema 2.0 ids and links, derived in compiler/links.py, on real captures."""
+"""The schema 2.0 ids and links, derived in compiler/link/derive.py, on real captures."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import compiler
-from compiler import module_stack
+from compiler.link import module_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDINGS = sorted(
@@ -245,8 +245,8 @@ def test_load_trace_parses_a_graph_only_when_its_nodes_are_read():
 def test_linking_a_node_keeps_every_other_field_of_it():
     import dataclasses
 
-    from compiler.graph_text import with_links
     from compiler.model import Node, SourceLoc, TensorMeta
+    from compiler.parse.graph_text import with_links
 
     values = {
         f.name: (f"v_{f.name}",) if "tuple" in str(f.type) else f"v_{f.name}"

@@ -234,7 +234,7 @@ def test_graph_break_puts_the_resume_function_under_the_breaking_compile():
     assert breaks["items"][0]["src"] == if_line
     # only user frames are linked, never the capture wrapper's own
     for frame in breaks["items"][0]["user_stack"]:
-        assert frame["src"] is None or "compiler/explore.py" not in frame["src"]
+        assert frame["src"] is None or "compiler/capture/explore.py" not in frame["src"]
     _assert_texts_are_verbatim(exp, view)
 
 

@@ -1,4 +1,4 @@
-"""Module stacks of post-grad graphs (compiler/post_stacks.py) on a real GPT-2 training step.
+"""Module stacks of post-grad graphs (compiler/link/post_stacks.py) on a real GPT-2 training step.
 
 A ``transformers`` GPT-2 built from a config (tiny widths, real structure) runs one
 training step under Inductor. A custom post-grad pass keeps torch's own record of each
@@ -20,8 +20,9 @@ import torch
 from test_aot_stacks import gpt2_step
 
 import compiler
-from compiler import links, module_stack
-from compiler.graph_text import deferred_graph
+from compiler.link import derive as links
+from compiler.link import module_stack
+from compiler.parse.graph_text import deferred_graph
 
 pytest.importorskip(
     "transformers", reason="needs transformers: pip install transformers (torch pinned)"

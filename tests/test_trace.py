@@ -157,7 +157,7 @@ def test_loading_a_trace_never_executes_its_code(tmp_path):
 
 @pytest.mark.parametrize("name", ["corrupted.log", "graph_break_eager/trace.log"])
 def test_a_trace_read_in_small_pieces_gives_the_same_events_and_bad_lines(name):
-    from compiler.events import ParseStats, parse_trace_chunks
+    from compiler.trace.events import ParseStats, parse_trace_chunks
 
     text = (TRACES / name).read_text()
 

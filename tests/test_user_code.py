@@ -1,4 +1,4 @@
-"""``Kernel.user_lines`` and ``GraphBreak.user_frames`` (compiler/user_code.py) on real
+"""``Kernel.user_lines`` and ``GraphBreak.user_frames`` (compiler/link/user_code.py) on real
 captures, traces and schema 1.x recordings."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from compiler import Compile, Exploration, Graph, SourceLoc, StageError, TensorMeta
-from compiler.graph_text import comment_sources
+from compiler.parse.graph_text import comment_sources
 
 from .labels import STAGE_LABELS, group_of, label_of
 from .types import (

@@ -11,7 +11,7 @@ import linecache
 from dataclasses import asdict
 
 from compiler import Compile, Exploration
-from compiler.user_code import graph_source_lines
+from compiler.link.user_code import graph_source_lines
 
 from .frame import line_key, src_key
 from .inductor import lowering_id

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compiler import Exploration, Kernel, OutputCode
-from compiler.lowered_lines import def_line_of
+from compiler.gpu.lowered_lines import def_line_of
 
 from .frame import PaneNotFound, errors_of, find_compile, src_key
 from .labels import STAGE_LABELS, group_of, label_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from compiler import Compile, Environment, Exploration
-from compiler.autotune_link import parse_config
+from compiler.link.autotuning import parse_config
 from compiler.model import Autotuning, CallTiming
 
 from .frame import find_compile

@@ -107,7 +107,7 @@ class GraphPane(PaneHead):
     """A graph: its text verbatim and its nodes, laid out by the browser's GraphCanvas.
 
     ``file_comments`` holds (1-based line, ``sources`` index) of each ``# File:`` comment
-    of the text (``compiler.graph_text.comment_sources``). The browser expands the tables
+    of the text (``compiler.parse.graph_text.comment_sources``). The browser expands the tables
     once, when the pane arrives (``graphView`` in ``explorer/static/store.js``), into one
     object per node and the per-line tables of the text view: a node's line links to the
     node and its source, a comment's line to the location it names."""

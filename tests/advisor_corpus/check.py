@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler import Exploration
-from compiler.findings import Evidence, Finding
+from compiler.advise.findings import Evidence, Finding
 
 GPU_RECORDINGS = {
     # recording: the kind that must come first (None: no problem or warning)

@@ -1,0 +1,2 @@
+"""The advisor: findings about an Exploration, ranked (``diagnose``); one module per
+family of problems."""

@@ -1,0 +1,291 @@
+"""Graph breaks, grouped by cause and place, with the fix that cause usually takes.
+
+The cause is read from the text Dynamo wrote for the break (its summary, explanation
+and debug context); the cost is what the break made Dynamo compile besides the frame
+itself: resume functions and the graphs they hold.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from compiler.advise._common import Ranked, compile_key, finding, plural, resume_of, src
+from compiler.advise.findings import Evidence
+from compiler.model import Compile, Exploration, GraphBreak, SourceLoc
+
+# The condition's node, as Dynamo prints it under "computed as follows": "gt = gt(sum_1, 0)".
+_COND_NODE = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*) = \w+\(", re.MULTILINE)
+_SKIPPED = re.compile(
+    r"trace the (?:Python )?builtin `(?P<name>[^`]+?)\.?`|function `<function (?P<fn>\S+)"
+    r"|the function `(?P<skipped>[^`]+)` in file|UserDefinedClassVariable\(<class '(?P<cls>[^']+)'>"
+)
+# torch's own files: a break reported inside them is shown at the user's line that led there
+_TORCH_FILE = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]|[/\\]torch[/\\]_dynamo[/\\]")
+
+
+@dataclass(frozen=True, slots=True)
+class _Cause:
+    kind: str
+    title: str
+    suggestion: str
+
+
+def _classify(gb: GraphBreak) -> _Cause:
+    text = f"{gb.summary}\n{gb.reason}"
+    low = text.lower()
+    loc = user_location(gb)
+    code = (loc.code.strip() if loc else "") or "the line"
+    if "torch._dynamo.graph_break()" in low:
+        return _Cause(
+            "graph_break.explicit",
+            "An explicit torch._dynamo.graph_break() splits the graph",
+            f"`{code}` asks for the break. Remove it unless it is there on purpose "
+            "(debugging, or to keep a region out of one graph); "
+            "`torch.compiler.disable` on a function says the same more visibly.",
+        )
+    if "data-dependent branching" in low or "jump with tensorvariable" in low:
+        return _Cause(
+            "graph_break.data_dependent_branch",
+            "A branch on tensor data breaks the graph",
+            f"`{code}` decides in Python on a value that only exists when the graph "
+            "runs. Compute both sides and select, or hand both branches to torch.cond:\n"
+            "```python\n"
+            "y = torch.where(x.sum() > 0, x.cos(), x.sin())   # cheap branches: both run\n"
+            "y = torch.cond(x.sum() > 0, lambda t: t.cos(), lambda t: t.sin(), (x,))\n"
+            "```",
+        )
+    if "tolist()" in low and "non-integer" in low:
+        return _Cause(
+            "graph_break.scalar_output",
+            "Tensor.tolist() on a float tensor breaks the graph",
+            f"`{code}` turns a float tensor into Python numbers, which Dynamo cannot "
+            "trace even with capture_scalar_outputs. Keep the values in a tensor and use "
+            "tensor ops on them (indexing, torch.where) instead of a Python list.",
+        )
+    scalar = "item()" in low or "capture_scalar_outputs" in low or "tolist()" in low
+    if scalar and re.match(r"(if|elif|while|assert)\b", code):
+        # checked on torch 2.13: with capture_scalar_outputs the same line still breaks,
+        # now as a data-dependent branch on the captured scalar
+        return _Cause(
+            "graph_break.scalar_branch",
+            "A Python decision on a tensor's value (.item()) breaks the graph",
+            f"`{code}` branches in Python on a value read from a tensor. "
+            "`capture_scalar_outputs` would only move the break to the branch; decide "
+            "with tensor ops instead, or hand both branches to torch.cond:\n"
+            "```python\n"
+            "ids = torch.where(nxt == eos, ids_if_done, ids_if_not)   # both computed\n"
+            "out = torch.cond(nxt == eos, done_fn, step_fn, (ids,))\n"
+            "```\n"
+            "or take the decision out of the compiled function (compile the step, loop "
+            "and stop in Python).",
+        )
+    if scalar:
+        return _Cause(
+            "graph_break.scalar_output",
+            "A tensor value read into Python (.item(), .tolist(), a NumPy scalar) breaks the graph",
+            f"`{code}` reads a tensor value into Python. Let Dynamo keep it symbolic:\n"
+            "```python\n"
+            "torch._dynamo.config.capture_scalar_outputs = True\n"
+            "```\n"
+            "or keep it a 0-d tensor (`x * x.sum()` rather than `x * x.sum().item()`).",
+        )
+    if "dynamic shape operator" in low or "capture_dynamic_output_shape_ops" in low:
+        return _Cause(
+            "graph_break.dynamic_output_shape",
+            "An op whose output size depends on the data breaks the graph",
+            f"`{code}` (nonzero, unique, masked_select, ...) has a data-dependent output "
+            "size. Let Dynamo trace it with an unbacked size:\n"
+            "```python\n"
+            "torch._dynamo.config.capture_dynamic_output_shape_ops = True\n"
+            "```",
+        )
+    if "torch.compiler.disable" in low:
+        return _Cause(
+            "graph_break.disabled",
+            "A function wrapped in torch.compiler.disable breaks the graph",
+            f"`{code}` calls a function excluded from compilation; every call splits the "
+            "graph there. Remove the `torch.compiler.disable` if the function is "
+            "traceable, or move the call out of the compiled region.",
+        )
+    logging_fn = _logging_call(gb)
+    if logging_fn == "logger":
+        return _Cause(
+            "graph_break.logging",
+            "A logging.Logger call inside the compiled code breaks the graph",
+            f"`{code}` logs between two graphs. Move it out of the compiled function, or "
+            "let Dynamo drop the call while compiling (it then does not log from "
+            "compiled code):\n"
+            "```python\n"
+            "torch._dynamo.config.ignore_logging_functions.add(logger.warning)\n"
+            "```",
+        )
+    if logging_fn:
+        return _Cause(
+            "graph_break.logging",
+            "Printing or logging inside the compiled code breaks the graph",
+            f"`{code}` runs Python I/O between two graphs. Move it out of the compiled "
+            "function, or let Dynamo run it after the graph instead of breaking:\n"
+            "```python\n"
+            f"torch._dynamo.config.reorderable_logging_functions.add({logging_fn})\n"
+            "```",
+        )
+    if "marked as skipped" in low or "does not know how to trace" in low or "c extension" in low:
+        name = _callee(gb) or "a function"
+        extra = ""
+        if "random" in name.lower():
+            extra = " Here `torch.rand(())` draws the number inside the graph instead."
+        return _Cause(
+            "graph_break.unsupported_call",
+            f"A call Dynamo cannot trace ({name}) breaks the graph",
+            f"`{code}` calls `{name}`, a builtin or third-party function Dynamo skips."
+            f"{extra} Put it in the graph as an opaque call if it only does torch ops, give "
+            "Dynamo a traceable Python version, or keep it out on purpose:\n"
+            "```python\n"
+            "torch.compiler.allow_in_graph(fn)          # fn: torch ops on tensors only\n"
+            "@torch.compiler.substitute_in_graph(fn)    # a traceable stand-in for fn\n"
+            "def fn_traceable(*args): ...\n"
+            "fn = torch.compiler.disable(fn)            # run it eagerly, on purpose\n"
+            "```\n"
+            "A C/C++ extension is best wrapped as a custom op (`torch.library.custom_op`).",
+        )
+    hints = "\n".join(f"- {h}" for h in gb.hints)
+    return _Cause(
+        "graph_break.other",
+        f"Graph break: {gb.summary or 'Dynamo stopped tracing'}",
+        "What torch suggests:\n" + hints if hints else "See the graph break reason.",
+    )
+
+
+def _resumes(exp: Exploration, c: Compile, gb: GraphBreak) -> list[Compile]:
+    """The resume functions this break made Dynamo compile."""
+    key = compile_key(exp, c)
+    lines = {loc.line for loc in (gb.location, *gb.user_stack) if loc is not None}
+    out = []
+    for other in exp.compiles:
+        if other.rank != c.rank or other is c:
+            continue
+        r = resume_of(other)
+        # ``parent`` also links a recompile N/k to N/k-1: only resume functions count
+        if r is not None and (other.parent == key or (r[0] == c.code_name and r[1] in lines)):
+            out.append(other)
+    return out
+
+
+def findings(exp: Exploration) -> list[Ranked]:
+    """One finding per graph break cause and place, with what it cost."""
+    groups: dict[tuple[str, str | None, str], list[tuple[Compile, GraphBreak]]] = {}
+    for c in exp.compiles:
+        for gb in c.graph_breaks:
+            where = src(user_location(gb))
+            groups.setdefault((gb.summary, where, c.code_name), []).append((c, gb))
+    out = []
+    for (_, where, _), hits in groups.items():
+        c0, gb0 = hits[0]
+        cause = _classify(gb0)
+        resumes = {id(r): r for c, gb in hits for r in _resumes(exp, c, gb)}
+        graphs = sum(
+            1
+            for comp in (*{id(c): c for c, _ in hits}.values(), *resumes.values())
+            if "dynamo_output_graph" in comp.graphs
+        )
+        evidence = []
+        for c, gb in hits[:3]:
+            loc = f" at {where}" if where else ""
+            uloc = user_location(gb)
+            code = f": `{uloc.code.strip()}`" if uloc and uloc.code else ""
+            evidence.append(
+                Evidence(
+                    text=f"{gb.summary}{loc}{code}",
+                    compile=compile_key(exp, c),
+                    stage="dynamo_graph_break_reason",
+                    src=where,
+                )
+            )
+        node = _condition_node(c0, gb0)
+        if node is not None:
+            evidence.append(
+                Evidence(
+                    text=f"the condition is `{node}` in the graph before the break",
+                    compile=compile_key(exp, c0),
+                    stage="dynamo_output_graph",
+                    node=node,
+                )
+            )
+        for r in list(resumes.values())[:2]:
+            evidence.append(
+                Evidence(
+                    text=f"resume function `{r.code_name}` compiled as {r.compile_id}",
+                    compile=compile_key(exp, r),
+                    stage="dynamo_output_graph" if "dynamo_output_graph" in r.graphs else None,
+                )
+            )
+        # the same break in several compiles of the frame (recompiles): count per compile
+        per_call = max(1, round(graphs / len({id(c) for c, _ in hits})))
+        impact = (
+            f"{plural(per_call, 'graph')} instead of one per call, "
+            f"{plural(len(resumes), 'resume function')} compiled"
+        )
+        title = f"{cause.title}{f' at {where}' if where else ''}"
+        out.append(
+            finding(
+                cause.kind,
+                "problem",
+                title,
+                evidence,
+                cause.suggestion
+                + "\n`torch.compile(..., fullgraph=True)` turns any remaining break into an error.",
+                impact,
+                score=float(len(hits) + len(resumes)),
+            )
+        )
+    return out
+
+
+def _condition_node(c: Compile, gb: GraphBreak) -> str | None:
+    """The graph node of a data-dependent condition, where the graph holds it."""
+    graph = c.graphs.get("dynamo_output_graph")
+    if graph is None or "computed as follows" not in gb.reason:
+        return None
+    tail = gb.reason.split("computed as follows", 1)[1]
+    for m in _COND_NODE.finditer(tail):
+        if any(n.name == m["name"] for n in graph.nodes):
+            return m["name"]
+    return None
+
+
+def _logging_call(gb: GraphBreak) -> str:
+    """``print``, ``warnings.warn`` or ``logger`` for a break on that kind of call, else
+    "": by the callee Dynamo names, not by its hints (which cite ``_warnings.warn`` as an
+    example for every skipped builtin)."""
+    low = gb.reason.lower()
+    if "builtin operator `print`" in low:
+        return "print"
+    if "logging.logger method" in low:
+        return "logger"
+    name = _callee(gb).lower()
+    if "warn" in name:
+        return "warnings.warn"
+    if "print" in name:
+        return "print"
+    return "logger" if "logging" in name or "logger" in name else ""
+
+
+def _callee(gb: GraphBreak) -> str:
+    """The function or class Dynamo could not call, as its message names it; "" if none."""
+    m = _SKIPPED.search(gb.reason)
+    if m is None:
+        return ""
+    return str(m["name"] or m["fn"] or m["skipped"] or m["cls"] or "")
+
+
+def user_location(gb: GraphBreak) -> SourceLoc | None:
+    """Where in user code the break happened: its location, or, when torch reports it
+    inside its own files (a polyfill, a skipped torch function), the innermost frame of
+    the user stack outside them."""
+    if gb.location is not None and not _TORCH_FILE.search(gb.location.filename):
+        return gb.location
+    for loc in reversed(gb.user_stack):
+        if not _TORCH_FILE.search(loc.filename) and loc.filename and loc.line:
+            return loc
+    return gb.location

@@ -1,0 +1,234 @@
+"""``explore_export``: torch.export as a stage of the explorer.
+
+``torch.export.export`` traces a module ahead of time into an ``ExportedProgram``: one
+whole graph of ATen ops (no graph breaks allowed), a signature saying which graph inputs
+are parameters, buffers or user inputs, the ranges of its symbolic sizes and the call
+graph of its submodules. ``explore_export`` runs it while recording and returns an
+``Exploration`` whose compile holds those parts as stages, so the explorer shows them
+next to Dynamo's graph (strict export runs Dynamo; non-strict export traces the Python
+directly and records no Dynamo stage):
+
+- ``exported_program``: the ATen graph as ``ExportedProgram.graph_module`` prints it;
+- ``exported_program_decomposed``: the same after ``run_decompositions()`` (core ATen);
+- ``exported_program_signature``, ``exported_program_range_constraints``,
+  ``exported_program_module_call_graph``: text stages (a ``Graph`` with text and no nodes), also
+  kept in ``Compile.artifacts`` under the same keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import traceback
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from compiler.capture.recording import describe_target, recording
+from compiler.errors import CompileError, InputError, TargetError
+from compiler.model import Compile, CompileId, Exploration, Graph, Options, StageError
+from compiler.parse.graph_text import parse_graph
+
+__all__ = ["TEXT_STAGES", "explore_export"]
+
+# Named so that the explorer, which lists extra stages by name, shows the graph first.
+TEXT_STAGES = (
+    "exported_program_signature",
+    "exported_program_range_constraints",
+    "exported_program_module_call_graph",
+)
+
+
+def explore_export(
+    model: Any,
+    args: Any,
+    kwargs: Mapping[str, Any] | None = None,
+    dynamic_shapes: Any = None,
+    strict: bool = False,
+    *,
+    decompose: bool = True,
+) -> Exploration:
+    """Export ``model`` with ``torch.export.export`` and return what it produced as stages.
+
+    Args:
+        model: the ``nn.Module`` to export.
+        args: its positional example inputs, a tuple (a single tensor is accepted too).
+        kwargs: its keyword example inputs.
+        dynamic_shapes: as in ``torch.export.export``, e.g. ``{"x": {0: Dim("batch")}}``.
+        strict: trace with Dynamo (True) or by running the Python with fake tensors
+            (False, torch's default).
+        decompose: also keep the core-ATen graph of ``ep.run_decompositions()``.
+
+    Returns:
+        An Exploration with one compile holding the exported program's stages; the
+        ``ExportedProgram`` itself is not kept (it is not plain data): export again,
+        or use ``torch.export.export`` directly, to save it.
+
+    Raises:
+        TargetError: ``model`` is not an ``nn.Module``.
+        CompileError: torch.export failed; the message names the line of your code
+            it failed on and ``.exploration`` holds what was recorded.
+
+    Example:
+        >>> import torch, compiler
+        >>> exp = compiler.explore_export(torch.nn.Linear(4, 2), (torch.randn(3, 4),))
+        >>> exp.compiles[0].graphs["exported_program"].nodes[-2].target
+        'torch.ops.aten.linear.default'
+    """
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        msg = (
+            f"explore_export() exports an nn.Module, but got a {type(model).__name__}. Wrap a "
+            "function in a small nn.Module whose forward calls it."
+        )
+        raise TargetError(msg)
+    if isinstance(args, torch.Tensor):
+        args = (args,)
+    if not isinstance(args, tuple):
+        msg = f"args must be a tuple of example inputs, not a {type(args).__name__}: use (x,)."
+        raise InputError(msg)
+    options = Options(backend="export", dynamic=dynamic_shapes is not None, wrapped=False)
+    torch.compiler.reset()
+    failure: Exception | None = None
+    program: Any = None
+    with recording(decompile=False) as rec:
+        rec.target = describe_target(model)
+        rec.options = options
+        rec.device = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "")
+        try:
+            program = torch.export.export(
+                model, args, kwargs=dict(kwargs or {}), dynamic_shapes=dynamic_shapes,
+                strict=strict,
+            )  # fmt: skip
+        except Exception as exc:
+            failure = exc
+    exploration = rec.exploration()
+    if failure is not None:
+        raise _export_error(failure, model, exploration, strict) from failure
+    stages, errors = _stages(program, decompose)
+    return _with_stages(exploration, model, stages, errors)
+
+
+def _stages(program: Any, decompose: bool) -> tuple[dict[str, Graph], list[StageError]]:
+    errors: list[StageError] = []
+    text = program.graph_module.print_readable(print_output=False)
+    stages = {"exported_program": parse_graph("exported_program", text)}
+    if decompose:
+        try:
+            with warnings.catch_warnings():
+                # torch 2.13 warns about its own pytree internals while copying the program
+                warnings.simplefilter("ignore", FutureWarning)
+                core = program.run_decompositions()
+            text = core.graph_module.print_readable(print_output=False)
+            stages["exported_program_decomposed"] = parse_graph("exported_program_decomposed", text)
+        except Exception as exc:  # a decomposition torch cannot run: say so, keep the rest
+            message = f"run_decompositions() failed: {type(exc).__name__}: {exc}"
+            errors.append(StageError(stage="exported_program_decomposed", message=message))
+    for stage, body in zip(TEXT_STAGES, _texts(program), strict=True):
+        stages[stage] = Graph(stage=stage, text=body)
+    return stages, errors
+
+
+def _texts(program: Any) -> tuple[str, str, str]:
+    signature = str(program.graph_signature).strip()
+    ranges = program.range_constraints
+    if ranges:
+        width = max(len(str(s)) for s in ranges)
+        range_text = "\n".join(f"{s!s:{width}}  {r}" for s, r in ranges.items())
+    else:
+        range_text = "(no symbolic sizes: every shape is static)"
+    calls = []
+    for entry in program.module_call_graph:
+        name = entry.fqn or "(root)"
+        sig = entry.signature
+        if sig is None:
+            calls.append(f"{name}")
+            continue
+        ins = ", ".join(getattr(a, "name", str(a)) for a in sig.inputs)
+        outs = ", ".join(getattr(a, "name", str(a)) for a in sig.outputs)
+        named = ", ".join(getattr(sig, "forward_arg_names", None) or ())
+        calls.append(f"{name}({named})  inputs: [{ins}]  outputs: [{outs}]")
+    return signature, range_text, "\n".join(calls)
+
+
+def _with_stages(
+    exploration: Exploration, model: Any, stages: dict[str, Graph], errors: list[StageError]
+) -> Exploration:
+    forward = type(model).forward
+    try:
+        filename = os.path.abspath(inspect.getsourcefile(forward) or "")
+        first_line = inspect.getsourcelines(forward)[1]
+    except (OSError, TypeError):
+        filename, first_line = "", 0
+    artifacts = {k: stages[k].text for k in TEXT_STAGES}
+    compiles = list(exploration.compiles)
+    if compiles:  # strict export: Dynamo's compile, with the exported program added
+        last = compiles[-1]
+        compiles[-1] = dataclasses.replace(
+            last,
+            code_name=last.code_name or f"{type(model).__name__}.forward",
+            filename=last.filename or filename,
+            first_line=last.first_line or first_line,
+            graphs={**last.graphs, **stages},
+            artifacts={**last.artifacts, **artifacts},
+            errors=(*last.errors, *errors),
+        )
+    else:  # non-strict export runs no Dynamo frame: one compile stands for the export
+        cid = CompileId(frame_id=0, frame_compile_id=0)
+        compiles.append(
+            Compile(
+                compile_id=cid,
+                key=str(cid),
+                code_name=f"{type(model).__name__}.forward",
+                filename=filename,
+                first_line=first_line,
+                graphs=stages,
+                artifacts=artifacts,
+                errors=tuple(errors),
+            )
+        )
+    return dataclasses.replace(exploration, compiles=tuple(compiles))
+
+
+def _user_line(exc: BaseException) -> str:
+    """``file:line`` of the last user frame the failure passed through, or ""."""
+    import torch
+
+    skip = tuple(os.path.dirname(os.path.abspath(p)) + os.sep for p in (torch.__file__, __file__))
+    found = ""
+    text = str(exc)
+    _, marker, stack = text.partition("from user code:")
+    if marker:  # strict export: Dynamo lists the user's frames in its message
+        for line in stack.splitlines():
+            line = line.strip()
+            if line.startswith('File "'):
+                path, _, rest = line[6:].partition('", line ')
+                number = rest.split(",", 1)[0]
+                if not os.path.abspath(path).startswith(skip) and number.isdigit():
+                    found = f"{path}:{number}"
+        if found:
+            return found
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if not os.path.abspath(frame.filename).startswith(skip) and frame.filename != "<string>":
+            found = f"{frame.filename}:{frame.lineno}"
+    return found
+
+
+def _export_error(
+    exc: BaseException, model: Any, exploration: Exploration, strict: bool
+) -> CompileError:
+    first = (str(exc).strip().splitlines() or [""])[0].rstrip(".")
+    where = _user_line(exc)
+    at = f" at {where}" if where else ""
+    msg = (
+        f"torch.export.export(strict={strict}) could not export {describe_target(model)}{at}: "
+        f"{type(exc).__name__}: {first}. Export needs one whole graph: data-dependent Python "
+        "control flow must become torch.cond or tensor ops, and sizes that vary need "
+        "dynamic_shapes; torch.export.draft_export lists every problem at once."
+    )
+    note = StageError(stage="exported_program", message=msg)
+    return CompileError(msg, exploration=dataclasses.replace(
+        exploration, errors=(*exploration.errors, note)
+    ))  # fmt: skip

@@ -1,0 +1,416 @@
+"""``compare``: the "compile and compare" lab as one call.
+
+Runs a target eagerly and under several torch.compile configurations and measures, for
+each: the first call (compile included), the steady state per call (after warm-up:
+median and spread of repeated calls, synchronised on GPU), the speedup over eager, and
+how many compiles, recompiles and graph breaks it took, each row with the Exploration
+that recorded its compiles. ``Comparison.to_markdown()`` writes the lab's compile log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler import _compat
+from compiler.capture.recording import describe_target, environment, recording
+from compiler.errors import InputError, OptionError
+from compiler.model import Environment, Exploration
+
+__all__ = ["PRESETS", "CompareProgress", "CompareRow", "Comparison", "Config", "compare"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Config:
+    """One way to run the target: ``backend=None`` runs it eagerly, else torch.compile."""
+
+    name: str
+    backend: str | None = "inductor"
+    mode: str | None = None
+    dynamic: bool | None = None
+    fullgraph: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+    cuda_only: bool = False
+
+    def describe(self) -> str:
+        """``torch.compile(backend="inductor", mode="max-autotune")`` or ``eager``."""
+        if self.backend is None:
+            return "eager (no torch.compile)"
+        parts = [f'backend="{self.backend}"']
+        if self.mode:
+            parts.append(f'mode="{self.mode}"')
+        if self.dynamic is not None:
+            parts.append(f"dynamic={self.dynamic}")
+        if self.fullgraph:
+            parts.append("fullgraph=True")
+        if self.options:
+            parts.append(f"options={self.options!r}")
+        return f"torch.compile({', '.join(parts)})"
+
+
+PRESETS: dict[str, Config] = {
+    c.name: c
+    for c in (
+        Config(name="eager", backend=None),
+        Config(name="aot_eager", backend="aot_eager"),
+        Config(name="default"),
+        Config(name="dynamic", dynamic=True),
+        Config(name="static", dynamic=False),
+        Config(name="reduce-overhead", mode="reduce-overhead", cuda_only=True),
+        Config(name="max-autotune", mode="max-autotune", cuda_only=True),
+        Config(name="max-autotune-no-cudagraphs", mode="max-autotune-no-cudagraphs"),
+    )
+}
+# What compare() runs without configs=: the modes that matter where they apply
+# (CUDA graphs and Triton autotuning need a GPU; CPU max-autotune compiles for minutes).
+_DEFAULT_CPU = ("aot_eager", "default", "dynamic")
+_DEFAULT_CUDA = (
+    "aot_eager", "default", "dynamic", "reduce-overhead", "max-autotune",
+    "max-autotune-no-cudagraphs",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompareProgress:
+    """Where ``compare`` is: config ``index`` of ``total``, its step and how far it got."""
+
+    config: str
+    index: int
+    total: int
+    step: str  # "first call", "warm-up", "timing", "done", "failed"
+    done: int = 0
+    of: int = 0
+
+    def __str__(self) -> str:
+        count = f" {self.done}/{self.of}" if self.of else ""
+        return f"[{self.index + 1}/{self.total}] {self.config}: {self.step}{count}"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompareRow:
+    """One configuration's measurements. Times in milliseconds; ``spread_ms`` is the
+    (min, max) of the timed calls; ``speedup`` is eager's median over this median."""
+
+    config: Config
+    first_call_ms: float | None = None
+    median_ms: float | None = None
+    spread_ms: tuple[float, float] | None = None
+    speedup: float | None = None
+    compiles: int = 0
+    recompiles: int = 0
+    graph_breaks: int = 0
+    matches_eager: bool | None = None
+    exploration: Exploration | None = None
+    error: str = ""
+
+    @property
+    def name(self) -> str:
+        """The configuration's name (``default``, ``max-autotune``, ...)."""
+        return self.config.name
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Comparison:
+    """Every configuration's row, eager first, and where they were measured."""
+
+    target: str
+    inputs: tuple[str, ...]
+    steps: int
+    warmup: int
+    rows: tuple[CompareRow, ...]
+    environment: Environment
+    threads: int = 0
+    notes: tuple[str, ...] = ()
+
+    def row(self, name: str) -> CompareRow:
+        """The row of configuration ``name``; ``KeyError`` if it was not run."""
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(f"no configuration {name!r} (ran: {', '.join(r.name for r in self.rows)})")
+
+    def to_markdown(self) -> str:
+        """The lab's compile log (``COMPILE_LOG.md``): environment, table, breaks, recompiles."""
+        from compiler.compare.log import markdown
+
+        return markdown(self)
+
+    def __repr__(self) -> str:
+        best = min(
+            (r for r in self.rows if r.median_ms is not None and r.config.backend is not None),
+            key=lambda r: r.median_ms or 0.0,
+            default=None,
+        )
+        tail = ""
+        if best is not None and best.speedup:
+            tail = f", fastest compiled: {best.name} {best.speedup:.2f}x"
+        return f"<Comparison {self.target!r}: {len(self.rows)} configurations{tail}>"
+
+
+def compare(
+    target: Callable[..., Any],
+    *inputs: Any,
+    configs: Sequence[Config | str] | None = None,
+    steps: int = 20,
+    warmup: int = 3,
+    record: bool = True,
+    progress: Callable[[CompareProgress], None] | None = None,
+) -> Comparison:
+    """Time ``target(*inputs)`` eagerly and under several torch.compile configurations.
+
+    Args:
+        target: a function or ``nn.Module`` (not yet compiled).
+        *inputs: its example inputs.
+        configs: ``Config`` objects or preset names (``"aot_eager"``, ``"default"``,
+            ``"dynamic"``, ``"static"``, ``"reduce-overhead"``, ``"max-autotune"``,
+            ``"max-autotune-no-cudagraphs"``) or a backend name from
+            ``torch.compiler.list_backends()``. Default: the ones that apply on this
+            device. Eager always runs first, as the baseline.
+        steps: timed calls per configuration, after ``warmup`` untimed ones.
+        record: record every compile as an Exploration (the row's link); the first
+            call then includes the recording's own cost. Either way the FX graph and
+            AOTAutograd caches are off, so every first call is a real compile.
+        progress: called with a ``CompareProgress`` as it goes.
+
+    Returns:
+        A ``Comparison``; a configuration that fails gets a row with ``error`` set.
+
+    Raises:
+        InputError: the target fails eagerly on these inputs.
+        OptionError: an unknown preset or backend name, or a compiled target.
+
+    Example:
+        >>> import torch, compiler
+        >>> c = compiler.compare(torch.nn.Linear(8, 8), torch.randn(4, 8),
+        ...                      configs=["aot_eager"], steps=5)
+        >>> [r.name for r in c.rows]
+        ['eager', 'aot_eager']
+    """
+    import torch
+
+    if _compat.is_compiled(target):
+        msg = (
+            "compare() compiles the target itself under each configuration: pass the "
+            "function or module before torch.compile (for a module, its ._orig_mod)."
+        )
+        raise OptionError(msg)
+    if steps < 1 or warmup < 0:
+        msg = f"steps must be at least 1 and warmup at least 0 (got {steps}, {warmup})."
+        raise OptionError(msg)
+    tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+    # A target without tensor inputs (a notebook cell reading its globals) may still
+    # run on the GPU: synchronise whenever one is there.
+    cuda = any(x.is_cuda for x in tensors) if tensors else torch.cuda.is_available()
+    chosen = _resolve(configs, cuda)
+    report = progress or (lambda _: None)
+    rows: list[CompareRow] = []
+    eager_out: Any = None
+    notes = []
+    skipped = [c.name for c in chosen if c.cuda_only and not cuda]
+    if skipped:
+        notes.append(f"skipped on this device (they need CUDA): {', '.join(skipped)}")
+    chosen = [c for c in chosen if not (c.cuda_only and not cuda)]
+    for index, config in enumerate(chosen):
+        step = _Reporter(report, config.name, index, len(chosen))
+        try:
+            row, out = _measure(target, inputs, config, steps, warmup, record, cuda, step)
+        except Exception as exc:
+            if config.backend is None:
+                msg = (
+                    f"{describe_target(target)} fails eagerly on these inputs: "
+                    f"{type(exc).__name__}: {exc}. Fix it so that it runs without torch.compile."
+                )
+                raise InputError(msg) from exc
+            step("failed")
+            first = (str(exc).strip().splitlines() or [""])[0]
+            explored = getattr(exc, "exploration", None)
+            rows.append(
+                CompareRow(config=config, error=f"{type(exc).__name__}: {first}",
+                           exploration=explored)
+            )  # fmt: skip
+            continue
+        if config.backend is None:
+            eager_out = out
+        else:
+            row = dataclasses.replace(row, matches_eager=_same(eager_out, out))
+        rows.append(row)
+        step("done")
+    noisy = [r.name for r in rows if r.spread_ms and r.spread_ms[0] > 0
+             and r.spread_ms[1] / r.spread_ms[0] > 10]  # fmt: skip
+    if noisy:
+        notes.append(
+            f"calls of {', '.join(noisy)} varied more than 10x between the fastest and the "
+            "slowest: the machine was busy, so compare medians with care (on a shared CPU, "
+            "torch.set_num_threads(1) avoids threads waiting for each other)"
+        )
+    eager = rows[0].median_ms
+    rows = [
+        dataclasses.replace(r, speedup=eager / r.median_ms) if eager and r.median_ms else r
+        for r in rows
+    ]
+    torch.compiler.reset()
+    return Comparison(
+        target=describe_target(target),
+        inputs=tuple(_describe_input(x) for x in inputs),
+        steps=steps,
+        warmup=warmup,
+        rows=tuple(rows),
+        environment=environment("cuda" if cuda else "cpu"),
+        threads=torch.get_num_threads(),
+        notes=tuple(notes),
+    )
+
+
+class _Reporter:
+    def __init__(self, report: Callable[[CompareProgress], None], name: str, i: int, n: int):
+        self.report, self.name, self.index, self.total = report, name, i, n
+
+    def __call__(self, step: str, done: int = 0, of: int = 0) -> None:
+        self.report(
+            CompareProgress(
+                config=self.name, index=self.index, total=self.total, step=step, done=done, of=of
+            )
+        )
+
+
+def _resolve(configs: Sequence[Config | str] | None, cuda: bool) -> list[Config]:
+    import torch
+
+    names: Sequence[Config | str] = configs or (_DEFAULT_CUDA if cuda else _DEFAULT_CPU)
+    backends = set(torch.compiler.list_backends(exclude_tags=()))
+    result = [PRESETS["eager"]]
+    for item in names:
+        if isinstance(item, Config):
+            config = item
+        elif item in PRESETS:
+            config = PRESETS[item]
+        elif item in backends:
+            config = Config(name=item, backend=item)
+        else:
+            known = ", ".join([*PRESETS, *sorted(backends - set(PRESETS))])
+            raise OptionError(f"unknown configuration {item!r}. Known: {known}.")
+        if config.name not in {c.name for c in result}:
+            result.append(config)
+    return result
+
+
+@contextlib.contextmanager
+def _maybe_recording(record: bool) -> Iterator[Any]:
+    if record:
+        with recording(decompile=False) as rec:
+            yield rec
+        return
+    # Caches off as under recording(), so that the first call is a real compile.
+    with _compat.patched_configs({"fx_graph_cache": False}, {"enable_autograd_cache": False}):
+        yield None
+
+
+def _measure(
+    target: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    config: Config,
+    steps: int,
+    warmup: int,
+    record: bool,
+    cuda: bool,
+    step: _Reporter,
+) -> tuple[CompareRow, Any]:
+    import torch
+
+    torch.compiler.reset()
+    run = target
+    if config.backend is not None:
+        run = torch.compile(
+            target, backend=config.backend, mode=config.mode, dynamic=config.dynamic,
+            fullgraph=config.fullgraph, options=dict(config.options) or None,
+        )  # fmt: skip
+
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize()
+
+    times: list[float] = []
+    with _maybe_recording(record and config.backend is not None) as rec:
+        if rec is not None:
+            rec.target = describe_target(target)
+        step("first call")
+        sync()
+        start = time.perf_counter()
+        out = run(*inputs)
+        sync()
+        first = time.perf_counter() - start
+        for i in range(warmup):
+            step("warm-up", i + 1, warmup)
+            run(*inputs)
+        sync()
+        for i in range(steps):
+            if i % max(1, steps // 10) == 0:
+                step("timing", i, steps)
+            start = time.perf_counter()
+            run(*inputs)
+            sync()
+            times.append(time.perf_counter() - start)
+    exploration = rec.exploration() if rec is not None else None
+    row = CompareRow(
+        config=config,
+        first_call_ms=first * 1e3,
+        median_ms=statistics.median(times) * 1e3,
+        spread_ms=(min(times) * 1e3, max(times) * 1e3),
+        compiles=len(exploration.compiles) if exploration else 0,
+        recompiles=len(exploration.recompiles) if exploration else 0,
+        graph_breaks=len(exploration.graph_breaks) if exploration else 0,
+        exploration=exploration,
+    )
+    return row, _detached(out)
+
+
+def _detached(out: Any) -> Any:
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out.detach().clone()
+    if isinstance(out, tuple | list):
+        return type(out)(_detached(o) for o in out)
+    return out
+
+
+def _same(expected: Any, actual: Any) -> bool | None:
+    """Whether the outputs agree within float tolerance; None where they are not tensors."""
+    import torch
+
+    if isinstance(expected, torch.Tensor) and isinstance(actual, torch.Tensor):
+        if expected.shape != actual.shape or expected.dtype != actual.dtype:
+            return False
+        if not expected.is_floating_point():
+            return bool(torch.equal(expected, actual))
+        return bool(torch.allclose(expected, actual, rtol=1e-3, atol=1e-4))
+    if isinstance(expected, tuple | list) and isinstance(actual, tuple | list):
+        if len(expected) != len(actual):
+            return False
+        results = [_same(e, a) for e, a in zip(expected, actual, strict=True)]
+        known = [r for r in results if r is not None]
+        return all(known) if known else None
+    return None
+
+
+def _describe_input(value: Any) -> str:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        dtype = str(value.dtype).removeprefix("torch.")
+        return f"{dtype}[{', '.join(map(str, value.shape))}] {value.device}"
+    return type(value).__name__
+
+
+def cpu_count() -> int:
+    """CPUs this process may use (what the log reports beside torch's thread count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 0

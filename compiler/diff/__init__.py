@@ -1,0 +1,2 @@
+"""What changed between two compiles: stage by stage (``compiles``), with nodes matched
+by stable identity (``identity``)."""

@@ -1,0 +1,2 @@
+"""What only a GPU compile has: Triton's lowered stages and their line maps, kernel
+timing and bandwidth."""

@@ -1,0 +1,146 @@
+"""Where in the user's code things came from: ``Kernel.user_lines`` and
+``GraphBreak.user_frames``, derived once by ``links.derive``.
+
+A kernel's user lines are what Inductor's provenance recorded for it (``user_stack``)
+and, for each post-grad node it ran, the ``# File: path:line`` line torch printed above
+that node in the post-grad graph. Reading those means parsing the post-grad graph, so
+the lines are computed when first read: loading a trace stays free of graph parsing.
+
+A graph break's user stack runs from the program's entry (pytest, runpy, the explorer's
+own wrapper) down to the line that broke. Only the frames of the user's compiled code
+link to the source view: a frame is the user's when its file is the file of one of the
+exploration's compiled frames and it is not inside torch or this package.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
+
+import torch
+
+from compiler.model import Compile, GraphBreak, Kernel, OutputCode, SourceLoc
+from compiler.parse.graph_text import comment_sources
+
+_USER_CODE_FILE = re.compile(
+    r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>\S+))?', re.MULTILINE
+)
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
+
+_POST_GRAD = ("inductor_post_grad_graph", "before_post_grad_graph")
+# frames in these folders are never the user's, even where Dynamo compiled one of them
+_NOT_USER = tuple(
+    os.path.dirname(os.path.abspath(f)) + os.sep for f in (torch.__file__ or "", __file__) if f
+)
+
+
+def node_sources(oc: OutputCode) -> dict[str, SourceLoc]:
+    """Post-grad node name -> the user line torch printed for it (top-level nodes)."""
+    graph = next((oc.graphs[s] for s in _POST_GRAD if s in oc.graphs), None)
+    if graph is None:
+        return {}
+    return {n.name: n.source for n in graph.nodes if not n.module and n.source is not None}
+
+
+def user_lines(k: Kernel, sources: Mapping[str, SourceLoc]) -> tuple[SourceLoc, ...]:
+    """``k``'s user lines (see ``Kernel.user_lines``), each ``file:line`` once.
+
+    Example:
+        >>> loc = SourceLoc(filename="m.py", line=3)
+        >>> user_lines(Kernel(name="k", language="cpp", source="", post_grad_nodes=("add",)),
+        ...            {"add": loc})
+        (SourceLoc(filename='m.py', line=3, function='', code=''),)
+    """
+    found = [*k.user_stack]
+    found += [sources[n] for n in (*k.post_grad_nodes, *k.source_nodes) if n in sources]
+    seen: dict[tuple[str, int], SourceLoc] = {}
+    for loc in found:
+        if loc.filename and loc.line:
+            seen.setdefault((loc.filename, loc.line), loc)
+    return tuple(seen.values())
+
+
+def with_user_lines(oc: OutputCode) -> tuple[Kernel, ...]:
+    """``oc``'s kernels, each with ``user_lines`` computed on first read; the post-grad
+    graph is parsed once for all of them, and only when one of them needs it."""
+    if not any(k.post_grad_nodes or k.source_nodes for k in oc.kernels):
+        return tuple(replace(k, user_lines=user_lines(k, {})) for k in oc.kernels)
+    cache: list[dict[str, SourceLoc]] = []
+
+    def sources() -> dict[str, SourceLoc]:
+        if not cache:
+            cache.append(node_sources(oc))
+        return cache[0]
+
+    def lines_of(k: Kernel) -> Callable[[], tuple[SourceLoc, ...]]:
+        return lambda: user_lines(k, sources())
+
+    return tuple(k.deferred_user_lines(lines_of(k)) for k in oc.kernels)
+
+
+def resume_point(c: Compile) -> SourceLoc | None:
+    """Where a resume function resumes (see ``Compile.resumes``), from the name Dynamo
+    gave it; None for other compiles.
+
+    Example:
+        >>> from compiler.model import CompileId
+        >>> resume_point(Compile(compile_id=CompileId(frame_id=1, frame_compile_id=0),
+        ...     code_name="torch_dynamo_resume_in_f_at_12", filename="m.py"))
+        SourceLoc(filename='m.py', line=12, function='f', code='')
+    """
+    m = _RESUME.match(c.code_name)
+    if m is None:
+        return None
+    return SourceLoc(filename=c.filename, line=int(m["line"]), function=m["fn"])
+
+
+def graph_source_lines(text: str) -> Iterator[tuple[str, int]]:
+    """Every ``(file, line)`` a graph's text names in its ``# File: path:line in fn``
+    comments, in order: the user lines its nodes came from, read without parsing it.
+
+    Example:
+        >>> list(graph_source_lines("    # File: /m.py:3 in f, code: y = x + 1"))
+        [('/m.py', 3)]
+    """
+    for loc in comment_sources(text).values():
+        yield loc.filename, loc.line
+
+
+def error_location(exc: BaseException) -> SourceLoc | None:
+    """The user line a Dynamo error names last in its ``from user code:`` stack, or None.
+
+    Example:
+        >>> error_location(RuntimeError('boom\\nfrom user code:\\n  File "/m.py", line 4, in f'))
+        SourceLoc(filename='/m.py', line=4, function='f', code='')
+    """
+    _, found, stack = str(exc).partition("from user code:")
+    frames = list(_USER_CODE_FILE.finditer(stack)) if found else []
+    if not frames:
+        return None
+    last = frames[-1]
+    return SourceLoc(filename=last["file"], line=int(last["line"]), function=last["fn"] or "")
+
+
+def compiled_files(compiles: Iterable[Compile]) -> frozenset[str]:
+    """The files of the compiled frames: where the user's code is."""
+    return frozenset(c.filename for c in compiles if c.filename)
+
+
+def is_user_frame(loc: SourceLoc, files: frozenset[str]) -> bool:
+    """A frame of the user's compiled code, not of torch, this package or the caller.
+
+    Example:
+        >>> is_user_frame(SourceLoc(filename="/x/model.py", line=3), frozenset({"/x/model.py"}))
+        True
+    """
+    if not loc.filename or os.path.abspath(loc.filename).startswith(_NOT_USER):
+        return False
+    return loc.filename in files
+
+
+def with_user_frames(gb: GraphBreak, files: frozenset[str]) -> GraphBreak:
+    """``gb`` with ``user_frames`` filled in for its ``user_stack``."""
+    flags = tuple(is_user_frame(loc, files) for loc in gb.user_stack)
+    return gb if flags == gb.user_frames else replace(gb, user_frames=flags)

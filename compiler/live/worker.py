@@ -1,0 +1,157 @@
+"""The live compile worker: a process that compiles edited source on request.
+
+Started by ``compiler.live.LiveEngine`` as ``python -m compiler.live.worker``. It talks
+over its stdin/stdout in frames (8-byte length, then a pickle); the user's prints go to
+stderr so they cannot corrupt a frame. It imports torch and runs one warm-up compile
+before saying it is ready, so that an edit pays for the compile only.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import pickle
+import re
+import resource
+import struct
+import sys
+import time
+import traceback
+from typing import IO, Any
+
+_HEADER = struct.Struct("<Q")
+
+
+def read_frame(stream: IO[bytes]) -> Any:
+    """One message, or None at end of stream."""
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(head)
+    return pickle.loads(stream.read(size))
+
+
+def write_frame(stream: IO[bytes], message: Any) -> None:
+    """Send one message (flushed)."""
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _error(kind: str, message: str, line: int | None = None) -> dict[str, Any]:
+    return {"ok": False, "kind": kind, "message": message, "line": line}
+
+
+def _line_in(tb: Any, filename: str) -> int | None:
+    line = None
+    for frame in traceback.extract_tb(tb):
+        if frame.filename == filename:
+            line = frame.lineno
+    return line
+
+
+def _line_in_text(exc: BaseException, filename: str) -> int | None:
+    """The last ``File "<live>", line N`` of the "from user code:" stack Dynamo's
+    errors print (a graph break under fullgraph is raised by the tracer, not the code)."""
+    found = re.findall(rf'File "{re.escape(filename)}", line (\d+)', str(exc))
+    return int(found[-1]) if found else None
+
+
+def _target(ns: dict[str, Any], name: str | None, filename: str) -> Any:
+    import torch
+
+    if name is None:
+        defined = [k for k, v in ns.items() if getattr(getattr(v, "__code__", None),
+                   "co_filename", None) == filename or (isinstance(v, type)
+                   and getattr(v, "__module__", "") == "__live__")]  # fmt: skip
+        if len(defined) != 1:
+            found = ", ".join(defined) or "none"
+            msg = (f"the source must define one function or nn.Module class to compile (found: "
+                   f"{found}); name it with target=NAME.")  # fmt: skip
+            raise LookupError(msg)
+        name = defined[0]
+    if name not in ns:
+        raise LookupError(f"the source does not define {name!r}: define it, or pass target=NAME.")
+    obj = ns[name]
+    if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
+        return obj()
+    return obj
+
+
+def compile_request(req: dict[str, Any]) -> dict[str, Any]:
+    """Run one request: exec the source, compile its target on the inputs, capture it."""
+    import torch
+
+    import compiler
+
+    source, filename = req["source"], req["filename"]
+    lines = [line + "\n" for line in source.split("\n")]
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    try:
+        code = compile(source, filename, "exec")
+    except SyntaxError as exc:
+        return _error("syntax", f"SyntaxError: {exc.msg}", exc.lineno)
+    ns: dict[str, Any] = {"__name__": "__live__", "torch": torch, "nn": torch.nn,
+                          "F": torch.nn.functional}  # fmt: skip
+    try:
+        exec(code, ns)
+        target = _target(ns, req.get("target"), filename)
+    except LookupError as exc:
+        return _error("target", str(exc))
+    except Exception as exc:
+        msg = f"running the source raised {type(exc).__name__}: {exc}"
+        return _error("exception", msg, _line_in(exc.__traceback__, filename))
+    inputs = pickle.loads(req["inputs"])
+    started = time.perf_counter()
+    try:
+        exploration = compiler.explore(target, *inputs, **req.get("options", {}))
+    except compiler.ExploreError as exc:
+        line = None
+        for gb in reversed(exc.exploration.graph_breaks if exc.exploration else ()):
+            if gb.location is not None and gb.location.filename == filename:
+                line = gb.location.line
+                break
+        cause = exc.__cause__ or exc
+        line = line or _line_in(cause.__traceback__, filename) or _line_in_text(cause, filename)
+        kind = {"CompileError": "compile", "InputError": "exception",
+                "OptionError": "option"}.get(type(exc).__name__, "compile")  # fmt: skip
+        return _error(kind, str(exc), line)
+    seconds = time.perf_counter() - started
+    # the plain form: the kernel reads it at once on this machine, and the compact
+    # form's string table and compression only add time to every edit
+    return {"ok": True, "json": exploration.to_json(compact=False), "seconds": seconds}
+
+
+def main() -> None:
+    """Serve requests until stdin closes."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # prints of the user's code must not land in a frame
+    sys.stdout = sys.stderr
+    stdin = sys.stdin.buffer
+    warm = read_frame(stdin) or {}
+    import torch
+
+    import compiler
+
+    backend = warm.get("backend") or "inductor"
+    try:
+        compiler.explore(lambda x: (x.relu() + 1).sum(), torch.ones(4), backend=backend)
+    except Exception as exc:  # a worker with a cold compiler still works
+        print(f"live worker: warm-up compile failed: {exc}", file=sys.stderr)
+    write_frame(out, {"ready": True, "pid": os.getpid()})
+    while (req := read_frame(stdin)) is not None:
+        try:
+            reply = compile_request(req)
+        except BaseException as exc:  # the worker's own failure: report, keep serving
+            reply = _error("crash", f"the live compile worker failed: {type(exc).__name__}: {exc}")
+        reply["id"] = req.get("id")
+        reply["rss_mb"] = _rss_mb()
+        write_frame(out, reply)
+
+
+if __name__ == "__main__":
+    main()

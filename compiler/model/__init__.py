@@ -1,0 +1,73 @@
+"""The Exploration: plain, frozen, JSON-friendly data describing one capture.
+
+Everything the explorer renders is here, and nothing here is a torch object: graph
+and kernel text is kept exactly as torch emitted it, next to the structure parsed
+from it. The same classes come out of a live capture and out of a ``TORCH_TRACE``
+log, so a view never needs to know which one it is looking at.
+
+One module per part of a capture: ``base`` (ids, source locations, the schema
+version), ``graph`` (graphs and FX nodes), ``frame`` (what Dynamo recorded of a frame),
+``kernel`` (what Inductor generated), ``exploration`` (compiles and the whole capture);
+``serialize`` and ``compact`` write and read the JSON forms.
+"""
+
+from compiler.model._lazy import replace_lazily
+from compiler.model.base import SCHEMA_VERSION, CompileId, SourceLoc, StageError
+from compiler.model.exploration import (
+    CallTiming,
+    Compile,
+    CompileMetrics,
+    Environment,
+    Exploration,
+    Options,
+    Phase,
+    as_jsonable,
+)
+from compiler.model.frame import Bytecode, GraphBreak, Guard, Guards, RecompileReason
+from compiler.model.graph import Graph, Node, TensorMeta
+from compiler.model.kernel import (
+    AutotuneChoice,
+    Autotuning,
+    FusedNode,
+    Kernel,
+    KernelTiming,
+    LoweredStage,
+    OutputCode,
+    Provenance,
+    Schedule,
+    TritonVariant,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AutotuneChoice",
+    "Autotuning",
+    "Bytecode",
+    "CallTiming",
+    "Compile",
+    "CompileId",
+    "CompileMetrics",
+    "Environment",
+    "Exploration",
+    "FusedNode",
+    "Graph",
+    "GraphBreak",
+    "Guard",
+    "Guards",
+    "Kernel",
+    "KernelTiming",
+    "LoweredStage",
+    "Node",
+    "Options",
+    "OutputCode",
+    "Phase",
+    "Provenance",
+    "RecompileReason",
+    "Schedule",
+    "SourceLoc",
+    "StageError",
+    "TensorMeta",
+    "TritonVariant",
+    "as_jsonable",
+    "replace_lazily",
+]

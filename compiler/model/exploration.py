@@ -1,0 +1,255 @@
+"""A compile, its metrics, and the Exploration that holds every compile of a capture."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from compiler.model.base import _FROZEN, CompileId, SourceLoc, StageError
+from compiler.model.frame import Bytecode, GraphBreak, Guards, RecompileReason
+from compiler.model.graph import Graph
+from compiler.model.kernel import Autotuning, Kernel, OutputCode
+
+if TYPE_CHECKING:
+    from compiler.advise.findings import Finding
+
+
+@dataclass(**_FROZEN)
+class Phase:
+    """A timed compiler phase (``dynamo``, ``backend_compile``, ``inductor_compile``...)."""
+
+    name: str
+    seconds: float
+    depth: int = 0
+
+
+@dataclass(**_FROZEN)
+class CompileMetrics:
+    """Timing and cache figures from torch's ``compilation_metrics``."""
+
+    entire_frame_seconds: float | None = None
+    backend_seconds: float | None = None
+    inductor_seconds: float | None = None
+    code_gen_seconds: float | None = None
+    backward_seconds: float | None = None
+    phases: tuple[Phase, ...] = ()
+    cache_events: tuple[str, ...] = ()
+    fx_cache_hits: int = 0
+    fx_cache_misses: int = 0
+    aot_cache_hits: int = 0
+    aot_cache_misses: int = 0
+    guard_count: int | None = None
+    graph_op_count: int | None = None
+    fail_type: str | None = None
+    fail_reason: str | None = None
+    cudagraph_skip_reason: str | None = None
+    cudagraph_warmups: int = 0
+    cudagraph_recordings: int = 0
+
+    def times(self) -> tuple[tuple[str, float], ...]:
+        """The headline compile times that torch reported, as (label, seconds)."""
+        figures = (
+            ("entire frame", self.entire_frame_seconds),
+            ("backend", self.backend_seconds),
+            ("Inductor", self.inductor_seconds),
+            ("code generation", self.code_gen_seconds),
+            ("backward (Inductor)", self.backward_seconds),
+        )
+        return tuple((label, value) for label, value in figures if value is not None)
+
+
+@dataclass(**_FROZEN)
+class Compile:
+    """Everything one compile (one compile id) went through, stage by stage.
+
+    ``graphs`` is keyed by the trace key of each graph stage, verbatim:
+    ``dynamo_output_graph``, ``before_pre_grad_graph``, ``aot_joint_graph``,
+    ``aot_forward_graph``, ``aot_backward_graph``, ``aot_inference_graph``,
+    ``inductor_post_grad_graph`` and the rest; ``output_code`` holds one entry per
+    graph Inductor generated code for.
+    """
+
+    compile_id: CompileId
+    # schema 2.0: unique in the Exploration: ``0/1``, or ``rank1:0/1`` on several ranks.
+    key: str = ""
+    # schema 2.0: the key of the compile this one hangs under: a resume function under
+    # the compile whose graph break made it, ``N/k`` under ``N/k-1``; None at top level.
+    parent: str | None = None
+    rank: int | None = None
+    code_name: str = ""
+    filename: str = ""
+    first_line: int = 0
+    is_resume: bool = False
+    status: str = "ok"
+    attempts: int = 1
+    restart_reasons: tuple[str, ...] = ()
+    stack: tuple[SourceLoc, ...] = ()
+    bytecode: Bytecode | None = None
+    graphs: dict[str, Graph] = field(default_factory=dict)
+    guards: Guards | None = None
+    graph_breaks: tuple[GraphBreak, ...] = ()
+    recompile_reasons: tuple[RecompileReason, ...] = ()
+    output_code: tuple[OutputCode, ...] = ()
+    metrics: CompileMetrics = field(default_factory=CompileMetrics)
+    artifacts: dict[str, str] = field(default_factory=dict)
+    errors: tuple[StageError, ...] = ()
+    autotuning: tuple[Autotuning, ...] = ()
+    # schema 3.0 (derived, compiler/link/user_code.py): for a resume function
+    # (``torch_dynamo_resume_in_f_at_12``), where it resumes: line 12 of ``f`` in
+    # ``filename``; None for every other compile.
+    resumes: SourceLoc | None = None
+
+    @property
+    def label(self) -> str:
+        """``0/1 f`` style label for selectors."""
+        return f"{self.compile_id} {self.code_name}".strip()
+
+    def kernels(self) -> tuple[Kernel, ...]:
+        """All kernels of all output code of this compile, in order."""
+        return tuple(k for oc in self.output_code for k in oc.kernels)
+
+
+@dataclass(**_FROZEN)
+class CallTiming:
+    """Where the time of one call goes, eager against compiled (``explore(measure=True)``).
+
+    Times are per call, in milliseconds, measured after warm-up and synchronised on
+    GPU: medians, with the spread as (min, max) over the repeated runs. ``device_ms``
+    is the device time of every kernel the compiled call ran (library calls included);
+    ``cpu_ms`` the rest of the compiled call on the host (guards, wrapper, launches).
+    The CUDA-graph counts and ``input_copy_bytes`` are per call, averaged over the runs.
+    """
+
+    runs: int
+    eager_ms: float
+    compiled_ms: float
+    eager_spread_ms: tuple[float, float] = (0.0, 0.0)
+    compiled_spread_ms: tuple[float, float] = (0.0, 0.0)
+    device_ms: float | None = None
+    cpu_ms: float | None = None
+    cudagraph_replays: float = 0.0
+    cudagraph_recordings: float = 0.0
+    cudagraph_warmups: float = 0.0
+    input_copy_bytes: float = 0.0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def speedup(self) -> float:
+        """Eager time over compiled time: above 1 when compiling paid off."""
+        return self.eager_ms / self.compiled_ms if self.compiled_ms else float("inf")
+
+
+@dataclass(**_FROZEN)
+class Environment:
+    """Where the capture ran."""
+
+    torch: str = ""
+    triton: str = ""
+    python: str = ""
+    platform: str = ""
+    device: str = ""
+    peak_copy_gbps: float | None = None
+    peak_matmul_tflops: float | None = None
+    cudagraph_replays_per_run: float | None = None
+
+
+@dataclass(**_FROZEN)
+class Options:
+    """How ``explore`` compiled the target (``None``: torch's default was used)."""
+
+    backend: str | None = "inductor"
+    mode: str | None = None
+    dynamic: bool | None = None
+    fullgraph: bool = False
+    options: dict[str, str] = field(default_factory=dict)
+    keep_caches: bool = False
+    wrapped: bool = True
+
+
+@dataclass(**_FROZEN)
+class Exploration:
+    """One capture: every compile a program triggered, each stage as data.
+
+    Build one with ``compiler.explore`` or ``compiler.load_trace``; round-trip it
+    with ``to_json``/``from_json``. ``counters`` holds how much Dynamo's and
+    Inductor's event counters grew during a live capture (``inductor.cudagraph_skips``,
+    ``inductor.cudagraph_partitions``, ``stats.unique_graphs``, ...).
+
+    Example:
+        >>> import torch, compiler
+        >>> exp = compiler.explore(torch.sin, torch.randn(4), backend="eager")
+        >>> [str(c.compile_id) for c in exp.compiles]
+        ['0/0']
+    """
+
+    source: str
+    target: str = ""
+    options: Options | None = None
+    environment: Environment = field(default_factory=Environment)
+    compiles: tuple[Compile, ...] = ()
+    errors: tuple[StageError, ...] = ()
+    notes: tuple[str, ...] = ()
+    counters: dict[str, int] = field(default_factory=dict)
+    # schema 2.0: eager against compiled time per call (``explore(measure=True)``).
+    call_timing: CallTiming | None = None
+    unknown_keys: tuple[str, ...] = ()
+
+    def compile(self, compile_id: str | CompileId, rank: int | None = None) -> Compile:
+        """The compile with this id (``"0/1"``) on ``rank``; ``KeyError`` if absent."""
+        cid = CompileId.from_string(compile_id) if isinstance(compile_id, str) else compile_id
+        for c in self.compiles:
+            if c.compile_id == cid and (rank is None or c.rank == rank):
+                return c
+        known = ", ".join(str(c.compile_id) for c in self.compiles) or "none"
+        raise KeyError(f"no compile {cid} in this exploration (compiles: {known})")
+
+    @property
+    def ranks(self) -> tuple[int | None, ...]:
+        """The distinct ranks, in order of first appearance (``(None,)`` for one process)."""
+        seen: dict[int | None, None] = {}
+        for c in self.compiles:
+            seen.setdefault(c.rank, None)
+        return tuple(seen)
+
+    @property
+    def graph_breaks(self) -> tuple[GraphBreak, ...]:
+        """Every graph break of every compile."""
+        return tuple(gb for c in self.compiles for gb in c.graph_breaks)
+
+    @property
+    def recompiles(self) -> tuple[Compile, ...]:
+        """Compiles that happened because a guard failed."""
+        return tuple(c for c in self.compiles if c.recompile_reasons)
+
+    def findings(self) -> tuple[Finding, ...]:
+        """The advisor's ranked diagnosis of this exploration, most important first."""
+        from compiler.advise.diagnose import diagnose
+
+        return diagnose(self)
+
+    def to_json(self, *, indent: int | None = None, compact: bool = True) -> str:
+        """Serialize losslessly, schema version first; repeated strings are stored once
+        and long texts compressed unless ``compact=False`` (``compiler/model/compact.py``)."""
+        from compiler.model.serialize import to_json
+
+        return to_json(self, indent=indent, compact=compact)
+
+    @classmethod
+    def from_json(cls, text: str) -> Exploration:
+        """Read what ``to_json`` wrote (any older schema version, upgraded)."""
+        from compiler.model.serialize import from_json
+
+        return from_json(text)
+
+    def __repr__(self) -> str:
+        n = len(self.compiles)
+        breaks = len(self.graph_breaks)
+        return (
+            f"<Exploration {self.source} {self.target!r}: {n} compile{'s' * (n != 1)}, "
+            f"{breaks} graph break{'s' * (breaks != 1)}>"
+        )
+
+
+def as_jsonable(value: Any) -> str:
+    """Render an option value for ``Options.options`` (kept JSON-safe as text)."""
+    return value if isinstance(value, str) else repr(value)

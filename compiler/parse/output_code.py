@@ -1,0 +1,203 @@
+"""Split Inductor's output code into kernels, and read its fused schedule."""
+
+from __future__ import annotations
+
+import re
+
+from compiler.model import FusedNode, Kernel, Schedule
+
+# `cpp_fused_add_0 = async_compile.cpp_pybinding([...], r'''` or
+# `triton_poi_fused_0 = async_compile.triton('triton_poi_fused_0', '''`
+_KERNEL_DEF = re.compile(r"^(?P<name>\w+) = async_compile\.(?P<method>\w+)\(")
+_LANGUAGE = {
+    "cpp": "cpp",
+    "cpp_pybinding": "cpp",
+    "triton": "triton",
+    "cuda": "cuda",
+    "halide": "halide",
+}
+_AOT_ID = re.compile(r"^# AOT ID: \['(?P<id>[^']*)'\]", re.MULTILINE)
+_HANDLE = re.compile(r":\d+$")
+_SOURCE_NODES = re.compile(r"#\s*Topologically Sorted Source Nodes: \[(?P<nodes>[^\]]*)\]")
+_HEADER = re.compile(r"^(?P<name>\w+): (?P<kind>\w+)\((?P<args>.*)\)\s*$")
+# a fused node's members: `<fused>.snodes[i] =` and the member's header on the next line
+# (one pattern for all blocks: a pattern per fused node name compiled hundreds of them)
+_SNODE = re.compile(r"^(?P<owner>\w+)\.snodes\[\d+\] =\n(?P<member>\w+):", re.MULTILINE)
+
+
+def kernel_name(provenance_key: str) -> str:
+    """``cpp_fused_add_0:3`` (provenance key with debug handle) -> ``cpp_fused_add_0``."""
+    return _HANDLE.sub("", provenance_key)
+
+
+def aot_id(code: str) -> str:
+    """The ``# AOT ID: ['0_forward']`` Inductor writes at the top, or ''."""
+    m = _AOT_ID.search(code)
+    return m["id"] if m else ""
+
+
+def graph_kind(aot: str) -> str:
+    """``forward``, ``backward`` or ``inference`` from an AOT id such as ``0_forward``."""
+    for kind in ("forward", "backward", "inference"):
+        if aot.endswith(kind):
+            return kind
+    return aot or "unknown"
+
+
+def split_kernels(
+    code: str, lines: list[str] | None = None, calls_of: CallIndex | None = None
+) -> list[Kernel]:
+    """Every kernel defined in the output code, with its exact source and lines.
+
+    The source is the text between the triple quotes of the ``async_compile`` call,
+    unchanged, so it is byte-for-byte what Inductor handed to the C++ or Triton
+    compiler. ``lines`` and ``calls_of`` as for ``extern_kernel``.
+    """
+    lines = code.split("\n") if lines is None else lines
+    calls_of = call_index(lines) if calls_of is None else calls_of
+    kernels: list[Kernel] = []
+    i = 0
+    while i < len(lines):
+        m = _KERNEL_DEF.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        start = i
+        opener = lines[i]
+        quote_at = opener.find("'''")
+        if quote_at < 0:
+            i += 1
+            continue
+        body_start = i + 1
+        j = body_start
+        while j < len(lines) and not lines[j].startswith("'''"):
+            j += 1
+        source = "\n".join(lines[body_start:j])
+        calls = tuple(n for n in calls_of.get(m["name"], ()) if not start < n <= j + 1)
+        kernels.append(
+            Kernel(
+                name=m["name"],
+                language=_LANGUAGE.get(m["method"], m["method"]),
+                source=source,
+                first_line=start + 1,
+                last_line=min(j + 1, len(lines)),
+                call_lines=calls,
+                source_nodes=_source_nodes(lines, (start + 1, *calls)),
+            )
+        )
+        i = j + 1
+    return kernels
+
+
+_LIBRARY_CALL = re.compile(r"(?<![\w.])(?P<name>extern_kernels\.\w+|torch\.ops\.aten\.\w+\.\w+)\(")
+# Calls in the wrapper that launch no device work of their own.
+_NOT_KERNELS = ("view", "reshape", "as_strided", "alias", "set_", "empty", "resize_")
+
+
+def library_calls_in(code: str) -> list[str]:
+    """Names of the library calls the wrapper makes (``extern_kernels.mm``,
+    ``torch.ops.aten._scaled_dot_product_flash_attention.default``), first seen first."""
+    found: dict[str, None] = {}
+    for line in code.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith("#") or "(" not in stripped:
+            continue
+        for m in _LIBRARY_CALL.finditer(stripped):
+            op = m["name"].split(".")[3] if m["name"].startswith("torch.") else ""
+            if not op.startswith(_NOT_KERNELS):
+                found.setdefault(m["name"], None)
+    return list(found)
+
+
+def extern_kernel(
+    code: str, name: str, lines: list[str] | None = None, calls_of: CallIndex | None = None
+) -> Kernel:
+    """A library call (``extern_kernels.mm``) as a kernel: its source is the call lines.
+
+    ``lines`` and ``calls_of`` (``code`` split on newlines and its ``call_index``) save
+    splitting and scanning the code again for each library call.
+    """
+    lines = code.split("\n") if lines is None else lines
+    calls_of = call_index(lines) if calls_of is None else calls_of
+    calls = tuple(calls_of.get(name, ()))
+    source = "\n".join(lines[n - 1].strip() for n in calls)
+    return Kernel(
+        name=name,
+        language="extern",
+        source=source,
+        call_lines=calls,
+        source_nodes=_source_nodes(lines, calls),
+    )
+
+
+def _source_nodes(lines: list[str], anchors: tuple[int, ...]) -> tuple[str, ...]:
+    """Node names from the ``Topologically Sorted Source Nodes`` comments just above the
+    1-based ``anchors`` (a kernel definition or a call)."""
+    found: dict[str, None] = {}
+    for anchor in anchors:
+        for n in range(anchor - 2, max(anchor - 5, -1), -1):
+            text = lines[n].strip()
+            if not text.startswith("#"):
+                break
+            m = _SOURCE_NODES.search(text)
+            if m:
+                for node in m["nodes"].split(","):
+                    if node.strip():
+                        found.setdefault(node.strip(), None)
+                break
+    return tuple(found)
+
+
+CallIndex = dict[str, list[int]]
+# a call: `name(`, `name.run(` or `extern_kernels.mm(`, not part of a longer name
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(")
+
+
+def call_index(lines: list[str]) -> CallIndex:
+    """Callee name -> 1-based lines that call it (``k.run(`` counts as a call of ``k``),
+    in one pass over the code; kernel definition lines are left out."""
+    index: CallIndex = {}
+    for n, line in enumerate(lines, start=1):
+        if "(" not in line or _KERNEL_DEF.match(line):
+            continue
+        names = {m[:-4] if m.endswith(".run") else m for m in _CALL.findall(line)}
+        for name in names:
+            index.setdefault(name, []).append(n)
+    return index
+
+
+def parse_schedule(pre_fusion: str | None, post_fusion: str | None) -> Schedule:
+    """Read the scheduler nodes after fusion from the ``ir_post_fusion`` log text."""
+    fused: list[FusedNode] = []
+    if post_fusion:
+        for block in _strip_banner(post_fusion).split("\n\n\n"):
+            block = block.strip("\n")
+            if not block:
+                continue
+            head = _HEADER.match(block.split("\n", 1)[0])
+            if not head:
+                continue
+            name = head["name"]
+            members = tuple(
+                m["member"] for m in _SNODE.finditer(block) if m["owner"] == name
+            ) or (name,)
+            buffers = tuple(
+                dict.fromkeys(re.findall(r"^\s*(buf\d+)\.layout = ", block, re.MULTILINE))
+            )
+            extern = re.search(r"\.node\.kernel = (\S+)", block)
+            fused.append(
+                FusedNode(
+                    name=name,
+                    kind=head["kind"],
+                    members=members,
+                    buffers=buffers,
+                    extern_kernel=extern.group(1) if extern else "",
+                    text=block,
+                )
+            )
+    return Schedule(pre_fusion=pre_fusion, post_fusion=post_fusion, fused=tuple(fused))
+
+
+def _strip_banner(text: str) -> str:
+    first, _, rest = text.partition("\n")
+    return rest if first.strip() in ("BEFORE FUSION", "AFTER FUSION") else text

@@ -1,0 +1,131 @@
+"""``load_trace``: read what ``TORCH_TRACE=dir`` wrote into an Exploration.
+
+Parsing reads text only: a trace file is never imported or executed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from compiler.errors import TraceFormatError
+from compiler.model import Environment, Exploration, StageError
+from compiler.trace.build import build_compiles
+from compiler.trace.events import Event, ParseStats, parse_trace_chunks
+
+_RANK_IN_NAME = re.compile(r"rank_(\d+)")
+
+
+def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Exploration:
+    """Load a ``TORCH_TRACE`` log file or directory (one rank or many, gzip too).
+
+    Bad lines are counted and skipped; each becomes a ``StageError`` naming the file
+    and line. With ``strict=True`` any bad line raises ``TraceFormatError``.
+
+    Example:
+        >>> exp = compiler.load_trace("/tmp/my_trace")  # doctest: +SKIP
+        >>> exp.compiles[0].graphs["dynamo_output_graph"].nodes  # doctest: +SKIP
+    """
+    root = Path(path)
+    files = _trace_files(root)
+    errors: list[StageError] = []
+    seen = [0]
+    # events stream into the builder, so only what it keeps stays in memory
+    result = build_compiles(_events(files, errors, seen), source="trace")
+    if strict and errors:
+        shown = "; ".join(e.message for e in errors[:5])
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise TraceFormatError(f"{len(errors)} bad line(s) in {root}: {shown}{more}")
+    if not seen[0]:
+        msg = (
+            f"{root} holds no torch.compile structured trace events. Point load_trace at the "
+            "directory given as TORCH_TRACE (or one of its .log files) of a run that compiled."
+        )
+        raise TraceFormatError(msg)
+    return Exploration(
+        source="trace",
+        target=str(root),
+        environment=_environment(result.facts),
+        compiles=tuple(result.compiles),
+        errors=tuple(errors),
+    )
+
+
+def _events(files: list[Path], errors: list[StageError], seen: list[int]) -> Iterator[Event]:
+    """Every file's events, ranked; bad lines go to ``errors``, the count to ``seen[0]``."""
+    multi = len(files) > 1
+    for index, file in enumerate(files):
+        stats = ParseStats()
+        file_rank = _rank_from_name(file) if multi else None
+        if multi and file_rank is None:
+            file_rank = index
+        for event in parse_trace_chunks(_read_chunks(file), stats):
+            if event.rank is None:
+                event.rank = file_rank
+            seen[0] += 1
+            yield event
+        for line, why in stats.bad:
+            errors.append(StageError(stage="trace", message=f"{file}:{line}: {why}"))
+        if stats.events == 0 and not stats.bad:
+            errors.append(StageError(stage="trace", message=f"{file}: no structured trace events"))
+
+
+def _trace_files(root: Path) -> list[Path]:
+    if not root.exists():
+        msg = (
+            f"no trace at {root}: the path does not exist. "
+            "Pass the TORCH_TRACE directory or a .log file."
+        )
+        raise TraceFormatError(msg)
+    if root.is_file():
+        return [root]
+    files = sorted(
+        p for p in root.rglob("*") if p.is_file() and (p.name.endswith((".log", ".log.gz")))
+    )
+    if not files:
+        msg = (
+            f"no trace logs (*.log, *.log.gz) in {root}. "
+            "Is it the directory TORCH_TRACE pointed at?"
+        )
+        raise TraceFormatError(msg)
+    return files
+
+
+def _rank_from_name(file: Path) -> int | None:
+    m = _RANK_IN_NAME.search(file.name)
+    return int(m.group(1)) if m else None
+
+
+_CHUNK = 1 << 20  # characters per read: large enough that per-piece work is negligible
+
+
+def _read_chunks(file: Path) -> Iterator[str]:
+    try:
+        with file.open("rb") as probe:
+            gz = probe.read(2) == b"\x1f\x8b"
+        opener = gzip.open if gz else open
+        with opener(file, "rt", encoding="utf-8", errors="replace", newline="") as fh:
+            while chunk := fh.read(_CHUNK):
+                yield chunk
+    except (OSError, EOFError) as exc:
+        raise TraceFormatError(f"cannot read trace file {file}: {exc}") from exc
+
+
+def _environment(facts: dict[str, object]) -> Environment:
+    version = facts.get("torch_version")
+    torch_v = str(
+        facts.get("pytorch_version")
+        or (version.get("pytorch_version") if isinstance(version, dict) else "")
+        or ""
+    )
+    python = str(facts.get("python_version") or "").split(" ")[0]
+    return Environment(
+        torch=torch_v,
+        triton=str(facts.get("triton_version") or ""),
+        python=python,
+        platform="",
+        device=str(facts.get("device") or ""),
+    )
