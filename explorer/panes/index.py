@@ -60,10 +60,8 @@ def pane_refs(c: Compile, findings: PaneRef | None = None) -> tuple[PaneRef, ...
     the compiler lists (``compiler.link.ids.stage_refs``), labelled; a stage of one output
     code is labelled with its key, a kernel's lowering with the kernel's name."""
     refs: list[PaneRef] = [findings] if findings is not None else []
-    names: dict[str, str] = {}
+    names = {k.id: k.name for k in c.kernels()}
     for r in ids.stage_refs(c):
-        if r.kernel is not None and not names:
-            names = {k.id: k.name for k in c.kernels()}
         refs.append(_ref(r, names.get(r.kernel, "") if r.kernel is not None else r.output or ""))
     return tuple(refs)
 
