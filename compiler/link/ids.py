@@ -103,7 +103,12 @@ def output_keys(outputs: Iterable[OutputCode]) -> list[OutputKey]:
 def kernel_id(output: OutputKey, name: str) -> KernelId:
     """``<output key>/<kernel name>``: kernel names repeat across output codes (the
     forward's and the backward's ``triton_poi_fused_0``). ``derive`` stores it as
-    ``Kernel.id``; read it back with ``kernel_of``."""
+    ``Kernel.id``; read it back with ``kernel_of``.
+
+    Example:
+        >>> kernel_id(OutputKey("backward"), "cpp_fused_0")
+        'backward/cpp_fused_0'
+    """
     return KernelId(f"{output}/{name}")
 
 
@@ -134,6 +139,10 @@ def compile_pane(stage: str) -> PaneId:
 
     Raises:
         ValueError: for a stage of one output code (``output_pane`` makes those).
+
+    Example:
+        >>> compile_pane("compilation_metrics")
+        'compilation_metrics'
     """
     if not stage or "/" in stage:
         msg = f"{stage!r} is not a compile-level stage; output-code stages use output_pane()"
@@ -142,7 +151,12 @@ def compile_pane(stage: str) -> PaneId:
 
 
 def output_pane(output: OutputKey, stage: str) -> PaneId:
-    """The id of a stage of one output code: ``forward/inductor_post_grad_graph``."""
+    """The id of a stage of one output code.
+
+    Example:
+        >>> output_pane(OutputKey("forward"), "inductor_post_grad_graph")
+        'forward/inductor_post_grad_graph'
+    """
     return PaneId(f"{output}/{stage}")
 
 
@@ -241,6 +255,11 @@ def file_name(filename: str) -> str:
 
 
 def short_path(filename: str) -> str:
-    """A long path by its last three parts: ``…/models/gpt2/modeling_gpt2.py``."""
+    """A long path by its last three parts, as the source panel titles a file.
+
+    Example:
+        >>> short_path("/site-packages/transformers/models/gpt2/modeling_gpt2.py")
+        '…/models/gpt2/modeling_gpt2.py'
+    """
     parts = filename.split("/")
     return "…/" + "/".join(parts[-3:]) if len(parts) > 3 else filename
