@@ -271,7 +271,7 @@ def build_index(exp: Exploration) -> Index:
     if first is not None and first.panes:
         pane_ids = [p.id for p in first.panes]
         if any(f.severity == "problem" for f in findings):
-            stage = "findings"
+            stage = ids.FINDINGS
         else:
             stage = "dynamo_output_graph" if "dynamo_output_graph" in pane_ids else pane_ids[0]
     frame_files = frozenset(c.filename for c in exp.compiles if c.filename)
