@@ -15,6 +15,7 @@ import torch
 from conftest import built_view, recorded_key
 
 import compiler
+from compiler.link.ids import stage_ref
 from explorer._static import BUNDLE_ORDER, bundle_text, static_text
 from explorer.export import to_html
 from explorer.panes import PaneNotFound, build_index, build_pane, pane_json, typedefs
@@ -82,9 +83,9 @@ def _assert_texts_are_verbatim(exp: compiler.Exploration, view: dict) -> None:
     for c, cv in zip(exp.compiles, view["compiles"], strict=True):
         ocs = {oc.key: oc for oc in c.output_code}
         for pane in cv["panes"]:
+            ref = stage_ref(c, pane["id"])  # the compiler's own account of the id
             if pane["kind"] == "graph":
-                key, _, stage = pane["id"].rpartition("/")
-                graph = ocs[key].graphs[stage] if key else c.graphs[stage]
+                graph = ocs[ref.output].graphs[ref.stage] if ref.output else c.graphs[ref.stage]
                 assert pane["text"] == graph.text, pane["id"]
                 n = graph.text.count("\n") + 1
                 assert all(0 < line <= n for line, _ in pane["file_comments"])
@@ -92,7 +93,7 @@ def _assert_texts_are_verbatim(exp: compiler.Exploration, view: dict) -> None:
                 assert all(len(col) == len(graph.nodes) for col in pane["nodes"].values())
                 checked += 1
             elif pane["kind"] == "output_code":
-                oc = ocs[pane["id"].split("/")[0]]
+                oc = ocs[ref.output]
                 assert pane["text"] == oc.text
                 n = oc.text.count("\n") + 1
                 for k in pane["kernels"]:

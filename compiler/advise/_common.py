@@ -1,4 +1,4 @@
-"""What every family of rules shares: ids for evidence links and a ranked finding."""
+"""What every family of rules shares: a ranked finding (ids come from ``compiler.link.ids``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from compiler.advise.findings import Evidence, Finding
-from compiler.model import Compile, Exploration, SourceLoc
+from compiler.model import Compile
 
 # problem > warning > info; the advisor sorts on this first, then on the score.
 SEVERITY_ORDER = {"problem": 0, "warning": 1, "info": 2}
@@ -20,30 +20,6 @@ class Ranked:
 
     finding: Finding
     score: float = 0.0
-
-
-def compile_key(exp: Exploration, c: Compile) -> str:
-    """``Compile.key``: the compiler fills it for live captures, traces and old files."""
-    del exp
-    return c.key
-
-
-def output_keys(c: Compile) -> list[str]:
-    """``OutputCode.key`` of each output code (``forward``, ``backward``, ``#2`` ...)."""
-    return [oc.key for oc in c.output_code]
-
-
-def kernel_ids(c: Compile) -> list[tuple[str, str]]:
-    """(kernel id, output code key) of every kernel of ``c``, ids as ``Kernel.id``."""
-    out: list[tuple[str, str]] = []
-    for key, oc in zip(output_keys(c), c.output_code, strict=True):
-        out.extend((k.id, key) for k in oc.kernels)
-    return out
-
-
-def src(loc: SourceLoc | None) -> str | None:
-    """The ``file:line`` source key of ``loc``."""
-    return f"{loc.filename}:{loc.line}" if loc is not None and loc.line else None
 
 
 def resume_of(c: Compile) -> tuple[str, int] | None:

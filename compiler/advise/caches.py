@@ -7,8 +7,9 @@ a compile of the same run that missed had something in its key change.
 
 from __future__ import annotations
 
-from compiler.advise._common import Ranked, compile_key, finding, plural
+from compiler.advise._common import Ranked, finding, plural
 from compiler.advise.findings import Evidence
+from compiler.link.ids import compile_pane, key_of
 from compiler.model import Compile, Exploration
 
 
@@ -37,8 +38,8 @@ def findings(exp: Exploration) -> list[Ranked]:
                     [
                         Evidence(
                             text=", ".join(bypass),
-                            compile=compile_key(exp, c),
-                            stage="compilation_metrics",
+                            compile=key_of(c),
+                            stage=compile_pane("compilation_metrics"),
                         )
                     ],
                     "Torch skipped its cache for this graph, so every process compiles it "
@@ -68,8 +69,8 @@ def findings(exp: Exploration) -> list[Ranked]:
                     [
                         Evidence(
                             text=", ".join(_missed(misses[0])),
-                            compile=compile_key(exp, misses[0]),
-                            stage="compilation_metrics",
+                            compile=key_of(misses[0]),
+                            stage=compile_pane("compilation_metrics"),
                         )
                     ],
                     "The next process with the same code, shapes and settings should hit "
@@ -96,8 +97,8 @@ def findings(exp: Exploration) -> list[Ranked]:
                 [
                     Evidence(
                         text=f"{', '.join(_missed(c))}; {why}",
-                        compile=compile_key(exp, c),
-                        stage="compilation_metrics",
+                        compile=key_of(c),
+                        stage=compile_pane("compilation_metrics"),
                     )
                 ],
                 "A warm start was expected. Compare this compile's graph and the settings "

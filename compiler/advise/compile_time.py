@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from compiler.advise._common import Ranked, compile_key, finding, output_keys
+from compiler.advise._common import Ranked, finding
 from compiler.advise.findings import Evidence
+from compiler.link.ids import SrcKey, compile_pane, kernel_of, key_of, loc_key, output_code_pane
 from compiler.model import Compile, Exploration
 
 # Buckets of torch's chromium phase names, each with what shrinks it.
@@ -70,10 +71,11 @@ def _unrolled(exp: Exploration, c: Compile) -> Ranked | None:
     # a loaded trace parses graphs on first read: skip the ones too small to matter
     if graph is None or (ops is not None and ops < _UNROLLED):
         return None
-    by_line: dict[str, list[str]] = {}
+    by_line: dict[SrcKey, list[str]] = {}
     for n in graph.nodes:
-        if n.op in ("call_function", "call_method", "call_module") and n.source is not None:
-            by_line.setdefault(f"{n.source.filename}:{n.source.line}", []).append(n.name)
+        key = loc_key(n.source)
+        if n.op in ("call_function", "call_method", "call_module") and key is not None:
+            by_line.setdefault(key, []).append(n.name)
     if not by_line:
         return None
     where, names = max(by_line.items(), key=lambda kv: len(kv[1]))
@@ -89,8 +91,8 @@ def _unrolled(exp: Exploration, c: Compile) -> Ranked | None:
         [
             Evidence(
                 text=f"{len(names)} of {len(graph.nodes)} nodes come from {where}",
-                compile=compile_key(exp, c),
-                stage="dynamo_output_graph",
+                compile=key_of(c),
+                stage=compile_pane("dynamo_output_graph"),
                 src=where,
                 node=names[0],
             )
@@ -136,8 +138,8 @@ def _phase_finding(
         [
             Evidence(
                 text=f"{label}: {s:.2f} s of {t:.2f} s",
-                compile=compile_key(exp, c),
-                stage="compilation_metrics",
+                compile=key_of(c),
+                stage=compile_pane("compilation_metrics"),
             )
             for c, s, t in hits[:4]
         ],
@@ -154,8 +156,8 @@ def _no_kernels(exp: Exploration, c: Compile) -> Ranked | None:
         kernels = c.kernels()
         if any(k.language != "extern" for k in kernels):
             return None
-        key = output_keys(c)[0]
         names = ", ".join(sorted({k.name for k in kernels}))
+        oc = next(oc for oc in c.output_code if oc.kernels)
         return finding(
             "compile.library_only",
             "info",
@@ -163,16 +165,15 @@ def _no_kernels(exp: Exploration, c: Compile) -> Ranked | None:
             [
                 Evidence(
                     text=f"no generated kernel, only {names}",
-                    compile=compile_key(exp, c),
-                    stage=f"{key}/inductor_output_code",
-                    kernel=kernels[0].id or f"{key}/{kernels[0].name}",
+                    compile=key_of(c),
+                    stage=output_code_pane(oc) if oc.text else None,
+                    kernel=kernel_of(oc.kernels[0]),
                 )
             ],
             "Inductor generated no kernel of its own, so compiling saves only Python "
             "overhead. Compile a larger region (the surrounding module) so pointwise work "
             "around the call can fuse into it.",
         )
-    key = output_keys(c)[0]
     return finding(
         "compile.no_kernels",
         "warning",
@@ -181,8 +182,8 @@ def _no_kernels(exp: Exploration, c: Compile) -> Ranked | None:
         [
             Evidence(
                 text="the output code launches nothing",
-                compile=compile_key(exp, c),
-                stage=f"{key}/inductor_output_code",
+                compile=key_of(c),
+                stage=output_code_pane(c.output_code[0]) if c.output_code[0].text else None,
             )
         ],
         "Compiling this function costs a compile and a guard check per call and saves "

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compiler.link.ids import CompileKey, KernelId, PaneId, SrcKey
+
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
 SEVERITIES = ("problem", "warning", "info")
@@ -20,15 +22,16 @@ class Evidence:
     ``compile`` is a ``Compile.key``, ``stage`` a pane id of that compile
     (``dynamo_graph_break_reason``, ``forward/inductor_output_code``, ...), ``src`` a
     source key ``file:line``, ``node`` a node name in that stage's graph, ``kernel`` a
-    ``Kernel.id``; ``text`` says what is there, with the numbers.
+    ``Kernel.id``, each made by ``compiler.link.ids``; ``text`` says what is there, with
+    the numbers.
     """
 
     text: str
-    compile: str | None = None
-    stage: str | None = None
-    src: str | None = None
+    compile: CompileKey | None = None
+    stage: PaneId | None = None
+    src: SrcKey | None = None
     node: str | None = None
-    kernel: str | None = None
+    kernel: KernelId | None = None
 
 
 @dataclass(**_FROZEN)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
-from compiler.advise._common import Ranked, compile_key, finding, output_keys, src
+from compiler.advise._common import Ranked, finding
 from compiler.advise.findings import Evidence
+from compiler.link.ids import KernelId, PaneId, compile_pane, kernel_of, key_of, loc_key
 from compiler.model import CallTiming, Compile, Exploration, Kernel, Node
 
 _SLOWER = 1 / 1.05  # within 5% of eager is noise on a busy GPU
@@ -38,7 +39,7 @@ def findings(exp: Exploration) -> list[Ranked]:
 def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
     reason = c.metrics.cudagraph_skip_reason
     node: Node | None = None
-    stage = "compilation_metrics"
+    stage = compile_pane("compilation_metrics")
     if not reason:
         skips = exp.counters.get("inductor.cudagraph_skips", 0)
         if not skips or c is not exp.compiles[0]:
@@ -59,10 +60,10 @@ def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
             [
                 Evidence(
                     text=f"skip reason: {reason}",
-                    compile=compile_key(exp, c),
+                    compile=key_of(c),
                     stage=stage,
                     node=node.name if node else None,
-                    src=src(node.source) if node else None,
+                    src=loc_key(node.source) if node else None,
                 )
             ],
             "The mode asked for CUDA graphs, but this graph runs with a launch per kernel. "
@@ -93,14 +94,13 @@ def _skip_kind(reason: str) -> str:
     return ""
 
 
-def _timed(c: Compile) -> list[tuple[str, Kernel, float]]:
+def _timed(c: Compile) -> list[tuple[KernelId, Kernel, float]]:
     """(kernel id, kernel, total measured µs: median x calls) of every measured kernel of ``c``."""
-    rows = []
-    for key, oc in zip(output_keys(c), c.output_code, strict=True):
-        for k in oc.kernels:
-            if k.timing is not None:
-                rows.append((k.id or f"{key}/{k.name}", k, k.timing.median_us * k.timing.calls))
-    return rows
+    return [
+        (kernel_of(k), k, k.timing.median_us * k.timing.calls)
+        for k in c.kernels()
+        if k.timing is not None
+    ]
 
 
 def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
@@ -112,7 +112,7 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
     advice: list[str] = []
     evidence: list[Evidence] = []
     first = exp.compiles[0] if exp.compiles else None
-    first_key = compile_key(exp, first) if first else None
+    first_key = key_of(first) if first else None
     if t.cpu_ms is not None and t.cpu_ms >= 0.5 * t.compiled_ms:
         parts.append(
             f"the host side ({t.cpu_ms:.3f} ms of {t.compiled_ms:.3f} ms: guards, "
@@ -152,8 +152,8 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
             evidence.append(
                 Evidence(
                     text=f"skipped: {c.metrics.cudagraph_skip_reason}",
-                    compile=compile_key(exp, c),
-                    stage="compilation_metrics",
+                    compile=key_of(c),
+                    stage=compile_pane("compilation_metrics"),
                 )
             )
             advice.append(
@@ -168,9 +168,9 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
         evidence.append(
             Evidence(
                 text=f"graph break: {gb.summary}",
-                compile=compile_key(exp, c),
-                stage="dynamo_graph_break_reason",
-                src=src(gb.location),
+                compile=key_of(c),
+                stage=compile_pane("dynamo_graph_break_reason"),
+                src=loc_key(gb.location),
             )
         )
         advice.append(
@@ -195,8 +195,8 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
             evidence.append(
                 Evidence(
                     text=f"slowest kernel {k.name}: {tot:.1f} µs measured",
-                    compile=compile_key(exp, c),
-                    stage="kernel_timing",
+                    compile=key_of(c),
+                    stage=compile_pane("kernel_timing"),
                     kernel=kid,
                 )
             )
@@ -212,7 +212,9 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
             text=f"eager {t.eager_ms:.3f} ms, compiled {t.compiled_ms:.3f} ms per call "
             f"({t.speedup:.2f}x) over {t.runs} runs",
             compile=first_key,
-            stage="kernel_timing" if first and _timed(first) else "compilation_metrics",
+            stage=compile_pane(
+                "kernel_timing" if first and _timed(first) else "compilation_metrics"
+            ),
         ),
     )
     return [
@@ -235,7 +237,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
     if not rows or total <= 0:
         return []
     out: list[Ranked] = []
-    key = compile_key(exp, c)
+    key = key_of(c)
     peak = exp.environment.peak_copy_gbps
     for kid, k, tot in rows:
         t = k.timing
@@ -262,7 +264,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                         Evidence(
                             text=f"{t.median_us:.1f} µs x {t.calls}, {share:.0%} of kernel time",
                             compile=key,
-                            stage="kernel_timing",
+                            stage=compile_pane("kernel_timing"),
                             kernel=kid,
                         )
                     ],
@@ -287,7 +289,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                 text=f"{k.name}: {tot:.1f} µs in {k.timing.calls if k.timing else 0} calls, "
                 f"{lib_total / total:.0%} of kernel time",
                 compile=key,
-                stage="kernel_timing",
+                stage=compile_pane("kernel_timing"),
                 kernel=kid,
             )
         ]
@@ -296,7 +298,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                 Evidence(
                     text='fp32 matmuls with "allow_tf32": false in the global-state guard',
                     compile=key,
-                    stage="dynamo_cpp_guards_str",
+                    stage=compile_pane("dynamo_cpp_guards_str"),
                 )
             )
             out.append(
@@ -375,9 +377,9 @@ def _autotune(exp: Exploration, c: Compile) -> list[Ranked]:
                     Evidence(
                         text=f"{a.op} {' '.join(a.input_sizes)}: chosen {chosen.ms:.4f} ms, "
                         f"fastest {best.ms:.4f} ms",
-                        compile=compile_key(exp, c),
-                        stage="autotuning",
-                        kernel=a.chosen_kernel,
+                        compile=key_of(c),
+                        stage=compile_pane("autotuning"),
+                        kernel=KernelId(a.chosen_kernel) if a.chosen_kernel else None,
                     )
                 ],
                 "The choice came from a cache or an earlier benchmark. Clear Inductor's "
@@ -396,7 +398,7 @@ _GATHER = (
 )
 
 
-def _mutated_input(c: Compile) -> tuple[str, Node | None]:
+def _mutated_input(c: Compile) -> tuple[PaneId, Node | None]:
     """(stage, the ``copy_`` node) where the AOT graph writes into an input, if any."""
     for stage in ("aot_inference_graph", "aot_forward_graph"):
         graph = c.graphs.get(stage)
@@ -405,5 +407,5 @@ def _mutated_input(c: Compile) -> tuple[str, Node | None]:
         inputs = {n.name for n in graph.nodes if n.op == "placeholder"}
         for n in graph.nodes:
             if "copy_" in n.target and n.inputs and n.inputs[0] in inputs:
-                return stage, n
-    return "compilation_metrics", None
+                return compile_pane(stage), n
+    return compile_pane("compilation_metrics"), None

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from compiler.advise._common import Ranked, compile_key, finding, plural, resume_of, src
+from compiler.advise._common import Ranked, finding, plural, resume_of
 from compiler.advise.findings import Evidence
+from compiler.link.ids import SrcKey, compile_pane, key_of, loc_key
 from compiler.model import Compile, Exploration, GraphBreak, SourceLoc
 
 # The condition's node, as Dynamo prints it under "computed as follows": "gt = gt(sum_1, 0)".
@@ -159,7 +160,7 @@ def _classify(gb: GraphBreak) -> _Cause:
 
 def _resumes(exp: Exploration, c: Compile, gb: GraphBreak) -> list[Compile]:
     """The resume functions this break made Dynamo compile."""
-    key = compile_key(exp, c)
+    key = key_of(c)
     lines = {loc.line for loc in (gb.location, *gb.user_stack) if loc is not None}
     out = []
     for other in exp.compiles:
@@ -174,10 +175,10 @@ def _resumes(exp: Exploration, c: Compile, gb: GraphBreak) -> list[Compile]:
 
 def findings(exp: Exploration) -> list[Ranked]:
     """One finding per graph break cause and place, with what it cost."""
-    groups: dict[tuple[str, str | None, str], list[tuple[Compile, GraphBreak]]] = {}
+    groups: dict[tuple[str, SrcKey | None, str], list[tuple[Compile, GraphBreak]]] = {}
     for c in exp.compiles:
         for gb in c.graph_breaks:
-            where = src(user_location(gb))
+            where = loc_key(user_location(gb))
             groups.setdefault((gb.summary, where, c.code_name), []).append((c, gb))
     out = []
     for (_, where, _), hits in groups.items():
@@ -197,8 +198,8 @@ def findings(exp: Exploration) -> list[Ranked]:
             evidence.append(
                 Evidence(
                     text=f"{gb.summary}{loc}{code}",
-                    compile=compile_key(exp, c),
-                    stage="dynamo_graph_break_reason",
+                    compile=key_of(c),
+                    stage=compile_pane("dynamo_graph_break_reason"),
                     src=where,
                 )
             )
@@ -207,17 +208,18 @@ def findings(exp: Exploration) -> list[Ranked]:
             evidence.append(
                 Evidence(
                     text=f"the condition is `{node}` in the graph before the break",
-                    compile=compile_key(exp, c0),
-                    stage="dynamo_output_graph",
+                    compile=key_of(c0),
+                    stage=compile_pane("dynamo_output_graph"),
                     node=node,
                 )
             )
         for r in list(resumes.values())[:2]:
+            graph = "dynamo_output_graph"
             evidence.append(
                 Evidence(
                     text=f"resume function `{r.code_name}` compiled as {r.compile_id}",
-                    compile=compile_key(exp, r),
-                    stage="dynamo_output_graph" if "dynamo_output_graph" in r.graphs else None,
+                    compile=key_of(r),
+                    stage=compile_pane(graph) if graph in r.graphs else None,
                 )
             )
         # the same break in several compiles of the frame (recompiles): count per compile

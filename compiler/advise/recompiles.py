@@ -7,8 +7,9 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from compiler.advise._common import Ranked, compile_key, finding, plural
+from compiler.advise._common import Ranked, finding, plural
 from compiler.advise.findings import Evidence
+from compiler.link.ids import SrcKey, compile_pane, key_of, src_key
 from compiler.model import Compile, Exploration, RecompileReason
 
 _TENSOR = re.compile(
@@ -190,15 +191,15 @@ def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
         evidence = [
             Evidence(
                 text=f"compile {c.compile_id} gave up: {_first(c.metrics.fail_reason)}",
-                compile=compile_key(exp, c),
-                stage="compilation_metrics",
+                compile=key_of(c),
+                stage=compile_pane("compilation_metrics"),
             )
         ]
         evidence += [
             Evidence(
                 text=f"recompile {r.compile_id}: {r.recompile_reasons[0].reason.splitlines()[0]}",
-                compile=compile_key(exp, r),
-                stage="recompile_reasons",
+                compile=key_of(r),
+                stage=compile_pane("recompile_reasons"),
                 src=_src(r),
             )
             for r in recompiles[:2]
@@ -226,8 +227,8 @@ def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
         evidence = [
             Evidence(
                 text=f"recompile {c.compile_id}: {_guard_text(reason)}",
-                compile=compile_key(exp, c),
-                stage="recompile_reasons",
+                compile=key_of(c),
+                stage=compile_pane("recompile_reasons"),
                 src=_src(c),
             )
             for c, reason, _ in hits[:3]
@@ -272,10 +273,10 @@ def _caused_by_break(r: Ranked, cause: str) -> Ranked:
     return Ranked(replace(f, severity="info", suggestion=f.suggestion + note), r.score)
 
 
-def _src(c: Compile) -> str | None:
+def _src(c: Compile) -> SrcKey | None:
     """The user line of the failing guard, from the user stack Dynamo appends."""
     m = _TB.search(c.recompile_reasons[0].reason) if c.recompile_reasons else None
-    return f"{m['file']}:{m['line']}" if m else None
+    return src_key(m["file"], int(m["line"])) if m else None
 
 
 def _specialised(exp: Exploration) -> list[Ranked]:
@@ -306,8 +307,8 @@ def _specialised(exp: Exploration) -> list[Ranked]:
         evidence = [
             Evidence(
                 text=f"guard on `{name}`: {dims}; symbolic guards {', '.join(eqs)}",
-                compile=compile_key(exp, c),
-                stage="dynamo_cpp_guards_str",
+                compile=key_of(c),
+                stage=compile_pane("dynamo_cpp_guards_str"),
                 src=where,
             )
         ]
@@ -330,7 +331,7 @@ def _specialised(exp: Exploration) -> list[Ranked]:
     return out
 
 
-def _origin_src(origin: str, exp: Exploration, c: Compile) -> str | None:
+def _origin_src(origin: str, exp: Exploration, c: Compile) -> SrcKey | None:
     """``file:line`` for a guard's origin comment, whose path Dynamo shortens to its tail."""
     m = _ORIGIN.search(origin or "")
     if m is None:
@@ -339,7 +340,7 @@ def _origin_src(origin: str, exp: Exploration, c: Compile) -> str | None:
     files = {c.filename, *(loc.filename for cc in exp.compiles for loc in cc.stack)}
     for f in sorted(f for f in files if f):
         if f.endswith(tail):
-            return f"{f}:{line}"
+            return src_key(f, int(line))
     return None
 
 

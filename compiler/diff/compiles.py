@@ -23,7 +23,8 @@ from compiler.diff.parts import (
     line_diff_lines,
     text_stage,
 )
-from compiler.model import Compile, Exploration, GraphBreak, OutputCode
+from compiler.link.ids import compile_pane, key_of, output_keys, output_pane
+from compiler.model import Compile, Exploration, GraphBreak
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
@@ -111,11 +112,11 @@ def diff(a: Exploration | Compile, b: Exploration | Compile) -> Diff:
     """
     compiles: tuple[CompileDiff, ...]
     if isinstance(a, Compile) and isinstance(b, Compile):
-        compiles = (_compare(_key(a), a, b),)
+        compiles = (_compare(key_of(a), a, b),)
         labels = (a.label, b.label)
     elif isinstance(a, Exploration) and isinstance(b, Exploration):
-        a_by = {_key(c): c for c in a.compiles}
-        b_by = {_key(c): c for c in b.compiles}
+        a_by = {key_of(c): c for c in a.compiles}
+        b_by = {key_of(c): c for c in b.compiles}
         keys = [*a_by, *(k for k in b_by if k not in a_by)]
         compiles = tuple(_compare(k, a_by.get(k), b_by.get(k)) for k in keys)
         labels = (a.target or "a", b.target or "b")
@@ -129,14 +130,6 @@ def diff(a: Exploration | Compile, b: Exploration | Compile) -> Diff:
                 summary=_summary(compiles))  # fmt: skip
 
 
-def _key(c: Compile) -> str:
-    return c.key or str(c.compile_id)
-
-
-def _output_key(oc: OutputCode, index: int) -> str:
-    return oc.key or oc.graph or f"output{index}"
-
-
 def _compare(key: str, a: Compile | None, b: Compile | None) -> CompileDiff:
     if a is None or b is None:
         return CompileDiff(key=key, presence="added" if a is None else "removed")
@@ -147,20 +140,23 @@ def _compare(key: str, a: Compile | None, b: Compile | None) -> CompileDiff:
     stages.append(text_stage(key, "bytecode/transformed", ab.transformed if ab else None,
                              bb.transformed if bb else None))  # fmt: skip
     for name in [*a.graphs, *(g for g in b.graphs if g not in a.graphs)]:
-        stages.append(graph_stage(key, name, a.graphs.get(name), b.graphs.get(name)))
+        stages.append(graph_stage(key, compile_pane(name), a.graphs.get(name),
+                                  b.graphs.get(name)))  # fmt: skip
     stages.append(text_stage(key, "guards", a.guards.tree if a.guards else None,
                              b.guards.tree if b.guards else None))  # fmt: skip
-    a_out = {_output_key(o, i): o for i, o in enumerate(a.output_code)}
-    b_out = {_output_key(o, i): o for i, o in enumerate(b.output_code)}
+    # keys as ``derive`` made them, also for a compile built by hand
+    a_out = dict(zip(output_keys(a.output_code), a.output_code, strict=True))
+    b_out = dict(zip(output_keys(b.output_code), b.output_code, strict=True))
     for ok in [*a_out, *(k for k in b_out if k not in a_out)]:
         ao, bo = a_out.get(ok), b_out.get(ok)
         names = [*(ao.graphs if ao else {}), *(g for g in (bo.graphs if bo else {})
                                                if not ao or g not in ao.graphs)]  # fmt: skip
         for name in names:
-            stages.append(graph_stage(key, f"{ok}/{name}", ao.graphs.get(name) if ao else None,
+            stages.append(graph_stage(key, output_pane(ok, name),
+                                      ao.graphs.get(name) if ao else None,
                                       bo.graphs.get(name) if bo else None))  # fmt: skip
-        stages.append(text_stage(key, f"{ok}/inductor_output_code", ao.text if ao else None,
-                                 bo.text if bo else None))  # fmt: skip
+        stages.append(text_stage(key, output_pane(ok, "inductor_output_code"),
+                                 ao.text if ao else None, bo.text if bo else None))  # fmt: skip
     guards = compare_guards(a.guards.guards if a.guards else (),
                             b.guards.guards if b.guards else ())  # fmt: skip
     guards += tuple(

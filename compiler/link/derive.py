@@ -4,7 +4,8 @@
 ``Compile.key``/``parent``, ``OutputCode.key``, ``Kernel.id``, ``Node.kernels``,
 ``Node.module_stack`` (where live capture did not record it), ``Kernel.user_lines``,
 ``GraphBreak.user_frames``, ``Compile.resumes``, the bytecode line tables, Triton's
-lowered-line maps and ``Autotuning.chosen_kernel``. Live capture and trace loading both
+lowered-line maps and ``Autotuning.chosen_kernel``; the ids themselves are made by
+``compiler.link.ids``. Live capture and trace loading both
 call it (through ``build.build_compiles``), and so does the upgrade of schema 1.x files,
 so every Exploration carries them whatever its origin.
 """
@@ -18,6 +19,7 @@ from dataclasses import replace
 from compiler.gpu.lowered_lines import with_source_lines
 from compiler.link import aot_stacks, module_stack, user_code
 from compiler.link.autotuning import chosen_kernel
+from compiler.link.ids import compile_key, kernel_id, output_keys
 from compiler.link.post_stacks import post_grad_stacks as post_stacks_of
 from compiler.model import Compile, CompileId, Graph, Kernel, Node, OutputCode
 from compiler.parse.bytecode_lines import dis_source_lines
@@ -33,17 +35,6 @@ _DYNAMO_LIKE = ("dynamo_output_graph", "before_pre_grad_graph", "after_pre_grad_
 _JOINT = ("aot_joint_graph", "before_joint_graph", "after_joint_graph")
 
 Links = dict[str, tuple[str, ...]]
-
-
-def compile_key(c: Compile) -> str:
-    """``0/1``, or ``rank1:0/1`` when the compile ran on a rank (several ranks).
-
-    Example:
-        >>> compile_key(Compile(compile_id=CompileId.from_string("0/1"), rank=1))
-        'rank1:0/1'
-    """
-    cid = str(c.compile_id)
-    return cid if c.rank is None else f"rank{c.rank}:{cid}"
 
 
 def compile_parents(compiles: list[Compile]) -> list[str | None]:
@@ -78,19 +69,6 @@ def compile_parents(compiles: list[Compile]) -> list[str | None]:
         out.append(parent)
         by_code.setdefault((c.rank, c.code_name), []).append(i)
     return out
-
-
-def output_code_keys(outputs: tuple[OutputCode, ...]) -> list[str]:
-    """``forward``, ``backward``, ``inference``; ``forward#2`` for a second forward."""
-    keys: list[str] = []
-    for oc in outputs:
-        base = oc.graph or "output"
-        key, n = base, 1
-        while key in keys:
-            n += 1
-            key = f"{base}#{n}"
-        keys.append(key)
-    return keys
 
 
 def kernels_of_post(oc: OutputCode) -> Links:
@@ -183,8 +161,8 @@ def _stacks(graph: Graph) -> dict[str, tuple[str, ...]]:
 def _link_outputs(c: Compile) -> tuple[tuple[OutputCode, ...], list[Links]]:
     outputs = []
     posts = []
-    for key, oc in zip(output_code_keys(c.output_code), c.output_code, strict=True):
-        kernels = tuple(_kernel(k, f"{key}/{k.name}") for k in oc.kernels)
+    for key, oc in zip(output_keys(c.output_code), c.output_code, strict=True):
+        kernels = tuple(_kernel(k, kernel_id(key, k.name)) for k in oc.kernels)
         linked = replace(oc, key=key, kernels=kernels)
         outputs.append(linked)
         posts.append(kernels_of_post(linked))

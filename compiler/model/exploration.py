@@ -70,7 +70,8 @@ class Compile:
     """
 
     compile_id: CompileId
-    # schema 2.0: unique in the Exploration: ``0/1``, or ``rank1:0/1`` on several ranks.
+    # schema 2.0: unique in the Exploration: ``0/1``, or ``rank1:0/1`` on several ranks
+    # (made by ``compiler.link.ids.compile_key``).
     key: str = ""
     # schema 2.0: the key of the compile this one hangs under: a resume function under
     # the compile whose graph break made it, ``N/k`` under ``N/k-1``; None at top level.

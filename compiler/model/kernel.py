@@ -142,7 +142,7 @@ class Kernel:
     name: str
     language: str
     source: str
-    # schema 2.0: unique in its Compile: ``<OutputCode.key>/<name>``.
+    # schema 2.0: unique in its Compile: ``<OutputCode.key>/<name>`` (``ids.kernel_id``).
     id: str = ""
     first_line: int = 0
     last_line: int = 0

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from compiler import Exploration
+from compiler.link.ids import FINDINGS
 
 from .frame import (
     PaneNotFound,
@@ -81,7 +82,7 @@ def build_pane(exp: Exploration, compile_key: str | None, pane_id: str) -> Pane:
     Raises:
         PaneNotFound: when the compile has no such pane.
     """
-    if pane_id == "findings":
+    if pane_id == FINDINGS:
         return build_findings(exp, compile_key, pane_id)
     c = find_compile(exp, compile_key or "")
     ref = next((r for r in pane_refs(c) if r.id == pane_id), None)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from compiler import Compile, Exploration, Graph, SourceLoc, StageError, TensorMeta
+from compiler.link import ids
 from compiler.parse.graph_text import comment_sources
 
 from .labels import STAGE_LABELS, group_of, label_of
@@ -39,17 +40,6 @@ def find_compile(exp: Exploration, key: str) -> Compile:
     raise PaneNotFound(msg)
 
 
-def src_key(loc: SourceLoc | None) -> str | None:
-    """The source key ``file:line`` of a location (None without one)."""
-    if loc is None or not loc.filename or not loc.line:
-        return None
-    return f"{loc.filename}:{loc.line}"
-
-
-def line_key(filename: str, line: int | None) -> str | None:
-    return f"{filename}:{line}" if filename and line else None
-
-
 def errors_of(errors: tuple[StageError, ...], *stages: str) -> tuple[PaneError, ...]:
     return tuple(
         PaneError(stage=e.stage, message=e.message)
@@ -77,7 +67,7 @@ def build_code(exp: Exploration, compile_key: str, pane_id: str) -> CodePane:
             ("transformed_bytecode", b.transformed, b.transformed_lines),
         ):
             if text is not None:
-                src = tuple(line_key(c.filename, n) for n in lines)
+                src = tuple(ids.src_key(c.filename, n) for n in lines)
                 blocks.append(
                     Block(
                         title=STAGE_LABELS[title], note="", text=text, language="text", line_src=src
@@ -110,13 +100,14 @@ def build_code(exp: Exploration, compile_key: str, pane_id: str) -> CodePane:
 
 
 def graph_of(c: Compile, pane_id: str) -> tuple[Graph, str, str]:
-    """(graph, stage, output-code key or "") for a graph pane id."""
-    if pane_id in c.graphs:
-        return c.graphs[pane_id], pane_id, ""
-    key, _, stage = pane_id.rpartition("/")
-    for oc in c.output_code:
-        if oc.key == key and stage in oc.graphs:
-            return oc.graphs[stage], stage, key
+    """(graph, stage, output-code key or "") for a graph pane id: the compiler's
+    ``StageRef`` says which output code, if any, holds it."""
+    ref = ids.stage_ref(c, pane_id)
+    if ref is not None and ref.output is None and ref.stage in c.graphs:
+        return c.graphs[ref.stage], ref.stage, ""
+    for oc in c.output_code if ref is not None else ():
+        if oc.key == ref.output and ref.stage in oc.graphs:
+            return oc.graphs[ref.stage], ref.stage, oc.key
     msg = f"compile {c.key} has no graph {pane_id!r}"
     raise PaneNotFound(msg)
 
@@ -246,7 +237,9 @@ _LOC_FIELDS = operator.attrgetter("filename", "line", "function", "code")
 
 
 def _source_ref(loc: SourceLoc) -> SourceRef:
-    return SourceRef(src=src_key(loc), function=loc.function, code=loc.code)
+    key = ids.loc_key(loc)
+    label = ids.src_label(loc.filename, loc.line) if key is not None else ""
+    return SourceRef(src=key, function=loc.function, code=loc.code, label=label)
 
 
 def _metas(metas: tuple[TensorMeta, ...]) -> tuple[Meta, ...]:
@@ -263,14 +256,14 @@ def build_graph_breaks(exp: Exploration, compile_key: str, pane_id: str) -> Grap
         # a file without ``user_frames`` (written before it existed) links no frame
         mine = (*gb.user_frames, *(False,) * (len(gb.user_stack) - len(gb.user_frames)))
         stack = tuple(
-            StackFrame(src=src_key(loc) if user else None, text=f"{loc} in {loc.function}")
+            StackFrame(src=ids.loc_key(loc) if user else None, text=f"{loc} in {loc.function}")
             for loc, user in zip(gb.user_stack, mine, strict=False)
         )
         items.append(
             GraphBreakItem(
                 summary=gb.summary,
                 reason=gb.reason,
-                src=src_key(gb.location),
+                src=ids.loc_key(gb.location),
                 location=str(gb.location) if gb.location else "",
                 code=gb.location.code if gb.location else "",
                 hints=gb.hints,

@@ -11,12 +11,10 @@ import linecache
 from dataclasses import asdict
 
 from compiler import Compile, Exploration
+from compiler.link import ids
 from compiler.link.user_code import graph_source_lines
 
-from .frame import line_key, src_key
-from .inductor import lowering_id
 from .labels import STAGE_LABELS, group_of, label_of
-from .runtime import has_timing
 from .types import (
     CompileEntry,
     Index,
@@ -28,86 +26,50 @@ from .types import (
     SourceWindow,
 )
 
-_GRAPH_ORDER = (
-    "dynamo_output_graph",
-    "before_pre_grad_graph",
-    "after_pre_grad_graph",
-    "aot_joint_graph",
-    "before_joint_graph",
-    "after_joint_graph",
-    "aot_forward_graph",
-    "aot_backward_graph",
-    "aot_inference_graph",
-)
-_FRAME_ORDER = (
-    "bytecode",
-    "dynamo_output_graph",
-    "dynamo_cpp_guards_str",
-    "dynamo_graph_break_reason",
-    "recompile_reasons",
-)
-_POST_GRAD = ("before_post_grad_graph", "inductor_post_grad_graph")
+# The pane kind that shows each stage; a stage not listed is a graph.
+_KIND = {
+    "bytecode": "code",
+    "dynamo_cpp_guards_str": "code",
+    "dynamo_graph_break_reason": "graph_breaks",
+    "recompile_reasons": "recompile_reasons",
+    "ir_post_fusion": "schedule",
+    "inductor_output_code": "output_code",
+    "triton_lowering": "triton_lowering",
+    "autotuning": "autotuning",
+    "kernel_timing": "kernel_timing",
+    "compilation_metrics": "metrics",
+    "findings": "findings",
+}
 CONTEXT = 3  # lines shown around each linked line
 GAP = 8  # windows closer than this merge into one
 
 
-def _ref(pid: str, stage: str, kind: str, suffix: str = "") -> PaneRef:
+def _ref(ref: ids.StageRef, suffix: str = "") -> PaneRef:
+    stage = ref.stage
     return PaneRef(
-        id=pid, stage=stage, label=label_of(stage, suffix), group=group_of(stage), kind=kind
+        id=ref.id,
+        stage=stage,
+        label=label_of(stage, suffix),
+        group=group_of(stage),
+        kind=_KIND.get(stage, "graph"),
     )
 
 
 def pane_refs(c: Compile, findings: PaneRef | None = None) -> tuple[PaneRef, ...]:
-    """The panes of one compile, in the order the compiler ran the stages."""
+    """The panes of one compile, in the order the compiler ran the stages: every stage
+    the compiler lists (``compiler.link.ids.stage_refs``), labelled; a stage of one output
+    code is labelled with its key, a kernel's lowering with the kernel's name."""
     refs: list[PaneRef] = [findings] if findings is not None else []
-    extra = sorted(set(c.graphs) - set(_GRAPH_ORDER))
-    for stage in (*_FRAME_ORDER, *_GRAPH_ORDER[1:], *extra):
-        if stage in c.graphs:
-            refs.append(_ref(stage, stage, "graph"))
-        elif (
-            stage == "bytecode"
-            and (c.bytecode is not None or any(e.stage == "bytecode" for e in c.errors))
-        ) or (stage == "dynamo_cpp_guards_str" and c.guards is not None):
-            refs.append(_ref(stage, stage, "code"))
-        elif stage == "dynamo_graph_break_reason" and c.graph_breaks:
-            refs.append(_ref(stage, stage, "graph_breaks"))
-        elif stage == "recompile_reasons" and c.recompile_reasons:
-            refs.append(_ref(stage, stage, "recompile_reasons"))
-    first_output = None
-    for oc in c.output_code:
-        key = oc.key
-        for gid in (*_POST_GRAD, *sorted(set(oc.graphs) - set(_POST_GRAD))):
-            if gid in oc.graphs:
-                refs.append(_ref(f"{key}/{gid}", gid, "graph", key))
-        if oc.schedule is not None:
-            refs.append(_ref(f"{key}/ir_post_fusion", "ir_post_fusion", "schedule", key))
-        if oc.text:
-            first_output = len(refs) if first_output is None else first_output
-            refs.append(
-                _ref(output_code_pane(key), "inductor_output_code", "output_code", key)
-            )
-            for k in oc.kernels:
-                lid = lowering_id(k)
-                if lid is not None:
-                    refs.append(_ref(lid, "triton_lowering", "triton_lowering", k.name))
-    if c.autotuning:
-        at = first_output if first_output is not None else len(refs)
-        refs.insert(at, _ref("autotuning", "autotuning", "autotuning"))
-    if has_timing(c):
-        refs.append(_ref("kernel_timing", "kernel_timing", "kernel_timing"))
-    refs.append(_ref("compilation_metrics", "compilation_metrics", "metrics"))
+    names = {k.id: k.name for k in c.kernels()}
+    for r in ids.stage_refs(c):
+        refs.append(_ref(r, names.get(r.kernel, "") if r.kernel is not None else r.output or ""))
     return tuple(refs)
-
-
-def output_code_pane(key: str) -> str:
-    """The pane id of the output code whose ``OutputCode.key`` is ``key``."""
-    return f"{key}/inductor_output_code"
 
 
 def kernel_refs(c: Compile) -> dict[str, KernelRef]:
     """Each kernel of ``c`` by ``Kernel.id``: its name and its output-code pane."""
     return {
-        k.id: KernelRef(name=k.name, pane=output_code_pane(oc.key) if oc.text else None)
+        k.id: KernelRef(name=k.name, pane=ids.output_code_pane(oc) if oc.text else None)
         for oc in c.output_code
         for k in oc.kernels
     }
@@ -191,12 +153,23 @@ def _windows(lines: list[int], last: int) -> list[tuple[int, int]]:
     return out
 
 
+def _window(filename: str, start: int, lines: tuple[str, ...], linked: set[int]) -> SourceWindow:
+    """A window of ``lines`` from ``start``, with the source key of each linked line."""
+    src = tuple(
+        ids.src_key(filename, n) if n in linked else None
+        for n in range(start, start + len(lines))
+    )
+    return SourceWindow(start=start, lines=lines, src=src)
+
+
 def _sources(seen: _Lines, first: frozenset[str]) -> tuple[SourceFile, ...]:
     """One entry per file, read with ``linecache`` (IPython cells included); when a
     file is not on this machine, the function source or the lines torch recorded."""
     files = []
     for filename in sorted(seen.lines, key=lambda f: (f not in first, f)):
-        wanted = sorted(seen.lines[filename])
+        linked = seen.lines[filename]
+        wanted = sorted(linked)
+        short = ids.short_path(filename)
         text_lines = [ln.rstrip("\n") for ln in linecache.getlines(filename)]
         if text_lines:
             changed = [
@@ -213,11 +186,17 @@ def _sources(seen: _Lines, first: frozenset[str]) -> tuple[SourceFile, ...]:
                 else ""
             )
             windows = [
-                SourceWindow(start=lo, lines=tuple(text_lines[lo - 1 : hi]))
+                _window(filename, lo, tuple(text_lines[lo - 1 : hi]), linked)
                 for lo, hi in _windows(wanted, len(text_lines))
             ]
             files.append(
-                SourceFile(filename=filename, available=True, note=note, windows=tuple(windows))
+                SourceFile(
+                    filename=filename,
+                    short_name=short,
+                    available=True,
+                    note=note,
+                    windows=tuple(windows),
+                )
             )
             continue
         recorded = seen.functions.get(filename)
@@ -227,7 +206,7 @@ def _sources(seen: _Lines, first: frozenset[str]) -> tuple[SourceFile, ...]:
                 "recorded at capture."
             )
             windows = [
-                SourceWindow(start=s, lines=tuple(t.split("\n"))) for s, t in sorted(recorded)
+                _window(filename, s, tuple(t.split("\n")), linked) for s, t in sorted(recorded)
             ]
         else:
             note = (
@@ -235,10 +214,16 @@ def _sources(seen: _Lines, first: frozenset[str]) -> tuple[SourceFile, ...]:
                 "(put the file at this path to see it all)."
             )
             windows = [
-                SourceWindow(start=n, lines=(seen.code.get((filename, n), ""),)) for n in wanted
+                _window(filename, n, (seen.code.get((filename, n), ""),), linked) for n in wanted
             ]
         files.append(
-            SourceFile(filename=filename, available=False, note=note, windows=tuple(windows))
+            SourceFile(
+                filename=filename,
+                short_name=short,
+                available=False,
+                note=note,
+                windows=tuple(windows),
+            )
         )
     return tuple(files)
 
@@ -258,7 +243,7 @@ def build_index(exp: Exploration) -> Index:
     except Exception as exc:  # the advisor must never take the explorer down
         findings = ()
         errors.append(PaneError(stage="findings", message=f"the advisor failed: {exc}"))
-    fref = _ref("findings", "findings", "findings") if findings else None
+    fref = _ref(ids.StageRef(id=ids.FINDINGS, stage="findings")) if findings else None
     seen = _collect(exp)
     compiles = tuple(
         CompileEntry(
@@ -273,7 +258,7 @@ def build_index(exp: Exploration) -> Index:
             restart_reasons=c.restart_reasons,
             markers=_markers(c),
             parent=c.parent,
-            src=line_key(c.filename, c.first_line),
+            src=ids.src_key(c.filename, c.first_line),
             errors=_errors(c.errors),
             panes=pane_refs(c, fref),
             kernels=kernel_refs(c),
@@ -284,13 +269,13 @@ def build_index(exp: Exploration) -> Index:
     first = compiles[0] if compiles else None
     stage = None
     if first is not None and first.panes:
-        ids = [p.id for p in first.panes]
+        pane_ids = [p.id for p in first.panes]
         if any(f.severity == "problem" for f in findings):
-            stage = "findings"
+            stage = ids.FINDINGS
         else:
-            stage = "dynamo_output_graph" if "dynamo_output_graph" in ids else ids[0]
+            stage = "dynamo_output_graph" if "dynamo_output_graph" in pane_ids else pane_ids[0]
     frame_files = frozenset(c.filename for c in exp.compiles if c.filename)
-    src_keys = tuple(f"{f}:{n}" for f in sorted(seen.lines) for n in sorted(seen.lines[f]))
+    lines = [(f, n) for f in sorted(seen.lines) for n in sorted(seen.lines[f])]
     return Index(
         title=f"torch.compile explorer: {exp.target}" if exp.target else "torch.compile explorer",
         source=exp.source,
@@ -300,7 +285,9 @@ def build_index(exp: Exploration) -> Index:
         notes=exp.notes,
         errors=tuple(errors),
         labels=dict(STAGE_LABELS),
-        src_keys=src_keys,
+        # every line was added with a file and a line, so each has a key
+        src_keys=tuple(filter(None, (ids.src_key(f, n) for f, n in lines))),
+        src_labels=tuple(ids.src_label(f, n) for f, n in lines),
         sources=_sources(seen, frame_files),
         compiles=compiles,
         findings=fref,
@@ -308,4 +295,4 @@ def build_index(exp: Exploration) -> Index:
     )
 
 
-__all__ = ["build_index", "pane_refs", "src_key"]
+__all__ = ["build_index", "pane_refs"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from compiler import Exploration, Kernel, OutputCode
 from compiler.gpu.lowered_lines import def_line_of
+from compiler.link import ids
 
-from .frame import PaneNotFound, errors_of, find_compile, src_key
+from .frame import PaneNotFound, errors_of, find_compile
 from .labels import STAGE_LABELS, group_of, label_of
 from .types import (
     Block,
@@ -32,22 +33,20 @@ _INFO_LABELS = (
 )
 
 
-def output_code(exp: Exploration, compile_key: str, key: str) -> OutputCode:
-    for oc in find_compile(exp, compile_key).output_code:
-        if oc.key == key:
+def output_code(exp: Exploration, compile_key: str, pane_id: str) -> OutputCode:
+    """The output code pane ``pane_id`` shows (its code, or its schedule)."""
+    c = find_compile(exp, compile_key)
+    ref = ids.stage_ref(c, pane_id)
+    for oc in c.output_code if ref is not None and ref.output is not None else ():
+        if oc.key == ref.output:
             return oc
-    msg = f"compile {compile_key} has no output code {key!r}"
+    msg = f"compile {compile_key} has no output code pane {pane_id!r}"
     raise PaneNotFound(msg)
-
-
-def lowering_id(k: Kernel) -> str | None:
-    """The pane id of a kernel's Triton lowering, None when it has no compiled variants."""
-    return f"{k.id}/lowered" if k.language == "triton" and k.variants else None
 
 
 def kernel_sources(oc: OutputCode) -> dict[str, tuple[str, ...]]:
     """Kernel id -> the source keys of the user lines it came from (``Kernel.user_lines``)."""
-    return {k.id: tuple(filter(None, map(src_key, k.user_lines))) for k in oc.kernels}
+    return {k.id: tuple(filter(None, map(ids.loc_key, k.user_lines))) for k in oc.kernels}
 
 
 def _timing(k: Kernel) -> KernelTimingInfo | None:
@@ -75,8 +74,7 @@ def build_output_code(exp: Exploration, compile_key: str, pane_id: str) -> Outpu
         ...  # doctest: +SKIP
         'inference/cpp_fused_add_0'
     """
-    key = pane_id.rpartition("/")[0]
-    oc = output_code(exp, compile_key, key)
+    oc = output_code(exp, compile_key, pane_id)
     srcs = kernel_sources(oc)
     kernels = []
     for k in oc.kernels:
@@ -93,14 +91,14 @@ def build_output_code(exp: Exploration, compile_key: str, pane_id: str) -> Outpu
                 src=srcs.get(k.id, ()),
                 timing=_timing(k),
                 grid=k.grid,
-                lowering=lowering_id(k),
+                lowering=ids.lowering_pane(k),
             )
         )
     stage = "inductor_output_code"
     return OutputCodePane(
         id=pane_id,
         stage=stage,
-        label=label_of(stage, key),
+        label=label_of(stage, oc.key),
         group=group_of(stage),
         errors=errors_of(oc.errors),
         text=oc.text,
@@ -111,11 +109,10 @@ def build_output_code(exp: Exploration, compile_key: str, pane_id: str) -> Outpu
 
 def build_schedule(exp: Exploration, compile_key: str, pane_id: str) -> SchedulePane:
     """Inductor's fused schedule of one output code."""
-    key = pane_id.rpartition("/")[0]
-    oc = output_code(exp, compile_key, key)
+    oc = output_code(exp, compile_key, pane_id)
     s = oc.schedule
     if s is None:
-        msg = f"output code {key} of compile {compile_key} has no schedule"
+        msg = f"output code {oc.key} of compile {compile_key} has no schedule"
         raise PaneNotFound(msg)
     blocks = tuple(
         Block(
@@ -140,7 +137,7 @@ def build_schedule(exp: Exploration, compile_key: str, pane_id: str) -> Schedule
     return SchedulePane(
         id=pane_id,
         stage=stage,
-        label=label_of(stage, key),
+        label=label_of(stage, oc.key),
         group=group_of(stage),
         errors=errors_of(oc.errors, "schedule"),
         blocks=blocks,
@@ -158,10 +155,11 @@ def build_triton_lowering(exp: Exploration, compile_key: str, pane_id: str) -> T
 
     Lines are linked through ``LoweredStage.source_lines`` (the compiler's map).
     """
-    kid = pane_id.removesuffix("/lowered")
     c = find_compile(exp, compile_key)
-    k = next((k for k in c.kernels() if k.id == kid), None)
-    if k is None or lowering_id(k) != pane_id:
+    ref = ids.stage_ref(c, pane_id)
+    kid = ref.kernel if ref is not None else None
+    k = next((k for k in c.kernels() if k.id == kid), None) if kid is not None else None
+    if k is None:
         msg = f"compile {compile_key} has no Triton lowering {pane_id!r}"
         raise PaneNotFound(msg)
     variants = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from compiler import Compile, Environment, Exploration
+from compiler.link import ids
 from compiler.link.autotuning import parse_config
 from compiler.model import Autotuning, CallTiming
 
@@ -35,7 +36,8 @@ NOT_STATIC = "shape not static"
 
 
 def _head(stage: str) -> dict[str, str]:
-    return {"id": stage, "stage": stage, "label": label_of(stage), "group": group_of(stage)}
+    pid = ids.FINDINGS if stage == "findings" else ids.compile_pane(stage)
+    return {"id": pid, "stage": stage, "label": label_of(stage), "group": group_of(stage)}
 
 
 # --- autotuning ---------------------------------------------------------------------------
@@ -122,10 +124,6 @@ def _op(a: Autotuning) -> AutotuneOp:
 
 
 # --- kernel time ----------------------------------------------------------------------------
-
-
-def has_timing(c: Compile) -> bool:
-    return any(k.timing is not None for k in c.kernels())
 
 
 def build_kernel_timing(exp: Exploration, compile_key: str, pane_id: str) -> KernelTimingPane:

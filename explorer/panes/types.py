@@ -73,11 +73,13 @@ class Meta:
 @dataclass(**_FROZEN)
 class SourceRef:
     """A user source location, once per graph pane (``GraphPane.sources``): its source
-    key ``file:line`` (None without a file or line), function and line of code."""
+    key ``file:line`` (None without a file or line), function and line of code, and
+    the short label views show for it (``model.py:12``; "" without a key)."""
 
     src: str | None
     function: str
     code: str
+    label: str = ""
 
 
 @dataclass(**_FROZEN)
@@ -507,17 +509,21 @@ class CompileEntry:
 
 @dataclass(**_FROZEN)
 class SourceWindow:
-    """Consecutive lines of a user file, from line ``start``, verbatim."""
+    """Consecutive lines of a user file, from line ``start``, verbatim; ``src`` holds the
+    source key of each line the panes link to (None for the others)."""
 
     start: int
     lines: tuple[str, ...]
+    src: tuple[str | None, ...] = ()
 
 
 @dataclass(**_FROZEN)
 class SourceFile:
-    """A user file the exploration links to, as windows around the linked lines."""
+    """A user file the exploration links to, as windows around the linked lines;
+    ``short_name`` is how the source panel titles it (``…/models/gpt2/modeling_gpt2.py``)."""
 
     filename: str
+    short_name: str
     available: bool
     note: str
     windows: tuple[SourceWindow, ...]
@@ -537,7 +543,8 @@ class Selection:
 @dataclass(**_FROZEN)
 class Index:
     """All the first paint needs: the compile tree, each compile's panes (unbuilt), the
-    source table (``src_keys``: the palette colour of a key is its index mod 8)."""
+    source table (``src_keys``: the palette colour of a key is its index mod 8; ``src_labels``:
+    the short label of each key, ``model.py:12``)."""
 
     version: int = 2
     title: str
@@ -549,6 +556,7 @@ class Index:
     errors: tuple[PaneError, ...]
     labels: dict[str, str]
     src_keys: tuple[str, ...]
+    src_labels: tuple[str, ...]
     sources: tuple[SourceFile, ...]
     compiles: tuple[CompileEntry, ...]
     findings: PaneRef | None = None

@@ -10,7 +10,8 @@
  * @typedef {{
  *   name: string, op: string, target: string,
  *   meta: GcMeta[], module_stack: string[], inputs: number[], users: number[],
- *   src: string|null, function: string, code: string, kernels: string[], line: number,
+ *   src: string|null, label: string, function: string, code: string, kernels: string[],
+ *   line: number,
  * }} GcNode
  * @typedef {{
  *   key: string, label: string, depth: number, parent: GcGroup|null, path: GcGroup[],
@@ -161,14 +162,17 @@ function gcSplitRuns(g, nodes, deepest) {
 /** The source line most nodes of a run came from (`modeling_gpt2.py:191`), or "". */
 function gcCommonSource(run, nodes) {
   const counts = new Map();
+  /** @type {Map<string, number>} a node of each source key, for its label */
+  const first = new Map();
   for (const i of run) {
     const src = nodes[i].src;
     if (src) counts.set(src, (counts.get(src) || 0) + 1);
+    if (src && !first.has(src)) first.set(src, i);
   }
   let best = "";
   let most = 0;
   for (const [src, c] of counts) if (c > most) [best, most] = [src, c];
-  return best ? best.split("/").pop() : "";
+  return best ? nodes[/** @type {number} */ (first.get(best))].label || "" : "";
 }
 
 function gcFirst(u) {

@@ -183,6 +183,7 @@
  * @property {PaneError[]} errors
  * @property {Object<string, string>} labels
  * @property {string[]} src_keys
+ * @property {string[]} src_labels
  * @property {SourceFile[]} sources
  * @property {CompileEntry[]} compiles
  * @property {(PaneRef|null)} findings
@@ -347,6 +348,7 @@
 /**
  * @typedef {object} SourceFile
  * @property {string} filename
+ * @property {string} short_name
  * @property {boolean} available
  * @property {string} note
  * @property {SourceWindow[]} windows
@@ -356,11 +358,13 @@
  * @property {(string|null)} src
  * @property {string} function
  * @property {string} code
+ * @property {string} label
  */
 /**
  * @typedef {object} SourceWindow
  * @property {number} start
  * @property {string[]} lines
+ * @property {(string|null)[]} src
  */
 /**
  * @typedef {object} StackFrame

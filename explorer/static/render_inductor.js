@@ -53,7 +53,7 @@ function renderOutputCode(el, pane, ctx) {
   /** @param {KernelInfo} k */
   function kernelDetails(k) {
     const srcs = k.src.map((key) => h("button", {
-      cls: "tce-link" + hlClass(ctx, key), text: shortSrc(key), title: key,
+      cls: "tce-link" + hlClass(ctx, key), text: ctx.srcLabel(key), title: key,
       on: { click: () => ctx.select({ src: key, kernel: k.id }) },
     }));
     const lines = k.first_line ? `lines ${k.first_line}–${k.last_line}` : "";

@@ -53,6 +53,7 @@ class Shell {
         const c = this.index && this.index.compiles ? this.compile : undefined;
         return (c && c.kernels && c.kernels[kid]) || null;
       },
+      srcLabel: (key) => this.store.srcLabels.get(key) || key,
     };
     this.setIndex();
   }
@@ -245,9 +246,7 @@ class Shell {
     /** @type {Map<string, HTMLElement>} */
     this.sourceRows = new Map();
     for (const file of view.sources) {
-      const parts = file.filename.split("/");
-      const shown = parts.length > 3 ? "…/" + parts.slice(-3).join("/") : file.filename;
-      box.append(h("div", { cls: "tce-file", text: shown, title: file.filename }));
+      box.append(h("div", { cls: "tce-file", text: file.short_name, title: file.filename }));
       if (file.note) box.append(h("div", { cls: "tce-note", text: file.note }));
       file.windows.forEach((w, wi) => {
         if (wi > 0) box.append(h("div", { cls: "tce-gap", text: "⋮" }));
@@ -255,16 +254,15 @@ class Shell {
         code.style.setProperty("--tce-gutter", `${String(w.start + w.lines.length).length + 1}ch`);
         w.lines.forEach((text, i) => {
           const line = w.start + i;
-          const key = `${file.filename}:${line}`;
-          const linked = this.store.palette.has(key);
-          const row = h("div", { cls: "tce-row", attrs: { "data-src": key } });
+          const key = w.src[i];
+          const row = h("div", { cls: "tce-row", attrs: key !== null ? { "data-src": key } : {} });
           row.append(h("span", { cls: "tce-ln", text: String(line) }));
           const src = h("span", { cls: "tce-src" });
           appendHighlighted(text, "python", src);
           row.append(src);
-          if (linked) {
+          if (key !== null && this.store.palette.has(key)) {
             row.dataset.linked = "1";
-            row.title = `${shortSrc(key)}: click to see what it became`;
+            row.title = `${this.ctx.srcLabel(key)}: click to see what it became`;
             row.addEventListener("click", () => this.select({ src: /** @type {Selection} */ (this.sel).src === key ? null : key, node: null, kernel: null }));
             this.sourceRows.set(key, row);
           }

@@ -98,6 +98,7 @@ function graphView(g) {
       inputs: c.inputs[i],
       users: users[i],
       src: loc ? loc.src : null,
+      label: loc ? loc.label : "",
       function: loc ? loc.function : "",
       code: loc ? loc.code : "",
       kernels: kernelSets[c.kernels[i]],
@@ -132,6 +133,8 @@ class Store {
     this.panes.clear();
     /** @type {Map<string, number>} */
     this.palette = new Map((this.index ? this.index.src_keys : []).map((k, i) => [k, i % PALETTE]));
+    /** @type {Map<string, string>} source key -> its short label, as Python made it */
+    this.srcLabels = new Map((this.index ? this.index.src_keys : []).map((k, i) => [k, this.index.src_labels[i]]));
   }
 
   /** @param {string|null} compile @param {string} pane */

@@ -14,7 +14,7 @@
  * @typedef {{selection: Selection, select: (change: Partial<Selection>) => void,
  *            srcClass: (key: string|null|undefined) => string, send: (msg: any) => void,
  *            state: Map<string, any>, labels: Object<string, string>,
- *            kernel: (id: string) => KernelRef|null}} Ctx
+ *            kernel: (id: string) => KernelRef|null, srcLabel: (key: string) => string}} Ctx
  * @typedef {{update(selection: Selection): void, reveal?: (i: number) => void,
  *            revealKernel?: (id: string) => void, destroy?: () => void}} PaneHandle
  */
@@ -68,13 +68,6 @@ function scrollWithin(box, el, center = false) {
   if (!center && r.top >= b.top && r.bottom <= b.bottom) return;
   box.scrollTop += r.top - b.top - (center ? (b.height - r.height) / 2 : 8);
   if (center) box.scrollLeft += r.left - b.left - (b.width - r.width) / 2;
-}
-
-/** @param {string} key */
-function shortSrc(key) {
-  const i = key.lastIndexOf(":");
-  const file = key.slice(0, i);
-  return file.slice(file.lastIndexOf("/") + 1) + ":" + key.slice(i + 1);
 }
 
 /**

@@ -105,7 +105,7 @@ def _one(exp: Exploration, e: Evidence, panes: dict[str, set[str]]) -> list[str]
     errors = []
     if e.stage is not None and e.stage not in panes[e.compile]:
         errors.append(f"compile {e.compile} has no pane {e.stage}")
-    c = next(c for c in exp.compiles if (c.key or str(c.compile_id)) == e.compile.split(":")[-1])
+    c = next(c for c in exp.compiles if c.key == e.compile)
     if e.node is not None:
         graph = c.graphs.get(e.stage or "")
         if graph is None or graph.node(e.node) is None:
