@@ -202,7 +202,7 @@ def compare(target: Callable[..., Any], *inputs: Any, **compare_options: Any) ->
 
     Returns:
         A ``CompareView``: click a row (or ``.select(name)``) to explore its compiles;
-        ``.comparison.to_markdown()`` is the compile log.
+        ``explorer.compile_log.compile_log(view.comparison)`` is the compile log.
 
     Example:
         >>> import torch, explorer

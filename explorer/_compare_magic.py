@@ -56,6 +56,7 @@ class CompareMagics(Magics):
         import compiler
 
         from . import view_comparison
+        from .compile_log import compile_log
         from ._progress import showing_progress
 
         args = parse_argstring(self.compare_cell, line)
@@ -96,7 +97,7 @@ class CompareMagics(Magics):
             ns[args.name] = comparison
         if args.log:
             with open(args.log, "w", encoding="utf-8") as f:
-                f.write(comparison.to_markdown())
+                f.write(compile_log(comparison))
         display(view_comparison(comparison))
 
 

@@ -22,7 +22,8 @@ from advisor_corpus.check import (
 )
 
 import compiler
-from compiler.advise.findings import SEVERITIES, Finding, to_markdown
+from compiler.advise.findings import SEVERITIES, Finding
+from explorer.report import findings_markdown
 
 
 def _alarms(findings: tuple[Finding, ...]) -> list[Finding]:
@@ -143,11 +144,11 @@ def test_findings_survive_a_json_round_trip():
 
 def test_markdown_lists_findings_with_their_links_and_snippets():
     exp = load_case("gb_data_branch").run()
-    text = to_markdown(exp.findings())
+    text = findings_markdown(exp.findings())
     assert text.startswith("## Findings\n")
     assert "1. **Problem** A branch on tensor data breaks the graph" in text
     assert "`dynamo_graph_break_reason`" in text and "torch.cond" in text
-    assert to_markdown(()).startswith("## Findings\n\nNo problems found")
+    assert findings_markdown(()).startswith("## Findings\n\nNo problems found")
 
 
 def test_report_starts_with_the_findings():

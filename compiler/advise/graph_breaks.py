@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from compiler.advise._common import Ranked, compile_key, finding, plural, resume_of, src
 from compiler.advise.findings import Evidence
+from compiler.link.user_code import is_user_file
 from compiler.model import Compile, Exploration, GraphBreak, SourceLoc
 
 # The condition's node, as Dynamo prints it under "computed as follows": "gt = gt(sum_1, 0)".
@@ -21,7 +22,6 @@ _SKIPPED = re.compile(
     r"|the function `(?P<skipped>[^`]+)` in file|UserDefinedClassVariable\(<class '(?P<cls>[^']+)'>"
 )
 # torch's own files: a break reported inside them is shown at the user's line that led there
-_TORCH_FILE = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]|[/\\]torch[/\\]_dynamo[/\\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,10 +282,10 @@ def _callee(gb: GraphBreak) -> str:
 def user_location(gb: GraphBreak) -> SourceLoc | None:
     """Where in user code the break happened: its location, or, when torch reports it
     inside its own files (a polyfill, a skipped torch function), the innermost frame of
-    the user stack outside them."""
-    if gb.location is not None and not _TORCH_FILE.search(gb.location.filename):
+    the user stack in user code (``is_user_file``)."""
+    if gb.location is not None and is_user_file(gb.location.filename):
         return gb.location
     for loc in reversed(gb.user_stack):
-        if not _TORCH_FILE.search(loc.filename) and loc.filename and loc.line:
+        if is_user_file(loc.filename) and loc.line:
             return loc
     return gb.location

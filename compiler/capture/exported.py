@@ -20,13 +20,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-import traceback
 import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from compiler.capture.recording import describe_target, recording
 from compiler.errors import CompileError, InputError, TargetError
+from compiler.link.user_code import error_location, innermost_user_frame, is_user_file
 from compiler.model import Compile, CompileId, Exploration, Graph, Options, StageError
 from compiler.parse.graph_text import parse_graph
 
@@ -194,26 +194,10 @@ def _with_stages(
 
 def _user_line(exc: BaseException) -> str:
     """``file:line`` of the last user frame the failure passed through, or ""."""
-    import torch
-
-    skip = tuple(os.path.dirname(os.path.abspath(p)) + os.sep for p in (torch.__file__, __file__))
-    found = ""
-    text = str(exc)
-    _, marker, stack = text.partition("from user code:")
-    if marker:  # strict export: Dynamo lists the user's frames in its message
-        for line in stack.splitlines():
-            line = line.strip()
-            if line.startswith('File "'):
-                path, _, rest = line[6:].partition('", line ')
-                number = rest.split(",", 1)[0]
-                if not os.path.abspath(path).startswith(skip) and number.isdigit():
-                    found = f"{path}:{number}"
-        if found:
-            return found
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if not os.path.abspath(frame.filename).startswith(skip) and frame.filename != "<string>":
-            found = f"{frame.filename}:{frame.lineno}"
-    return found
+    loc = error_location(exc)  # strict export: Dynamo lists the user's frames in its message
+    if loc is None or not is_user_file(loc.filename):
+        loc = innermost_user_frame(exc.__traceback__)
+    return str(loc) if loc is not None else ""
 
 
 def _export_error(
