@@ -55,9 +55,9 @@ class CompareMagics(Magics):
         """
         import compiler
 
-        from . import view_comparison
-        from .compile_log import compile_log
-        from ._progress import showing_progress
+        from .. import view_comparison
+        from .._progress import showing_progress
+        from ..compile_log import compile_log
 
         args = parse_argstring(self.compare_cell, line)
         if args.name is not None and not args.name.isidentifier():
