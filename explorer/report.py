@@ -15,7 +15,7 @@ from pathlib import Path
 
 from compiler.advise.findings import Finding
 from compiler.errors import ExploreError
-from compiler.link.user_code import is_user_file
+from compiler.link.user_code import compiled_files, is_user_file
 from compiler.model import (
     Bytecode,
     Compile,
@@ -64,8 +64,9 @@ def summarize(exp: Exploration) -> str:
     # what to fix comes first: the rest of the report is the evidence
     out += [*findings_markdown(exp.findings()).splitlines(), ""]
     _overview(exp, out)
+    compiled = compiled_files(exp.compiles)
     for c in exp.compiles:
-        _compile(c, multi_rank=len(exp.ranks) > 1, out=out)
+        _compile(c, multi_rank=len(exp.ranks) > 1, compiled=compiled, out=out)
     _closing(exp, out)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -213,7 +214,7 @@ def _overview(exp: Exploration, out: list[str]) -> None:
     out.append("")
 
 
-def _compile(c: Compile, *, multi_rank: bool, out: list[str]) -> None:
+def _compile(c: Compile, *, multi_rank: bool, compiled: frozenset[str], out: list[str]) -> None:
     rank = f" (rank {c.rank})" if multi_rank and c.rank is not None else ""
     name = f": {_code(c.code_name)}" if c.code_name else ""
     out += [f"## Compile {_code(str(c.compile_id))}{name}{rank}", ""]
@@ -221,7 +222,7 @@ def _compile(c: Compile, *, multi_rank: bool, out: list[str]) -> None:
     if c.is_resume:
         where += " (a resume function Dynamo made after a graph break)"
     out.append(f"- **Location:** {where}")
-    caller = _caller(c)
+    caller = _caller(c, compiled)
     if caller is not None:
         out.append(f"- **Reached from:** {_loc(caller)}")
     out.append(f"- **Status:** {_STATUS.get(c.status, c.status)}")
@@ -437,12 +438,13 @@ def _cell(text: str) -> str:
     return " ".join(text.splitlines()).replace("|", "\\|")
 
 
-def _caller(c: Compile) -> SourceLoc | None:
-    """The innermost frame of user code (``is_user_file``) in torch's stack above the
-    compiled frame. Torch leaves some frames out of this stack, so it is not always the
-    direct caller.
+def _caller(c: Compile, compiled: frozenset[str]) -> SourceLoc | None:
+    """The innermost frame of user code (``is_user_file``, ``compiled``: the compiled
+    files) in torch's stack above the compiled frame. Torch leaves some frames out of
+    this stack, so it is not always the direct caller.
     """
-    return next((loc for loc in reversed(c.stack[:-1]) if is_user_file(loc.filename)), None)
+    above = reversed(c.stack[:-1])
+    return next((loc for loc in above if is_user_file(loc.filename, compiled)), None)
 
 
 def _where(c: Compile) -> str:

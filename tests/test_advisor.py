@@ -214,3 +214,26 @@ def test_slower_than_eager_names_re_recordings_and_input_copies(field, value, sa
     first = dataclasses.replace(exp, call_timing=timing).findings()[0]
     assert first.kind == "gpu.slower_than_eager"
     assert said in first.title
+
+
+def test_a_recompile_is_one_rule_also_where_the_trace_kept_no_reason():
+    import dataclasses
+
+    import torch
+
+    def g(x):
+        return x.cos()
+
+    def two_shapes():
+        h = torch.compile(g, backend="eager", dynamic=False)
+        h(torch.randn(2))
+        h(torch.randn(3))
+
+    exp = compiler.explore(two_shapes, wrap=False)
+    first, second = exp.compiles
+    assert second.recompile_reasons and exp.recompiles == (second,)
+    # a trace that logged no recompile reason: the second compile of the frame is one still
+    bare = dataclasses.replace(second, recompile_reasons=())
+    stripped = dataclasses.replace(exp, compiles=(first, bare))
+    assert not first.is_recompile and bare.is_recompile
+    assert stripped.recompiles == (bare,)

@@ -460,3 +460,17 @@ def test_target_that_is_never_called_says_nothing_was_compiled(ip):
         "operations). Call it in the cell, after its definition.\n"
     )
     assert ip.user_ns["exp"].compiles == ()
+
+
+def test_a_cells_functions_keep_their_source_and_the_report_skips_the_shells_frames(ip):
+    import inspect
+
+    from explorer.report import summarize
+
+    run(ip, "exp --backend eager --no-view", "def g(t):\n    return t.exp()\nz = g(x)\n")
+    exp = ip.user_ns["exp"]
+    assert inspect.getsource(ip.user_ns["g"]) == "def g(t):\n    return t.exp()\n"
+    # IPython runs the cell (shell.ev), but an installed package torch.compile did not
+    # compile is not user code: the compile was reached from this test, which ran the cell
+    (reached,) = [ln for ln in summarize(exp).splitlines() if ln.startswith("- **Reached from:**")]
+    assert f"`{__file__}:" in reached, reached

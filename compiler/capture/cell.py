@@ -117,10 +117,9 @@ def explore_cell(
         backend=backend, mode=mode, dynamic=dynamic, fullgraph=fullgraph,
         options={k: as_jsonable(v) for k, v in (options or {}).items()}, keep_caches=keep_caches,
     )  # fmt: skip
-    kwargs = {"backend": backend, "mode": mode, "dynamic": dynamic, "fullgraph": fullgraph,
-              "options": options}  # fmt: skip
+    kwargs: dict[str, Any] = {"backend": backend, "mode": mode, "dynamic": dynamic,
+                              "fullgraph": fullgraph, "options": options}  # fmt: skip
     run = run_code or (lambda code: eval(code, namespace))
-    recorded = {"keep_caches": keep_caches, "decompile": decompile, "cell": filename}
     if reset:
         torch.compiler.reset()
     if target is None:
@@ -136,8 +135,10 @@ def explore_cell(
         device = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "")
         namespace.pop(OUT_SLOT, None)
         try:
-            exploration = record_run(lambda: compiled(*args), target=name, options=opts,
-                                     device=device, rerun_eagerly=eagerly, **recorded)  # fmt: skip
+            exploration = record_run(
+                lambda: compiled(*args), target=name, options=opts, keep_caches=keep_caches,
+                decompile=decompile, device=device, rerun_eagerly=eagerly, cell=filename,
+            )  # fmt: skip
         finally:
             out = namespace.pop(OUT_SLOT, None)
         if out is None:  # nothing ran (Dynamo skipped the frame and so did the cell)
@@ -149,6 +150,7 @@ def explore_cell(
     split = definitions(tree).get(target, -1) + 1
     head, tail = tree.body[:split], tree.body[split:]
     last = tail.pop() if tail and isinstance(tail[-1], ast.Expr) else None
+    assert last is None or isinstance(last, ast.Expr)
     codes = [compile_code(ast.Module(part, []), filename, "exec") for part in (head, tail)]
     last_code = compile_code(ast.Expression(last.value), filename, "eval") if last else None
     result: list[Any] = []
@@ -160,7 +162,8 @@ def explore_cell(
             if last_code is not None:
                 result.append(run(last_code))
 
-    exploration = record_run(run_cell, target=target, options=opts, **recorded)
+    exploration = record_run(run_cell, target=target, options=opts, keep_caches=keep_caches,
+                             decompile=decompile, cell=filename)  # fmt: skip
     return CellRun(exploration=exploration, value=result[0] if result else None,
                    has_value=bool(result))  # fmt: skip
 
@@ -177,12 +180,12 @@ def _compiled(target: str, ns: dict[str, Any], kwargs: dict[str, Any]) -> Iterat
     if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
         had_own = "forward" in obj.__dict__
         original = obj.__dict__.get("forward")
-        obj.forward = torch.compile(obj.forward, **kwargs)  # type: ignore[method-assign]
+        obj.forward = torch.compile(obj.forward, **kwargs)
         try:
             yield
         finally:
             if had_own:
-                obj.forward = original  # type: ignore[method-assign]
+                obj.forward = original  # type: ignore[assignment]
             else:
                 del obj.forward
         return

@@ -192,11 +192,14 @@ def _with_stages(
     return dataclasses.replace(exploration, compiles=tuple(compiles))
 
 
-def _user_line(exc: BaseException) -> str:
+def _user_line(exc: BaseException, model: Any) -> str:
     """``file:line`` of the last user frame the failure passed through, or ""."""
+    # the model's own file is user code even in an installed package (transformers)
+    forward = getattr(type(model), "forward", None)
+    compiled = frozenset({inspect.getsourcefile(forward) or ""}) if forward else frozenset()
     loc = error_location(exc)  # strict export: Dynamo lists the user's frames in its message
-    if loc is None or not is_user_file(loc.filename):
-        loc = innermost_user_frame(exc.__traceback__)
+    if loc is None or not is_user_file(loc.filename, compiled):
+        loc = innermost_user_frame(exc.__traceback__, compiled)
     return str(loc) if loc is not None else ""
 
 
@@ -204,7 +207,7 @@ def _export_error(
     exc: BaseException, model: Any, exploration: Exploration, strict: bool
 ) -> CompileError:
     first = (str(exc).strip().splitlines() or [""])[0].rstrip(".")
-    where = _user_line(exc)
+    where = _user_line(exc, model)
     at = f" at {where}" if where else ""
     msg = (
         f"torch.export.export(strict={strict}) could not export {describe_target(model)}{at}: "

@@ -9,7 +9,12 @@ from typing import Any
 
 from compiler import _compat
 from compiler.errors import CompileError, ExploreError, InputError, OptionError
-from compiler.link.user_code import error_location, innermost_user_frame, is_user_file
+from compiler.link.user_code import (
+    compiled_files,
+    error_location,
+    innermost_user_frame,
+    is_user_file,
+)
 from compiler.model import Exploration, Options, SourceLoc
 
 
@@ -143,7 +148,8 @@ def classify_failure(
         try:
             rerun_eagerly()
         except Exception as eager_exc:
-            eager_where = _at(_user_frame_of(eager_exc), cell)
+            compiled = compiled_files(exploration.compiles)
+            eager_where = _at(innermost_user_frame(eager_exc.__traceback__, compiled), cell)
             msg = (
                 f"{ran} fails on these inputs even without torch.compile: "
                 f"{type(eager_exc).__name__}{eager_where}: {_first_line(eager_exc)}. "
@@ -170,14 +176,11 @@ def failure_location(exc: BaseException, exploration: Exploration) -> SourceLoc 
     """
     if exploration.graph_breaks and exploration.graph_breaks[-1].location is not None:
         return exploration.graph_breaks[-1].location
+    compiled = compiled_files(exploration.compiles)
     loc = error_location(exc)
-    if loc is not None and is_user_file(loc.filename):
+    if loc is not None and is_user_file(loc.filename, compiled):
         return loc
-    return _user_frame_of(exc)
-
-
-def _user_frame_of(exc: BaseException) -> SourceLoc | None:
-    return innermost_user_frame(exc.__traceback__)
+    return innermost_user_frame(exc.__traceback__, compiled)
 
 
 def _at(loc: SourceLoc | None, cell: str) -> str:

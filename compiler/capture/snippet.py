@@ -85,7 +85,7 @@ def snippet_function(
     )
     fn_def = ast.FunctionDef(
         name=name, args=arguments, body=body, decorator_list=[], returns=None,
-        type_params=[], lineno=1, col_offset=0,
+        lineno=1, col_offset=0,
     )  # fmt: skip
     module = ast.fix_missing_locations(ast.Module([fn_def], []))
     scope: dict[str, Any] = {"__unbound__": UNBOUND}

@@ -7,12 +7,13 @@ that node in the post-grad graph. Reading those means parsing the post-grad grap
 the lines are computed when first read: loading a trace stays free of graph parsing.
 
 Whether a frame is user code has one rule, ``is_user_file``: code outside torch, this
-project (``compiler/``, ``explorer/``) and Python's own generated or frozen modules.
-Installed packages count as user code: the model being compiled often lives there
-(transformers). A graph break's user stack runs from the program's entry (pytest,
-runpy, the explorer's own wrapper) down to the line that broke; its frames link to the
-source view when they are user code in the file of one of the exploration's compiled
-frames (the files the source view shows).
+project (``compiler/``, ``explorer/``) and Python's own generated or frozen modules, and
+outside installed packages unless torch.compile compiled code of that file (a
+transformers model is the user's; IPython, ipykernel and pytest are not). A graph
+break's user stack runs from the program's entry (pytest, runpy, the explorer's own
+wrapper) down to the line that broke; its frames link to the source view when they are
+user code in the file of one of the exploration's compiled frames (the files the source
+view shows).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ _NOT_USER = (
 )
 # code Python made itself: frozen modules (runpy, importlib) and exec'd strings
 _GENERATED = ("<frozen ", "<string>")
+_INSTALLED = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]")
 
 
 def node_sources(oc: OutputCode) -> dict[str, SourceLoc]:
@@ -139,21 +141,27 @@ def compiled_files(compiles: Iterable[Compile]) -> frozenset[str]:
     return frozenset(c.filename for c in compiles if c.filename)
 
 
-def is_user_file(filename: str) -> bool:
+def is_user_file(filename: str, compiled: frozenset[str] = frozenset()) -> bool:
     """Whether code in ``filename`` is the user's: the one rule for "user frame".
 
     Not torch, not this project (``compiler/``, ``explorer/``), not a frozen module or
-    an exec'd string; notebook cells and installed packages (a transformers model) are.
+    an exec'd string, and not an installed package unless it is one of ``compiled``,
+    the files torch.compile compiled code of (``compiled_files``). Notebook cells are.
 
     Example:
         >>> [is_user_file(f) for f in ("/x/model.py", torch.__file__, "<frozen runpy>")]
         [True, False, False]
+        >>> m = "/venv/site-packages/transformers/m.py"
+        >>> is_user_file(m), is_user_file(m, frozenset({m}))
+        (False, True)
     """
     if not filename or filename.startswith(_GENERATED):
         return False
     if filename.startswith("<"):  # a notebook cell, ``<ipython-input-3-...>``
         return True
-    return not os.path.abspath(filename).startswith(_NOT_USER)
+    if os.path.abspath(filename).startswith(_NOT_USER):
+        return False
+    return filename in compiled or not _INSTALLED.search(filename)
 
 
 def is_user_frame(loc: SourceLoc, files: frozenset[str]) -> bool:
@@ -164,10 +172,12 @@ def is_user_frame(loc: SourceLoc, files: frozenset[str]) -> bool:
         >>> is_user_frame(SourceLoc(filename="/x/model.py", line=3), frozenset({"/x/model.py"}))
         True
     """
-    return is_user_file(loc.filename) and loc.filename in files
+    return loc.filename in files and is_user_file(loc.filename, files)
 
 
-def innermost_user_frame(tb: TracebackType | None) -> SourceLoc | None:
+def innermost_user_frame(
+    tb: TracebackType | None, compiled: frozenset[str] = frozenset()
+) -> SourceLoc | None:
     """The innermost user-code frame (``is_user_file``) of a traceback, or None.
 
     Example:
@@ -179,7 +189,7 @@ def innermost_user_frame(tb: TracebackType | None) -> SourceLoc | None:
     """
     found = None
     for frame in traceback.extract_tb(tb):
-        if is_user_file(frame.filename):
+        if is_user_file(frame.filename, compiled):
             found = SourceLoc(filename=frame.filename, line=frame.lineno or 0,
                               function=frame.name)  # fmt: skip
     return found

@@ -23,7 +23,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from compiler.capture.cell import definitions, explore_cell
-from compiler.link.user_code import is_user_file
+from compiler.link.user_code import compiled_files, is_user_file
 
 from .._progress import showing_progress
 
@@ -260,7 +260,8 @@ class CompileMagics(Magics):
             text += " %tb prints the full error."
         print(text, file=sys.stderr, flush=True)
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
-        tb = _cell_traceback(exc.__traceback__, filename) if user_error else None
+        compiled = compiled_files(exploration.compiles if exploration else ())
+        tb = _cell_traceback(exc.__traceback__, filename, compiled) if user_error else None
         if tb is not None:
             self.shell.showtraceback((type(exc), exc, tb))
         if captured and not args.no_view:
@@ -269,13 +270,15 @@ class CompileMagics(Magics):
             display(ExplorationWidget(exploration))
 
 
-def _cell_traceback(tb: types.TracebackType | None, filename: str) -> types.TracebackType | None:
+def _cell_traceback(
+    tb: types.TracebackType | None, filename: str, compiled: frozenset[str]
+) -> types.TracebackType | None:
     """``tb`` from the cell's first frame on, user code only (``is_user_file``): what
     IPython shows for an error in a plain cell."""
     kept: list[types.TracebackType] = []
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
-        if (kept or name == filename) and is_user_file(name):
+        if (kept or name == filename) and is_user_file(name, compiled):
             kept.append(tb)
         tb = tb.tb_next
     chain: types.TracebackType | None = None
