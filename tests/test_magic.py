@@ -246,7 +246,7 @@ def test_compile_twice_on_one_cell_and_after_a_plain_compile_keeps_every_kernel(
 
 def _assert_no_explorer_frames(text: str) -> None:
     assert "explorer/" not in text and "compiler/" not in text
-    assert "_magic.py" not in text and "explore.py" not in text
+    assert "compile_magic.py" not in text and "explore.py" not in text
 
 
 def test_fullgraph_on_a_snippet_with_a_print_is_one_paragraph_and_no_traceback(ip):

@@ -109,6 +109,8 @@ def classify_failure(
     where = _at(failure_location(exc, exploration), cell)
     ran = "the cell" if cell else target
     first_line = _first_line(exc)
+    # the notebook shows what was recorded under the cell; from Python it is on the error
+    kept = "" if cell else " The stages recorded before the failure are on .exploration."
 
     def error(kind: type[ExploreError], stage: str, msg: str) -> ExploreError:
         return kind(msg, exploration=_with_error(exploration, stage, msg), stage=stage)
@@ -117,14 +119,14 @@ def classify_failure(
         msg = (
             f"fullgraph=True, but Dynamo hit a graph break{where}: {first_line}. "
             "Remove fullgraph=True to let torch.compile split the graph there, or change the "
-            "code so Dynamo can trace it; the stages recorded so far are on .exploration."
+            f"code so Dynamo can trace it.{kept}"
         )
         return error(CompileError, "dynamo", msg)
     if _compat.is_backend_failure(exc):
         msg = (
             f"the {options.backend!r} backend failed while compiling {target}{where}: "
             f"{first_line}. Try backend='aot_eager' to see whether the problem is in "
-            "AOTAutograd or in the backend."
+            f"AOTAutograd or in the backend.{kept}"
         )
         return error(CompileError, "backend", msg)
     if _compat.is_constraint_violation(exc):
@@ -132,7 +134,7 @@ def classify_failure(
             f"a dimension marked dynamic was specialised while compiling {target}{where}: "
             f"{first_line.rstrip('.')}. The code branches on (or needs) that size, so it "
             "cannot stay symbolic: use torch._dynamo.maybe_mark_dynamic instead of "
-            "mark_dynamic, or remove the mark."
+            f"mark_dynamic, or remove the mark.{kept}"
         )
         return error(CompileError, "dynamic", msg)
     if not _compat.is_dynamo_error(exc):
@@ -140,8 +142,7 @@ def classify_failure(
         # running it again (a second run would repeat its prints and side effects).
         msg = (
             f"{ran} raised {type(exc).__name__}{where}: {first_line}. The error comes from "
-            "your code as it ran with torch.compile; fix it and run again (the stages "
-            "recorded before it are on .exploration)."
+            f"your code as it ran with torch.compile; fix it and run again.{kept}"
         )
         return error(InputError, "run", msg)
     if rerun_eagerly is not None:
@@ -153,14 +154,13 @@ def classify_failure(
             msg = (
                 f"{ran} fails on these inputs even without torch.compile: "
                 f"{type(eager_exc).__name__}{eager_where}: {_first_line(eager_exc)}. "
-                "Fix the inputs or the code so that it runs eagerly first."
+                f"Fix the inputs or the code so that it runs eagerly first.{kept}"
             )
             return error(InputError, "inputs", msg)
     eager_note = ". It runs eagerly, so the failure comes from torch.compile"
     msg = (
         f"{ran} raised {type(exc).__name__} under torch.compile{where}: {first_line}"
-        f"{eager_note if rerun_eagerly is not None else ''}; "
-        "the stages recorded before the failure are on .exploration."
+        f"{eager_note if rerun_eagerly is not None else ''}.{kept}"
     )
     return error(CompileError, "run", msg)
 
