@@ -19,6 +19,7 @@ cell runs as any other cell of the notebook does.
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -120,6 +121,8 @@ def explore_cell(
     kwargs: dict[str, Any] = {"backend": backend, "mode": mode, "dynamic": dynamic,
                               "fullgraph": fullgraph, "options": options}  # fmt: skip
     run = run_code or (lambda code: eval(code, namespace))
+    # as exec and eval would: the snippet's function reads its builtins from its globals
+    namespace.setdefault("__builtins__", builtins)
     if reset:
         torch.compiler.reset()
     if target is None:

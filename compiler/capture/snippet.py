@@ -38,7 +38,7 @@ def snippet_function(
     Example:
         >>> import ast, torch
         >>> fn, params, bound, has_value = snippet_function(
-        ...     ast.parse("y = x + 1\ny"), "<cell>", "cell_1", {"x": torch.ones(2)})
+        ...     ast.parse("y = x + 1\\ny"), "<cell>", "cell_1", {"x": torch.ones(2)})
         >>> params, bound, has_value
         (['x'], ['y'], True)
     """
