@@ -474,3 +474,18 @@ def test_a_cells_functions_keep_their_source_and_the_report_skips_the_shells_fra
     # compile is not user code: the compile was reached from this test, which ran the cell
     (reached,) = [ln for ln in summarize(exp).splitlines() if ln.startswith("- **Reached from:**")]
     assert f"`{__file__}:" in reached, reached
+
+
+def test_the_compiler_runs_a_cell_without_ipython():
+    import ast
+
+    from compiler.capture.cell import explore_cell
+
+    ns = {"torch": torch, "x": torch.arange(4.0)}
+    cell = "def g(t):\n    return t.exp()\nz = g(x)\nz + 1\n"
+    run = explore_cell(ast.parse(cell), "<cell>", ns, target="g", backend="eager")
+    assert [c.code_name for c in run.exploration.compiles] == ["g"]
+    assert run.has_value and torch.equal(run.value, torch.arange(4.0).exp() + 1)
+    assert ns["g"].__code__.co_filename == "<cell>"  # the plain function, put back
+    with pytest.raises(compiler.TargetError, match=r"z is a Tensor; compile a function"):
+        explore_cell(ast.parse("z + 1\n"), "<cell2>", ns, target="z", backend="eager")
