@@ -73,7 +73,7 @@ def _bert():
 def main() -> None:
     import torch
 
-    from compiler.advise.findings import to_markdown
+    from explorer.report import findings_markdown
 
     print(f"torch {torch.__version__}  device cpu")
     for name, build in (("GPT-2, two sequence lengths, aot_eager", _gpt2),
@@ -83,7 +83,7 @@ def main() -> None:
         exp = build()
         seconds = time.perf_counter() - t0
         print(f"\n# {name}: {len(exp.compiles)} compiles in {seconds:.1f} s\n")
-        print(to_markdown(exp.findings()))
+        print(findings_markdown(exp.findings()))
 
 
 if __name__ == "__main__":

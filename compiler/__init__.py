@@ -10,8 +10,9 @@ Example:
     'torch.relu'
 """
 
-from compiler.capture.explore import classify_failure, explore
+from compiler.capture.explore import explore
 from compiler.capture.exported import explore_export
+from compiler.capture.failures import classify_failure
 from compiler.capture.progress import Progress, reporting
 from compiler.capture.recording import Recording, recording
 from compiler.capture.script import explore_path, explore_script

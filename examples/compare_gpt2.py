@@ -1,6 +1,6 @@
 """The compile-and-compare lab on a real model: a 2-layer GPT-2 built from its config.
 
-Prints the compile log (``Comparison.to_markdown()``) for eager, ``aot_eager``, Inductor
+Prints the compile log (``explorer.compile_log``) for eager, ``aot_eager``, Inductor
 and Inductor with ``dynamic=True``. Needs ``transformers`` (no weights are downloaded: the
 model is built from a config with random weights). One torch thread keeps the timings stable
 on a small shared CPU.
@@ -14,6 +14,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 import compiler
+from explorer.compile_log import compile_log
 
 
 def main() -> None:
@@ -31,7 +32,7 @@ def main() -> None:
             logits, ids, configs=["aot_eager", "default", "dynamic"], steps=20,
             progress=lambda p: print(p, flush=True) if p.step != "timing" else None,
         )  # fmt: skip
-    print(comparison.to_markdown())
+    print(compile_log(comparison))
 
 
 if __name__ == "__main__":

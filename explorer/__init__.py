@@ -202,7 +202,7 @@ def compare(target: Callable[..., Any], *inputs: Any, **compare_options: Any) ->
 
     Returns:
         A ``CompareView``: click a row (or ``.select(name)``) to explore its compiles;
-        ``.comparison.to_markdown()`` is the compile log.
+        ``explorer.compile_log.compile_log(view.comparison)`` is the compile log.
 
     Example:
         >>> import torch, explorer
@@ -243,8 +243,8 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
 
         # IPython shows a UsageError as its message alone, without a traceback.
         raise UsageError(_missing_message(missing))
-    from ._compare_magic import CompareMagics
-    from ._magic import CompileMagics
+    from .magics.compare_magic import CompareMagics
+    from .magics.compile_magic import CompileMagics
 
     ip.register_magics(CompileMagics)
     ip.register_magics(CompareMagics)
@@ -252,8 +252,8 @@ def load_ipython_extension(ip: InteractiveShell) -> None:
 
 def unload_ipython_extension(ip: InteractiveShell) -> None:
     """``%unload_ext explorer``: remove ``%%compile`` and ``%%compare`` (widgets keep working)."""
-    from ._compare_magic import CompareMagics
-    from ._magic import CompileMagics
+    from .magics.compare_magic import CompareMagics
+    from .magics.compile_magic import CompileMagics
 
     manager = ip.magics_manager
     for cls in (CompileMagics, CompareMagics):

@@ -13,9 +13,9 @@ import os
 import re
 from pathlib import Path
 
-import compiler
-from compiler.advise.findings import to_markdown
+from compiler.advise.findings import Finding
 from compiler.errors import ExploreError
+from compiler.link.user_code import compiled_files, is_user_file
 from compiler.model import (
     Bytecode,
     Compile,
@@ -30,7 +30,7 @@ from compiler.model import (
     StageError,
 )
 
-__all__ = ["summarize", "write_markdown"]
+__all__ = ["findings_markdown", "summarize", "write_markdown"]
 
 _SOURCES = {"live": "live capture", "trace": "`TORCH_TRACE` log"}
 _STATUS = {
@@ -40,10 +40,6 @@ _STATUS = {
     "failed": "failed",
 }
 _BACKTICKS = re.compile(r"`+")
-# frames of the `python -m compiler` / `python -m explorer` runners are not user code
-_PACKAGE_DIRS = tuple(
-    Path(p).resolve().parent.as_posix() + "/" for p in (compiler.__file__, __file__) if p
-)
 
 
 def summarize(exp: Exploration) -> str:
@@ -66,10 +62,11 @@ def summarize(exp: Exploration) -> str:
     out: list[str] = []
     _header(exp, out)
     # what to fix comes first: the rest of the report is the evidence
-    out += [*to_markdown(exp.findings()).splitlines(), ""]
+    out += [*findings_markdown(exp.findings()).splitlines(), ""]
     _overview(exp, out)
+    compiled = compiled_files(exp.compiles)
     for c in exp.compiles:
-        _compile(c, multi_rank=len(exp.ranks) > 1, out=out)
+        _compile(c, multi_rank=len(exp.ranks) > 1, compiled=compiled, out=out)
     _closing(exp, out)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -104,6 +101,38 @@ def write_markdown(exp: Exploration, path: str | os.PathLike[str]) -> Path:
 
 
 # -- sections ---------------------------------------------------------------------------
+
+
+_MARK = {"problem": "Problem", "warning": "Warning", "info": "Note"}
+
+
+def findings_markdown(findings: tuple[Finding, ...] | list[Finding]) -> str:
+    """The findings as a Markdown section (``## Findings``), most important first.
+
+    Torch's own words and the suggestions' code blocks are kept as they are; ids go in
+    backticks. An empty tuple gives a one-line section saying nothing was found.
+
+    Example:
+        >>> from explorer.report import findings_markdown
+        >>> f = Finding(kind="graph_break.logging", severity="problem", title="print breaks")
+        >>> findings_markdown((f,)).splitlines()[2]
+        '1. **Problem** print breaks'
+    """
+    out = ["## Findings", ""]
+    if not findings:
+        out.append("No problems found: no graph breaks, recompiles or slow parts to report.")
+        return "\n".join(out) + "\n"
+    for i, f in enumerate(findings, start=1):
+        impact = f" (costs {f.impact})" if f.impact else ""
+        out.append(f"{i}. **{_MARK.get(f.severity, f.severity)}** {f.title}{impact}")
+        for e in f.evidence:
+            where = [f"`{v}`" for v in (e.compile, e.stage, e.src, e.node, e.kernel) if v]
+            out.append(f"   - {e.text}" + (f" — {' · '.join(where)}" if where else ""))
+        if f.suggestion:
+            out.append("")
+            out.extend(f"   {line}" if line else "" for line in f.suggestion.splitlines())
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def _header(exp: Exploration, out: list[str]) -> None:
@@ -185,7 +214,7 @@ def _overview(exp: Exploration, out: list[str]) -> None:
     out.append("")
 
 
-def _compile(c: Compile, *, multi_rank: bool, out: list[str]) -> None:
+def _compile(c: Compile, *, multi_rank: bool, compiled: frozenset[str], out: list[str]) -> None:
     rank = f" (rank {c.rank})" if multi_rank and c.rank is not None else ""
     name = f": {_code(c.code_name)}" if c.code_name else ""
     out += [f"## Compile {_code(str(c.compile_id))}{name}{rank}", ""]
@@ -193,7 +222,7 @@ def _compile(c: Compile, *, multi_rank: bool, out: list[str]) -> None:
     if c.is_resume:
         where += " (a resume function Dynamo made after a graph break)"
     out.append(f"- **Location:** {where}")
-    caller = _caller(c)
+    caller = _caller(c, compiled)
     if caller is not None:
         out.append(f"- **Reached from:** {_loc(caller)}")
     out.append(f"- **Status:** {_STATUS.get(c.status, c.status)}")
@@ -409,21 +438,13 @@ def _cell(text: str) -> str:
     return " ".join(text.splitlines()).replace("|", "\\|")
 
 
-def _caller(c: Compile) -> SourceLoc | None:
-    """The innermost frame of user code in torch's stack above the compiled frame.
-
-    Skips installed packages (torch), frozen modules (runpy) and this package (the
-    ``python -m compiler`` runner). Torch leaves some frames out of this stack, so
-    it is not always the direct caller.
+def _caller(c: Compile, compiled: frozenset[str]) -> SourceLoc | None:
+    """The innermost frame of user code (``is_user_file``, ``compiled``: the compiled
+    files) in torch's stack above the compiled frame. Torch leaves some frames out of
+    this stack, so it is not always the direct caller.
     """
-    for loc in reversed(c.stack[:-1]):
-        name = loc.filename.replace("\\", "/")
-        if name.startswith("<") or "/site-packages/" in name or "/dist-packages/" in name:
-            continue
-        if name.startswith(_PACKAGE_DIRS):
-            continue
-        return loc
-    return None
+    above = reversed(c.stack[:-1])
+    return next((loc for loc in above if is_user_file(loc.filename, compiled)), None)
 
 
 def _where(c: Compile) -> str:

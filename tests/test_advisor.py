@@ -22,7 +22,8 @@ from advisor_corpus.check import (
 )
 
 import compiler
-from compiler.advise.findings import SEVERITIES, Finding, to_markdown
+from compiler.advise.findings import SEVERITIES, Finding
+from explorer.report import findings_markdown
 
 
 def _alarms(findings: tuple[Finding, ...]) -> list[Finding]:
@@ -143,11 +144,11 @@ def test_findings_survive_a_json_round_trip():
 
 def test_markdown_lists_findings_with_their_links_and_snippets():
     exp = load_case("gb_data_branch").run()
-    text = to_markdown(exp.findings())
+    text = findings_markdown(exp.findings())
     assert text.startswith("## Findings\n")
     assert "1. **Problem** A branch on tensor data breaks the graph" in text
     assert "`dynamo_graph_break_reason`" in text and "torch.cond" in text
-    assert to_markdown(()).startswith("## Findings\n\nNo problems found")
+    assert findings_markdown(()).startswith("## Findings\n\nNo problems found")
 
 
 def test_report_starts_with_the_findings():
@@ -213,3 +214,26 @@ def test_slower_than_eager_names_re_recordings_and_input_copies(field, value, sa
     first = dataclasses.replace(exp, call_timing=timing).findings()[0]
     assert first.kind == "gpu.slower_than_eager"
     assert said in first.title
+
+
+def test_a_recompile_is_one_rule_also_where_the_trace_kept_no_reason():
+    import dataclasses
+
+    import torch
+
+    def g(x):
+        return x.cos()
+
+    def two_shapes():
+        h = torch.compile(g, backend="eager", dynamic=False)
+        h(torch.randn(2))
+        h(torch.randn(3))
+
+    exp = compiler.explore(two_shapes, wrap=False)
+    first, second = exp.compiles
+    assert second.recompile_reasons and exp.recompiles == (second,)
+    # a trace that logged no recompile reason: the second compile of the frame is one still
+    bare = dataclasses.replace(second, recompile_reasons=())
+    stripped = dataclasses.replace(exp, compiles=(first, bare))
+    assert not first.is_recompile and bare.is_recompile
+    assert stripped.recompiles == (bare,)

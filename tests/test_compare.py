@@ -12,6 +12,7 @@ import compiler
 import explorer
 from compiler import Config
 from explorer.compare_widget import comparison_data
+from explorer.compile_log import compile_log
 
 
 def pointwise(x):
@@ -64,13 +65,13 @@ def test_graph_breaks_and_recompiles_are_counted_from_the_recorded_compiles():
     c = compiler.compare(breaking, torch.ones(8), configs=[DYNAMO_EAGER], steps=3)
     row = c.row("dynamo-eager")
     assert row.graph_breaks == 1 and row.compiles == len(row.exploration.compiles) >= 2
-    log = c.to_markdown()
+    log = compile_log(c)
     assert "## Graph breaks" in log and "dynamo-eager:" in log.split("## Graph breaks")[1]
 
     c = compiler.compare(counting, torch.ones(8), configs=[DYNAMO_EAGER], steps=3, warmup=1)
     row = c.row("dynamo-eager")
     assert row.recompiles >= 1 and row.recompiles == len(row.exploration.recompiles)
-    recompiles = c.to_markdown().split("## Recompiles")[1]
+    recompiles = compile_log(c).split("## Recompiles")[1]
     assert f"compile {row.exploration.recompiles[0].compile_id}" in recompiles
 
 
@@ -79,7 +80,7 @@ def test_a_failing_configuration_becomes_a_row_with_its_error_and_the_rest_still
     c = compiler.compare(pointwise, torch.randn(8), configs=[bad, "aot_eager"], steps=2)
     assert "no_such_inductor_option" in c.row("bad").error
     assert c.row("aot_eager").median_ms is not None
-    assert "| bad | failed: " in c.to_markdown()
+    assert "| bad | failed: " in compile_log(c)
 
 
 def test_bad_names_and_targets_get_clear_errors():
@@ -95,12 +96,12 @@ def test_bad_names_and_targets_get_clear_errors():
 def test_cuda_only_presets_are_skipped_on_the_cpu_with_a_note():
     c = compiler.compare(pointwise, torch.randn(8), configs=["reduce-overhead"], steps=2)
     assert [r.name for r in c.rows] == ["eager"]
-    assert "reduce-overhead" in c.notes[0] and "## Notes" in c.to_markdown()
+    assert "reduce-overhead" in c.notes[0] and "## Notes" in compile_log(c)
 
 
 def test_the_compile_log_holds_the_environment_and_one_table_row_per_configuration():
     c = compiler.compare(pointwise, torch.randn(16), configs=["aot_eager"], steps=3)
-    log = c.to_markdown()
+    log = compile_log(c)
     assert f"torch {torch.__version__}" in log
     assert "float32[16] cpu" in log
     table = [line for line in log.splitlines() if line.startswith("| ")]
@@ -129,7 +130,7 @@ def test_compare_magic_times_the_last_expression_after_running_the_setup(ip, tmp
     node = next(n for n in c.row("aot_eager").exploration.compiles[0].graphs[
         "dynamo_output_graph"].nodes if n.op == "call_function")  # fmt: skip
     assert node.source is not None and node.source.line == 3
-    assert log.read_text() == c.to_markdown()
+    assert log.read_text() == compile_log(c)
 
 
 def test_compare_magic_rejects_a_cell_without_a_final_expression(ip):

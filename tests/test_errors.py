@@ -88,7 +88,9 @@ def test_user_exception_inside_a_compiled_function_is_reported_once():
         calls.append(1)
         raise KeyError("missing key in user code")
 
-    with pytest.raises(compiler.InputError, match=r"noisy raised KeyError: 'missing key"):
+    with pytest.raises(
+        compiler.InputError, match=r"noisy raised KeyError at .*test_errors\.py:\d+: 'missing key"
+    ):
         compiler.explore(noisy, torch.randn(2), backend="eager")
     assert len(calls) == 1, "the failing target must not be run a second time"
 
@@ -99,7 +101,8 @@ def test_user_exception_inside_a_compiled_training_step_is_reported():
 
     with pytest.raises(
         compiler.InputError,
-        match=r"step raised ValueError: boom in user code\. The error comes from your code",
+        match=r"step raised ValueError at .*test_errors\.py:\d+: boom in user code\. The error "
+        r"comes from your code",
     ):
         compiler.explore(step, wrap=False)
 

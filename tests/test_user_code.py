@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import compiler
+from compiler.link.user_code import is_user_file
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDINGS = ROOT / "notebooks" / "recordings"
@@ -115,3 +116,27 @@ def test_a_resume_function_says_which_line_of_which_function_it_resumes():
 
     names = {e.key: e.name for e in build_index(exp).compiles}
     assert {names[c.key] for c in resumes} == {f"resume data_dependent at line {r.line}"}
+
+
+def test_user_code_is_all_but_torch_this_project_and_what_python_generates():
+    import explorer
+
+    for library in (torch.__file__, compiler.__file__, explorer.__file__, "<frozen runpy>"):
+        assert not is_user_file(library), library
+    assert not is_user_file("<string>")
+    for user in (__file__, programs.__file__, "<ipython-input-3-0f41a3dd8c3b>"):
+        assert is_user_file(user), user
+    # an installed package is the user's code where torch.compile compiled code of it (a
+    # transformers model), and tooling otherwise (pytest, IPython)
+    assert not is_user_file(pytest.__file__)
+    assert is_user_file(pytest.__file__, frozenset({pytest.__file__}))
+
+
+def test_a_failure_names_the_innermost_user_line_of_its_traceback():
+    def deep(x):
+        return programs.pointwise(x).reshape(7)
+
+    with pytest.raises(compiler.InputError) as info:
+        compiler.explore(deep, torch.randn(4), backend="eager")
+    line = inspect.getsourcelines(deep)[1] + 1
+    assert f" at {__file__}:{line}: " in str(info.value)

@@ -82,7 +82,7 @@ def findings(exp: Exploration) -> list[Ranked]:
         return out
     hit_ids = ", ".join(str(c.compile_id) for c in hits[:3])
     for c in misses:
-        recompile = bool(c.recompile_reasons) or (c.compile_id.frame_compile_id or 0) > 0
+        recompile = c.is_recompile
         why = (
             "it is a recompile: its graph is new, so a miss is expected"
             if recompile

@@ -48,34 +48,3 @@ class Finding:
     evidence: tuple[Evidence, ...] = ()
     suggestion: str = ""
     impact: str = ""
-
-
-_MARK = {"problem": "Problem", "warning": "Warning", "info": "Note"}
-
-
-def to_markdown(findings: tuple[Finding, ...] | list[Finding]) -> str:
-    """The findings as a Markdown section (``## Findings``), most important first.
-
-    Torch's own words and the suggestions' code blocks are kept as they are; ids go in
-    backticks. An empty tuple gives a one-line section saying nothing was found.
-
-    Example:
-        >>> f = Finding(kind="graph_break.logging", severity="problem", title="print breaks")
-        >>> to_markdown((f,)).splitlines()[2]
-        '1. **Problem** print breaks'
-    """
-    out = ["## Findings", ""]
-    if not findings:
-        out.append("No problems found: no graph breaks, recompiles or slow parts to report.")
-        return "\n".join(out) + "\n"
-    for i, f in enumerate(findings, start=1):
-        impact = f" (costs {f.impact})" if f.impact else ""
-        out.append(f"{i}. **{_MARK.get(f.severity, f.severity)}** {f.title}{impact}")
-        for e in f.evidence:
-            where = [f"`{v}`" for v in (e.compile, e.stage, e.src, e.node, e.kernel) if v]
-            out.append(f"   - {e.text}" + (f" — {' · '.join(where)}" if where else ""))
-        if f.suggestion:
-            out.append("")
-            out.extend(f"   {line}" if line else "" for line in f.suggestion.splitlines())
-        out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from compiler.advise._common import Ranked, finding, plural, resume_of
 from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, loc_key
+from compiler.link.user_code import compiled_files, is_user_file
 from compiler.model import Compile, Exploration, GraphBreak, SourceLoc
 
 # The condition's node, as Dynamo prints it under "computed as follows": "gt = gt(sum_1, 0)".
@@ -22,7 +23,6 @@ _SKIPPED = re.compile(
     r"|the function `(?P<skipped>[^`]+)` in file|UserDefinedClassVariable\(<class '(?P<cls>[^']+)'>"
 )
 # torch's own files: a break reported inside them is shown at the user's line that led there
-_TORCH_FILE = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]|[/\\]torch[/\\]_dynamo[/\\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +32,10 @@ class _Cause:
     suggestion: str
 
 
-def _classify(gb: GraphBreak) -> _Cause:
+def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
     text = f"{gb.summary}\n{gb.reason}"
     low = text.lower()
-    loc = user_location(gb)
+    loc = user_location(gb, compiled)
     code = (loc.code.strip() if loc else "") or "the line"
     if "torch._dynamo.graph_break()" in low:
         return _Cause(
@@ -175,15 +175,16 @@ def _resumes(exp: Exploration, c: Compile, gb: GraphBreak) -> list[Compile]:
 
 def findings(exp: Exploration) -> list[Ranked]:
     """One finding per graph break cause and place, with what it cost."""
+    compiled = compiled_files(exp.compiles)
     groups: dict[tuple[str, SrcKey | None, str], list[tuple[Compile, GraphBreak]]] = {}
     for c in exp.compiles:
         for gb in c.graph_breaks:
-            where = loc_key(user_location(gb))
+            where = loc_key(user_location(gb, compiled))
             groups.setdefault((gb.summary, where, c.code_name), []).append((c, gb))
     out = []
     for (_, where, _), hits in groups.items():
         c0, gb0 = hits[0]
-        cause = _classify(gb0)
+        cause = _classify(gb0, compiled)
         resumes = {id(r): r for c, gb in hits for r in _resumes(exp, c, gb)}
         graphs = sum(
             1
@@ -193,7 +194,7 @@ def findings(exp: Exploration) -> list[Ranked]:
         evidence = []
         for c, gb in hits[:3]:
             loc = f" at {where}" if where else ""
-            uloc = user_location(gb)
+            uloc = user_location(gb, compiled)
             code = f": `{uloc.code.strip()}`" if uloc and uloc.code else ""
             evidence.append(
                 Evidence(
@@ -281,13 +282,14 @@ def _callee(gb: GraphBreak) -> str:
     return str(m["name"] or m["fn"] or m["skipped"] or m["cls"] or "")
 
 
-def user_location(gb: GraphBreak) -> SourceLoc | None:
+def user_location(gb: GraphBreak, compiled: frozenset[str] = frozenset()) -> SourceLoc | None:
     """Where in user code the break happened: its location, or, when torch reports it
     inside its own files (a polyfill, a skipped torch function), the innermost frame of
-    the user stack outside them."""
-    if gb.location is not None and not _TORCH_FILE.search(gb.location.filename):
+    the user stack in user code (``is_user_file``; ``compiled``: the exploration's
+    compiled files)."""
+    if gb.location is not None and is_user_file(gb.location.filename, compiled):
         return gb.location
     for loc in reversed(gb.user_stack):
-        if not _TORCH_FILE.search(loc.filename) and loc.filename and loc.line:
+        if is_user_file(loc.filename, compiled) and loc.line:
             return loc
     return gb.location

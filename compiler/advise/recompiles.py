@@ -166,7 +166,8 @@ def findings(exp: Exploration) -> list[Ranked]:
 
 def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
     out: list[Ranked] = []
-    recompiles = [c for c in cs if c.recompile_reasons]
+    # grouped by the guard that failed: recompiles whose trace carries no reason have none
+    recompiles = [c for c in cs if c.is_recompile and c.recompile_reasons]
     limit = [c for c in cs if any(w in (c.metrics.fail_reason or "").lower() for w in _LIMIT)]
     causes: dict[tuple[str, str], list[tuple[Compile, RecompileReason, str]]] = {}
     dims: dict[tuple[str, str], set[str]] = {}

@@ -10,8 +10,9 @@ from types import CodeType
 from typing import Any
 
 from compiler import _compat
+from compiler.capture.failures import check_options, classify_failure
 from compiler.capture.recording import describe_target, recording
-from compiler.errors import CompileError, ExploreError, InputError, OptionError, TargetError
+from compiler.errors import CompileError, ExploreError, OptionError, TargetError
 from compiler.model import CallTiming, Exploration, Options, as_jsonable
 
 
@@ -99,7 +100,7 @@ def explore(
                 "them to your own torch.compile call, or wrap=True to compile the whole callable."
             )
             raise OptionError(msg)
-    _check_options(backend, mode, options, wrap)
+    check_options(backend, mode, options, wrap=wrap)
     opts = Options(
         backend=backend if isinstance(backend, str) else describe_target(backend),
         mode=mode,
@@ -115,46 +116,101 @@ def explore(
     if wrap:
         run = torch.compile(target, backend=backend, mode=mode, dynamic=dynamic,
                             fullgraph=fullgraph, options=options)  # fmt: skip
-    rec_failure: BaseException | None = None
-    with recording(
-        keep_caches=keep_caches, decompile=decompile, triton_stages=triton_stages
-    ) as rec:
-        rec.target = describe_target(target)
-        rec.options = opts
-        rec.device = _input_device(example_inputs, kwargs)
-        try:
-            run(*example_inputs, **kwargs)
-        except Exception as exc:
-            rec_failure = exc
-    exploration = rec.exploration()
-    if rec_failure is not None:
-        rerun = None
-        if opts.wrapped:
+    rerun = None
+    if wrap:
 
-            def rerun() -> object:
-                with torch.no_grad():
-                    return target(*example_inputs, **kwargs)
+        def rerun() -> object:
+            with torch.no_grad():
+                return target(*example_inputs, **kwargs)
 
-        error = classify_failure(
-            rec_failure,
+    try:
+        exploration = record_run(
+            lambda: run(*example_inputs, **kwargs),
             target=describe_target(target),
             options=opts,
-            exploration=exploration,
+            keep_caches=keep_caches,
+            decompile=decompile,
+            triton_stages=triton_stages,
+            device=_input_device(example_inputs, kwargs),
             rerun_eagerly=rerun,
         )
-        internal = not (
-            _compat.is_graph_break_error(rec_failure) or _compat.is_backend_failure(rec_failure)
+    except CompileError as error:
+        cause = error.__cause__
+        internal = cause is not None and not (
+            _compat.is_graph_break_error(cause) or _compat.is_backend_failure(cause)
         )
-        if wrap and wrap_defaulted and internal and isinstance(error, CompileError):
+        if wrap and wrap_defaulted and internal:
             # Compiling a callable that compiles code itself is the usual cause of an
             # internal Dynamo error here: name the way out.
             error.args = (
                 f"{str(error).rstrip('.')}. If {describe_target(target)} calls torch.compile or "
                 "compiled code itself, pass wrap=False to record the compiles it triggers instead.",
             )
-        raise error from rec_failure
+        raise
     if measure:
         exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
+    return exploration
+
+
+def record_run(
+    run: Callable[[], object],
+    *,
+    target: str,
+    options: Options,
+    keep_caches: bool = False,
+    decompile: bool = True,
+    triton_stages: bool | None = None,
+    device: str = "",
+    rerun_eagerly: Callable[[], object] | None = None,
+    cell: str = "",
+) -> Exploration:
+    """Call ``run`` with every compile it triggers recorded; the one place that turns a
+    failure into an ``ExploreError`` (``classify_failure``), for ``explore`` and
+    ``explore_cell`` alike.
+
+    Args:
+        run: calls the compiled code.
+        target: the name of what is compiled, for the Exploration and the messages.
+        options: how it is compiled, as the Exploration records it.
+        keep_caches, decompile, triton_stages: as in ``explore``.
+        device: the inputs' device type ("" to take the trace's).
+        rerun_eagerly, cell: as in ``classify_failure``.
+
+    Raises:
+        ExploreError: what ``run`` raised, classified, from the original exception;
+            an ``ExploreError`` raised by ``run`` itself passes through as it is.
+
+    Example:
+        >>> import torch
+        >>> f = torch.compile(torch.cos, backend="eager")
+        >>> exp = record_run(lambda: f(torch.ones(2)), target="cos", options=Options())
+        >>> len(exp.compiles)
+        1
+    """
+    failure: Exception | None = None
+    with recording(
+        keep_caches=keep_caches, decompile=decompile, triton_stages=triton_stages
+    ) as rec:
+        rec.target = target
+        rec.options = options
+        rec.device = device
+        try:
+            run()
+        except ExploreError:
+            raise
+        except Exception as exc:
+            failure = exc
+    exploration = rec.exploration()
+    if failure is not None:
+        error = classify_failure(
+            failure,
+            target=target,
+            options=options,
+            exploration=exploration,
+            rerun_eagerly=rerun_eagerly,
+            cell=cell,
+        )
+        raise error from failure
     return exploration
 
 
@@ -368,47 +424,6 @@ def _call_notes(t: CallTiming, profiled: Any, graph_events_timed: int) -> list[s
     return notes
 
 
-def _check_options(
-    backend: Any, mode: str | None, options: dict[str, Any] | None, wrap: bool
-) -> None:
-    import torch
-
-    if not wrap:
-        given = [n for n, v in (("mode", mode), ("options", options)) if v]
-        if given or backend != "inductor":
-            msg = (
-                f"{', '.join(given) or 'backend'} only applies when explore() compiles the "
-                "target itself, but the target is already compiled (or wrap=False). Pass the "
-                "options to your own torch.compile call, or pass the uncompiled function."
-            )
-            raise OptionError(msg)
-        return
-    if isinstance(backend, str):
-        known = set(torch.compiler.list_backends(exclude_tags=()))
-        if backend not in known:
-            msg = f"unknown backend {backend!r}. Known backends: {', '.join(sorted(known))}."
-            raise OptionError(msg)
-    elif not callable(backend):
-        raise OptionError(f"backend must be a name or a callable, not {type(backend).__name__}.")
-    if mode is not None:
-        modes = _compat.inductor_mode_names()
-        if mode not in modes:
-            msg = f"unknown mode {mode!r}. Known modes: {', '.join(sorted(modes))}."
-            raise OptionError(msg)
-        if options:
-            raise OptionError("torch.compile takes mode or options, not both: pass one of them.")
-    if options:
-        names = _compat.inductor_option_names()
-        unknown = sorted(k for k in options if k not in names)
-        if unknown:
-            plural = "s" * (len(unknown) > 1)
-            msg = (
-                f"unknown Inductor option{plural} {', '.join(map(repr, unknown))}; "
-                "see torch._inductor.list_options() for the names torch.compile accepts."
-            )
-            raise OptionError(msg)
-
-
 def _input_device(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     import torch
 
@@ -416,103 +431,3 @@ def _input_device(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         if isinstance(value, torch.Tensor):
             return value.device.type
     return ""
-
-
-def classify_failure(
-    exc: BaseException,
-    *,
-    target: str,
-    options: Options,
-    exploration: Exploration,
-    rerun_eagerly: Callable[[], object] | None = None,
-) -> ExploreError:
-    """What an exception raised while compiled code ran means, as an ``ExploreError``.
-
-    ``CompileError`` when torch.compile itself failed: a graph break under
-    ``fullgraph`` (``stage="dynamo"``), a dimension marked dynamic that the code
-    specialised (``"dynamic"``), the backend (``"backend"``), or Dynamo on code
-    that runs eagerly (``"run"``); ``InputError`` when the user's code raised
-    (``"run"``) or, checked with ``rerun_eagerly`` when given, fails without
-    torch.compile too (``"inputs"``). The error's ``exploration`` is ``exploration``
-    with the message recorded as a ``StageError``.
-
-    Args:
-        exc: what the compiled call raised.
-        target: the name to show for what was compiled (``describe_target``).
-        options: how it was compiled (``fullgraph``, ``backend``, ``wrapped``).
-        exploration: what was recorded before the failure.
-        rerun_eagerly: runs the target without torch.compile; omit it where running
-            the code again would repeat its side effects.
-
-    Example:
-        >>> err = classify_failure(ValueError("boom"), target="f", options=Options(),
-        ...                        exploration=Exploration(source="live"))
-        >>> type(err).__name__, err.stage
-        ('InputError', 'run')
-    """
-    where = ""
-    if exploration.graph_breaks and exploration.graph_breaks[-1].location is not None:
-        where = f" at {exploration.graph_breaks[-1].location}"
-    first_line = str(exc).strip().split("\n", 1)[0]
-
-    def error(kind: type[ExploreError], stage: str, msg: str) -> ExploreError:
-        return kind(msg, exploration=_with_error(exploration, stage, msg), stage=stage)
-
-    if options.fullgraph and _compat.is_graph_break_error(exc):
-        msg = (
-            f"fullgraph=True, but Dynamo hit a graph break{where}: {first_line}. "
-            "Remove fullgraph=True to let torch.compile split the graph there, or change the "
-            "code so Dynamo can trace it; the stages recorded so far are on .exploration."
-        )
-        return error(CompileError, "dynamo", msg)
-    if _compat.is_backend_failure(exc):
-        msg = (
-            f"the {options.backend!r} backend failed while compiling {target}: "
-            f"{first_line}. Try backend='aot_eager' to see whether the problem is in "
-            "AOTAutograd or in the backend."
-        )
-        return error(CompileError, "backend", msg)
-    if _compat.is_constraint_violation(exc):
-        msg = (
-            f"a dimension marked dynamic was specialised while compiling {target}: "
-            f"{first_line.rstrip('.')}. The code branches on (or needs) that size, so it "
-            "cannot stay symbolic: use torch._dynamo.maybe_mark_dynamic instead of "
-            "mark_dynamic, or remove the mark."
-        )
-        return error(CompileError, "dynamic", msg)
-    if not _compat.is_dynamo_error(exc):
-        # torch.compile ran the user's code and it raised: report it as theirs, without
-        # running it again (a second run would repeat its prints and side effects).
-        msg = (
-            f"{target} raised {type(exc).__name__}: {first_line}. The error "
-            "comes from your code as torch.compile ran it; fix it and run again (the stages "
-            "recorded before it are on .exploration)."
-        )
-        return error(InputError, "run", msg)
-    if rerun_eagerly is not None:
-        try:
-            rerun_eagerly()
-        except Exception as eager_exc:
-            eager_text = str(eager_exc).strip()
-            eager_first = eager_text.splitlines()[0] if eager_text else ""
-            msg = (
-                f"{target} fails on these inputs even without torch.compile: "
-                f"{type(eager_exc).__name__}: {eager_first}. "
-                "Fix the inputs or the code so that it runs eagerly first."
-            )
-            return error(InputError, "inputs", msg)
-    eager_note = ". It runs eagerly, so the failure comes from torch.compile"
-    msg = (
-        f"{target} raised {type(exc).__name__} under torch.compile: {first_line}"
-        f"{eager_note if rerun_eagerly is not None else ''}; "
-        "the stages recorded before the failure are on .exploration."
-    )
-    return error(CompileError, "run", msg)
-
-
-def _with_error(exploration: Exploration, stage: str, message: str) -> Exploration:
-    from compiler.model import StageError
-
-    return dataclasses.replace(
-        exploration, errors=(*exploration.errors, StageError(stage=stage, message=message))
-    )

@@ -20,13 +20,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-import traceback
 import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from compiler.capture.recording import describe_target, recording
 from compiler.errors import CompileError, InputError, TargetError
+from compiler.link.user_code import error_location, innermost_user_frame, is_user_file
 from compiler.model import Compile, CompileId, Exploration, Graph, Options, StageError
 from compiler.parse.graph_text import parse_graph
 
@@ -192,35 +192,22 @@ def _with_stages(
     return dataclasses.replace(exploration, compiles=tuple(compiles))
 
 
-def _user_line(exc: BaseException) -> str:
+def _user_line(exc: BaseException, model: Any) -> str:
     """``file:line`` of the last user frame the failure passed through, or ""."""
-    import torch
-
-    skip = tuple(os.path.dirname(os.path.abspath(p)) + os.sep for p in (torch.__file__, __file__))
-    found = ""
-    text = str(exc)
-    _, marker, stack = text.partition("from user code:")
-    if marker:  # strict export: Dynamo lists the user's frames in its message
-        for line in stack.splitlines():
-            line = line.strip()
-            if line.startswith('File "'):
-                path, _, rest = line[6:].partition('", line ')
-                number = rest.split(",", 1)[0]
-                if not os.path.abspath(path).startswith(skip) and number.isdigit():
-                    found = f"{path}:{number}"
-        if found:
-            return found
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if not os.path.abspath(frame.filename).startswith(skip) and frame.filename != "<string>":
-            found = f"{frame.filename}:{frame.lineno}"
-    return found
+    # the model's own file is user code even in an installed package (transformers)
+    forward = getattr(type(model), "forward", None)
+    compiled = frozenset({inspect.getsourcefile(forward) or ""}) if forward else frozenset()
+    loc = error_location(exc)  # strict export: Dynamo lists the user's frames in its message
+    if loc is None or not is_user_file(loc.filename, compiled):
+        loc = innermost_user_frame(exc.__traceback__, compiled)
+    return str(loc) if loc is not None else ""
 
 
 def _export_error(
     exc: BaseException, model: Any, exploration: Exploration, strict: bool
 ) -> CompileError:
     first = (str(exc).strip().splitlines() or [""])[0].rstrip(".")
-    where = _user_line(exc)
+    where = _user_line(exc, model)
     at = f" at {where}" if where else ""
     msg = (
         f"torch.export.export(strict={strict}) could not export {describe_target(model)}{at}: "

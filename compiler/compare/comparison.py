@@ -4,7 +4,7 @@ Runs a target eagerly and under several torch.compile configurations and measure
 each: the first call (compile included), the steady state per call (after warm-up:
 median and spread of repeated calls, synchronised on GPU), the speedup over eager, and
 how many compiles, recompiles and graph breaks it took, each row with the Exploration
-that recorded its compiles. ``Comparison.to_markdown()`` writes the lab's compile log.
+that recorded its compiles. ``explorer.compile_log`` writes the lab's compile log.
 """
 
 from __future__ import annotations
@@ -134,12 +134,6 @@ class Comparison:
             if r.name == name:
                 return r
         raise KeyError(f"no configuration {name!r} (ran: {', '.join(r.name for r in self.rows)})")
-
-    def to_markdown(self) -> str:
-        """The lab's compile log (``COMPILE_LOG.md``): environment, table, breaks, recompiles."""
-        from compiler.compare.log import markdown
-
-        return markdown(self)
 
     def __repr__(self) -> str:
         best = min(

@@ -6,18 +6,24 @@ and, for each post-grad node it ran, the ``# File: path:line`` line torch printe
 that node in the post-grad graph. Reading those means parsing the post-grad graph, so
 the lines are computed when first read: loading a trace stays free of graph parsing.
 
-A graph break's user stack runs from the program's entry (pytest, runpy, the explorer's
-own wrapper) down to the line that broke. Only the frames of the user's compiled code
-link to the source view: a frame is the user's when its file is the file of one of the
-exploration's compiled frames and it is not inside torch or this package.
+Whether a frame is user code has one rule, ``is_user_file``: code outside torch, this
+project (``compiler/``, ``explorer/``) and Python's own generated or frozen modules, and
+outside installed packages unless torch.compile compiled code of that file (a
+transformers model is the user's; IPython, ipykernel and pytest are not). A graph
+break's user stack runs from the program's entry (pytest, runpy, the explorer's own
+wrapper) down to the line that broke; its frames link to the source view when they are
+user code in the file of one of the exploration's compiled frames (the files the source
+view shows).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
+from types import TracebackType
 
 import torch
 
@@ -30,10 +36,17 @@ _USER_CODE_FILE = re.compile(
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 _POST_GRAD = ("inductor_post_grad_graph", "before_post_grad_graph")
-# frames in these folders are never the user's, even where Dynamo compiled one of them
-_NOT_USER = tuple(
-    os.path.dirname(os.path.abspath(f)) + os.sep for f in (torch.__file__ or "", __file__) if f
+# torch and this project (compiler/ and explorer/ side by side): never the user's code,
+# even where Dynamo compiled one of their frames
+_PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_NOT_USER = (
+    os.path.dirname(os.path.abspath(torch.__file__ or "")) + os.sep,
+    os.path.join(_PROJECT, "compiler") + os.sep,
+    os.path.join(_PROJECT, "explorer") + os.sep,
 )
+# code Python made itself: frozen modules (runpy, importlib) and exec'd strings
+_GENERATED = ("<frozen ", "<string>")
+_INSTALLED = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]")
 
 
 def node_sources(oc: OutputCode) -> dict[str, SourceLoc]:
@@ -128,16 +141,58 @@ def compiled_files(compiles: Iterable[Compile]) -> frozenset[str]:
     return frozenset(c.filename for c in compiles if c.filename)
 
 
+def is_user_file(filename: str, compiled: frozenset[str] = frozenset()) -> bool:
+    """Whether code in ``filename`` is the user's: the one rule for "user frame".
+
+    Not torch, not this project (``compiler/``, ``explorer/``), not a frozen module or
+    an exec'd string, and not an installed package unless it is one of ``compiled``,
+    the files torch.compile compiled code of (``compiled_files``). Notebook cells are.
+
+    Example:
+        >>> [is_user_file(f) for f in ("/x/model.py", torch.__file__, "<frozen runpy>")]
+        [True, False, False]
+        >>> m = "/venv/site-packages/transformers/m.py"
+        >>> is_user_file(m), is_user_file(m, frozenset({m}))
+        (False, True)
+    """
+    if not filename or filename.startswith(_GENERATED):
+        return False
+    if filename.startswith("<"):  # a notebook cell, ``<ipython-input-3-...>``
+        return True
+    if os.path.abspath(filename).startswith(_NOT_USER):
+        return False
+    return filename in compiled or not _INSTALLED.search(filename)
+
+
 def is_user_frame(loc: SourceLoc, files: frozenset[str]) -> bool:
-    """A frame of the user's compiled code, not of torch, this package or the caller.
+    """A user-code frame (``is_user_file``) in one of ``files``, the compiled frames'
+    files that the source view shows.
 
     Example:
         >>> is_user_frame(SourceLoc(filename="/x/model.py", line=3), frozenset({"/x/model.py"}))
         True
     """
-    if not loc.filename or os.path.abspath(loc.filename).startswith(_NOT_USER):
-        return False
-    return loc.filename in files
+    return loc.filename in files and is_user_file(loc.filename, files)
+
+
+def innermost_user_frame(
+    tb: TracebackType | None, compiled: frozenset[str] = frozenset()
+) -> SourceLoc | None:
+    """The innermost user-code frame (``is_user_file``) of a traceback, or None.
+
+    Example:
+        >>> try:
+        ...     exec(compile("1/0", "/x/m.py", "exec"))
+        ... except ZeroDivisionError as e:
+        ...     innermost_user_frame(e.__traceback__).filename
+        '/x/m.py'
+    """
+    found = None
+    for frame in traceback.extract_tb(tb):
+        if is_user_file(frame.filename, compiled):
+            found = SourceLoc(filename=frame.filename, line=frame.lineno or 0,
+                              function=frame.name)  # fmt: skip
+    return found
 
 
 def with_user_frames(gb: GraphBreak, files: frozenset[str]) -> GraphBreak:

@@ -105,6 +105,13 @@ class Compile:
         """``0/1 f`` style label for selectors."""
         return f"{self.compile_id} {self.code_name}".strip()
 
+    @property
+    def is_recompile(self) -> bool:
+        """Whether this compile compiled a frame again: a guard failed (``recompile_reasons``)
+        or the frame was compiled before (``N/k`` with k > 0; traces do not always carry
+        the reasons). The one rule for "recompile" in the compiler and the explorer."""
+        return bool(self.recompile_reasons) or (self.compile_id.frame_compile_id or 0) > 0
+
     def kernels(self) -> tuple[Kernel, ...]:
         """All kernels of all output code of this compile, in order."""
         return tuple(k for oc in self.output_code for k in oc.kernels)
@@ -219,8 +226,8 @@ class Exploration:
 
     @property
     def recompiles(self) -> tuple[Compile, ...]:
-        """Compiles that happened because a guard failed."""
-        return tuple(c for c in self.compiles if c.recompile_reasons)
+        """Compiles of a frame compiled before (``Compile.is_recompile``)."""
+        return tuple(c for c in self.compiles if c.is_recompile)
 
     def findings(self) -> tuple[Finding, ...]:
         """The advisor's ranked diagnosis of this exploration, most important first."""

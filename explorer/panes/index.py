@@ -84,7 +84,7 @@ def _markers(c: Compile) -> tuple[str, ...]:
     out = []
     if c.graph_breaks:
         out.append("graph_break")
-    if c.recompile_reasons or (c.compile_id.frame_compile_id or 0) > 0:
+    if c.is_recompile:
         out.append("recompile")
     if c.status == "failed":
         out.append("failed")

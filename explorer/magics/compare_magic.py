@@ -10,8 +10,9 @@ explorer appear under the cell.
 from __future__ import annotations
 
 import ast
-import linecache
 import sys
+from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -55,8 +56,9 @@ class CompareMagics(Magics):
         """
         import compiler
 
-        from . import view_comparison
-        from ._progress import showing_progress
+        from .. import view_comparison
+        from .._progress import showing_progress
+        from ..compile_log import compile_log
 
         args = parse_argstring(self.compare_cell, line)
         if args.name is not None and not args.name.isidentifier():
@@ -65,9 +67,10 @@ class CompareMagics(Magics):
         if args.configs:
             configs = [c.strip() for c in args.configs.split(",") if c.strip()]
         count = int(self.shell.execution_count or 1)
-        filename = _register(cell, count - 1 if count > 1 else count)
+        # IPython's compiler cache keeps the cell's source, so nodes and tracebacks point at it
+        filename = self.shell.compile.cache(cell, count - 1 if count > 1 else count)
         try:
-            tree = ast.parse(cell, filename)
+            tree = self.shell.compile.ast_parse(cell, filename)
         except SyntaxError:
             self.shell.showsyntaxerror(filename)
             return
@@ -79,8 +82,8 @@ class CompareMagics(Magics):
         ns = self.shell.user_ns
         *setup, last = tree.body
         if setup:
-            exec(compile(ast.Module(setup, []), filename, "exec"), ns)
-        target = _expression_function(last, filename, ns)
+            self.shell.ex(self.shell.compile(ast.Module(setup, []), filename, "exec"))
+        target = _expression_function(last, filename, ns, self.shell.compile)
         try:
             with showing_progress("compare") as status:
                 comparison = compiler.compare(
@@ -96,19 +99,13 @@ class CompareMagics(Magics):
             ns[args.name] = comparison
         if args.log:
             with open(args.log, "w", encoding="utf-8") as f:
-                f.write(comparison.to_markdown())
+                f.write(compile_log(comparison))
         display(view_comparison(comparison))
 
 
-def _register(cell: str, count: int) -> str:
-    """The cell's source in ``linecache`` as ``<compare-cell-N>``, so nodes point at it."""
-    lines = [line if line.endswith("\n") else line + "\n" for line in cell.splitlines()]
-    name = f"<compare-cell-{count}>"
-    linecache.cache[name] = (len(cell), None, lines, name)
-    return name
-
-
-def _expression_function(expr: ast.Expr, filename: str, ns: dict[str, Any]) -> Any:
+def _expression_function(
+    expr: ast.Expr, filename: str, ns: dict[str, Any], compile_code: Callable[..., CodeType]
+) -> Any:
     """``def compared(): return <expr>`` with the notebook as its globals, lines kept."""
     body = ast.Return(value=expr.value)
     ast.copy_location(body, expr)
@@ -124,7 +121,7 @@ def _expression_function(expr: ast.Expr, filename: str, ns: dict[str, Any]) -> A
     module = ast.Module(body=[func], type_ignores=[])
     ast.fix_missing_locations(module)
     scope: dict[str, Any] = {}
-    exec(compile(module, filename, "exec"), ns, scope)
+    exec(compile_code(module, filename, "exec"), ns, scope)
     function = scope["compared"]
     function.__qualname__ = ast.unparse(expr.value)  # the name the table shows
     return function

@@ -1,11 +1,11 @@
-"""``Comparison.to_markdown``: the compile log the "compile and compare" lab asks for."""
+"""``compile_log``: a ``compiler.compare`` result as the Markdown compile log the
+"compile and compare" lab asks for (``COMPILE_LOG.md``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from compiler.compare.comparison import CompareRow, Comparison, cpu_count
 
-if TYPE_CHECKING:
-    from compiler.compare.comparison import CompareRow, Comparison
+__all__ = ["compile_log", "table"]
 
 
 def _ms(value: float | None) -> str:
@@ -47,10 +47,16 @@ def table(comparison: Comparison) -> list[str]:
     return lines
 
 
-def markdown(comparison: Comparison) -> str:
-    """The whole log: what ran where, the table, and the breaks and recompiles to triage."""
-    from compiler.compare.comparison import cpu_count
+def compile_log(comparison: Comparison) -> str:
+    """The whole log: what ran where, the table, and the breaks and recompiles to triage.
 
+    Example:
+        >>> import torch, compiler
+        >>> from explorer.compile_log import compile_log
+        >>> c = compiler.compare(torch.nn.Linear(4, 4), torch.randn(2, 4), configs=["aot_eager"])
+        >>> compile_log(c).splitlines()[0]
+        '# Compile log: Linear'
+    """
     env = comparison.environment
     triton = f", Triton {env.triton}" if env.triton else ""
     out = [
