@@ -91,20 +91,44 @@ MARKUP = "<img src=x onerror=alert(1)>"
 def markup_program(folder):
     """A module, written to ``folder`` and imported, whose comments carry HTML markup:
     the views must show it as text and never let it run."""
+    return _module(
+        folder,
+        "markup_program",
+        f"""
+        import torch
+
+
+        def evil(x):  # {MARKUP}
+            return torch.sin(x) + 1  # </script>{MARKUP}
+        """,
+    )
+
+
+BOLD_MARKUP = "<b>splits</b>"
+
+
+def markup_branch_program(folder):
+    """A module, written to ``folder`` and imported, whose data-dependent branch (a graph
+    break) carries markup in its comment: the advisor quotes that line in its finding."""
+    return _module(
+        folder,
+        "markup_branch_program",
+        f"""
+        def branchy(x):
+            if x.sum() > 0:  # {BOLD_MARKUP} the graph
+                return x.cos()
+            return x.sin()
+        """,
+    )
+
+
+def _module(folder, name: str, source: str):
     import importlib.util
     import textwrap
 
-    path = folder / "markup_program.py"
-    path.write_text(
-        textwrap.dedent(f"""
-            import torch
-
-
-            def evil(x):  # {MARKUP}
-                return torch.sin(x) + 1  # </script>{MARKUP}
-        """)
-    )
-    spec = importlib.util.spec_from_file_location("markup_program", path)
+    path = folder / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
