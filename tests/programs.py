@@ -156,3 +156,30 @@ class Blocks(nn.Module):
         for block in self.h:
             x = block(x)
         return self.head(x).sum()
+
+
+def gpt2_training_step(n_layer: int):
+    """(step, ids): one training step of an ``n_layer`` GPT-2 from ``transformers``, built
+    from a config (tiny widths, the real module tree, no weights downloaded), and its
+    input. ``compiler.explore(step, ids)`` compiles forward and backward."""
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(
+        n_layer=n_layer,
+        n_embd=64,
+        n_head=2,
+        n_positions=32,
+        vocab_size=128,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    model = transformers.GPT2LMHeadModel(config)
+    ids = torch.randint(0, 128, (1, 16))
+
+    def step(ids: torch.Tensor) -> torch.Tensor:
+        out = model(ids, labels=ids)
+        out.loss.backward()
+        return out.loss.detach()
+
+    return step, ids
