@@ -539,7 +539,6 @@ class Index:
     """All the first paint needs: the compile tree, each compile's panes (unbuilt), the
     source table (``src_keys``: the palette colour of a key is its index mod 8)."""
 
-    version: int = 2
     title: str
     source: str
     target: str
@@ -553,14 +552,3 @@ class Index:
     compiles: tuple[CompileEntry, ...]
     findings: PaneRef | None = None
     default_selection: Selection = field(default_factory=Selection)
-
-
-INDEX_CLASSES: tuple[type, ...] = (
-    PaneRef,
-    KernelRef,
-    CompileEntry,
-    SourceWindow,
-    SourceFile,
-    Selection,
-    Index,
-)
