@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from compiler.advise.findings import SEVERITIES, Evidence, Finding
+from compiler.advise.findings import Evidence, Finding
 from compiler.model import Compile, Exploration, SourceLoc
 
 # problem > warning > info; the advisor sorts on this first, then on the score.
-SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
+SEVERITY_ORDER = {"problem": 0, "warning": 1, "info": 2}
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 
@@ -31,6 +31,14 @@ def compile_key(exp: Exploration, c: Compile) -> str:
 def output_keys(c: Compile) -> list[str]:
     """``OutputCode.key`` of each output code (``forward``, ``backward``, ``#2`` ...)."""
     return [oc.key for oc in c.output_code]
+
+
+def kernel_ids(c: Compile) -> list[tuple[str, str]]:
+    """(kernel id, output code key) of every kernel of ``c``, ids as ``Kernel.id``."""
+    out: list[tuple[str, str]] = []
+    for key, oc in zip(output_keys(c), c.output_code, strict=True):
+        out.extend((k.id, key) for k in oc.kernels)
+    return out
 
 
 def src(loc: SourceLoc | None) -> str | None:

@@ -390,6 +390,12 @@ def _autotune(exp: Exploration, c: Compile) -> list[Ranked]:
     return out
 
 
+_GATHER = (
+    " This kernel indexes with a tensor (a gather or scatter): its reads land at random, "
+    "so it cannot reach copy bandwidth; sorting the indices first restores locality."
+)
+
+
 def _mutated_input(c: Compile) -> tuple[str, Node | None]:
     """(stage, the ``copy_`` node) where the AOT graph writes into an input, if any."""
     for stage in ("aot_inference_graph", "aot_forward_graph"):

@@ -50,6 +50,15 @@ def def_line_of(source: str, name: str) -> int | None:
     return source.count("\n", 0, m.start()) + 1 if m else None
 
 
+def variant_line_offset(v: TritonVariant, k: Kernel) -> tuple[str, int | None]:
+    """(the kernel's module file, source line minus module line) for one variant."""
+    parsed = {s.stage: _locations(s, k.name) for s in v.stages if s.text}
+    func = next((parsed[s][1] for s in STAGE_ORDER if s in parsed and parsed[s][1]), None)
+    kernel_file = func[0] if func else _most_common_file(parsed)
+    def_line = def_line_of(k.source, k.name)
+    return kernel_file, (def_line - func[1] if func and def_line else None)
+
+
 def _variant(v: TritonVariant, k: Kernel, def_line: int | None) -> TritonVariant:
     """``v`` with every stage's ``source_lines`` mapped on first read: one read maps the
     whole variant, since the kernel's file and line offset come from all its stages."""

@@ -40,7 +40,7 @@ class Node:
     source: SourceLoc | None = None
     module: str = ""
     line: int = 0
-    # schema 2.0 (contract; filled by compiler/link/derive.py):
+    # schema 2.0 (contract; filled by compiler/trace/build.py):
     # ids of the kernels this node ended up in (``forward/cpp_fused_add_0``), through
     # the provenance maps; empty where torch recorded no link.
     kernels: tuple[str, ...] = ()
