@@ -191,13 +191,6 @@ def inductor_mode_names() -> frozenset[str]:
     return frozenset(torch._inductor.list_mode_options())
 
 
-def dynamo_frame_counter() -> int:
-    """How many frames Dynamo has numbered so far (``convert_frame.FRAME_COUNTER``)."""
-    from torch._dynamo import convert_frame
-
-    return int(convert_frame.FRAME_COUNTER)
-
-
 def is_compiled(obj: object) -> bool:
     """Whether ``obj`` is already the result of ``torch.compile`` (module or function)."""
     from torch._dynamo.eval_frame import OptimizedModule

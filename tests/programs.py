@@ -91,20 +91,44 @@ MARKUP = "<img src=x onerror=alert(1)>"
 def markup_program(folder):
     """A module, written to ``folder`` and imported, whose comments carry HTML markup:
     the views must show it as text and never let it run."""
+    return _module(
+        folder,
+        "markup_program",
+        f"""
+        import torch
+
+
+        def evil(x):  # {MARKUP}
+            return torch.sin(x) + 1  # </script>{MARKUP}
+        """,
+    )
+
+
+BOLD_MARKUP = "<b>splits</b>"
+
+
+def markup_branch_program(folder):
+    """A module, written to ``folder`` and imported, whose data-dependent branch (a graph
+    break) carries markup in its comment: the advisor quotes that line in its finding."""
+    return _module(
+        folder,
+        "markup_branch_program",
+        f"""
+        def branchy(x):
+            if x.sum() > 0:  # {BOLD_MARKUP} the graph
+                return x.cos()
+            return x.sin()
+        """,
+    )
+
+
+def _module(folder, name: str, source: str):
     import importlib.util
     import textwrap
 
-    path = folder / "markup_program.py"
-    path.write_text(
-        textwrap.dedent(f"""
-            import torch
-
-
-            def evil(x):  # {MARKUP}
-                return torch.sin(x) + 1  # </script>{MARKUP}
-        """)
-    )
-    spec = importlib.util.spec_from_file_location("markup_program", path)
+    path = folder / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -132,3 +156,30 @@ class Blocks(nn.Module):
         for block in self.h:
             x = block(x)
         return self.head(x).sum()
+
+
+def gpt2_training_step(n_layer: int):
+    """(step, ids): one training step of an ``n_layer`` GPT-2 from ``transformers``, built
+    from a config (tiny widths, the real module tree, no weights downloaded), and its
+    input. ``compiler.explore(step, ids)`` compiles forward and backward."""
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(
+        n_layer=n_layer,
+        n_embd=64,
+        n_head=2,
+        n_positions=32,
+        vocab_size=128,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    model = transformers.GPT2LMHeadModel(config)
+    ids = torch.randint(0, 128, (1, 16))
+
+    def step(ids: torch.Tensor) -> torch.Tensor:
+        out = model(ids, labels=ids)
+        out.loss.backward()
+        return out.loss.detach()
+
+    return step, ids

@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import programs
 import pytest
 import torch
 
@@ -31,26 +32,6 @@ pytest.importorskip(
 
 N_LAYER = 4
 _BLOCK = re.compile(r"^transformer\.h\.\d+$")
-
-
-def gpt2_step(n_layer: int) -> tuple[Any, Any]:
-    """A training step of an ``n_layer`` GPT-2 (tiny widths, real structure) and its input."""
-    import transformers
-
-    torch.manual_seed(0)
-    config = transformers.GPT2Config(
-        n_layer=n_layer, n_embd=64, n_head=2, n_positions=32, vocab_size=128,
-        bos_token_id=0, eos_token_id=0,
-    )  # fmt: skip
-    model = transformers.GPT2LMHeadModel(config)
-    ids = torch.randint(0, 128, (1, 16))
-
-    def step(ids: torch.Tensor) -> torch.Tensor:
-        out = model(ids, labels=ids)
-        out.loss.backward()
-        return out.loss.detach()
-
-    return step, ids
 
 
 def _record(fn: Any, *args: Any) -> tuple[compiler.Exploration, dict[str, list[Any]]]:
@@ -74,7 +55,7 @@ def _record(fn: Any, *args: Any) -> tuple[compiler.Exploration, dict[str, list[A
 
 @pytest.fixture(scope="module")
 def recorded():
-    step, ids = gpt2_step(N_LAYER)
+    step, ids = programs.gpt2_training_step(N_LAYER)
     return _record(step, ids)
 
 
@@ -255,7 +236,7 @@ _TRACED = textwrap.dedent(
     import test_aot_stacks as t
     ic.trace.provenance_tracking_level = 1
     fc.enable_autograd_cache = False
-    step, ids = t.gpt2_step(t.N_LAYER)
+    step, ids = t.programs.gpt2_training_step(t.N_LAYER)
     torch.compile(step, backend="aot_eager")(ids)
     """
 )
@@ -285,7 +266,7 @@ def test_a_trace_puts_aot_nodes_in_the_blocks_live_capture_does(recorded, tmp_pa
 
 @pytest.mark.slow
 def test_an_inductor_training_step_puts_placeholders_and_backward_nodes_in_their_blocks():
-    step, ids = gpt2_step(2)
+    step, ids = programs.gpt2_training_step(2)
     exp = compiler.explore(step, ids, backend="inductor")
     c = _model_compile(exp)
     for stage in ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph"):

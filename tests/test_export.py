@@ -364,48 +364,47 @@ def test_the_page_embeds_every_pane_compressed_and_is_smaller_than_the_json(tmp_
     assert data == pane_json(build_pane(exp, c.key, "dynamo_output_graph"))
 
 
-def test_a_problem_finding_opens_first_and_its_evidence_selects_what_it_names(
-    open_page, tmp_path, monkeypatch
-):
-    """The advisor is being built on its own branch: here it is given one finding about a
-    real graph break, with evidence ids taken from the capture."""
+def test_a_problem_finding_opens_first_and_its_evidence_selects_what_it_names(open_page, tmp_path):
+    """A real graph break, on a line whose comment carries markup: the advisor's own
+    finding opens the page, shows that line as text, and each piece of its evidence
+    selects what it names (the break's line, the condition's node, the resume compile)."""
     from playwright.sync_api import expect
 
-    import compiler.advise.diagnose
-    from compiler.advise.findings import Evidence, Finding
-
-    exp = compiler.explore(programs.data_dependent, torch.ones(4), backend="aot_eager")
-    if_line = _line_key(programs.data_dependent, "if x.sum() > 0")
-    finding = Finding(
-        kind="graph_break",
-        severity="problem",
-        title="Data-dependent branch <b>splits</b> the graph",
-        suggestion="use torch.where or torch.cond",
-        impact="1 extra graph",
-        evidence=(
-            Evidence(
-                text=f"graph break at {if_line}",
-                compile=exp.compiles[0].key,
-                stage="dynamo_graph_break_reason",
-                src=if_line,
-            ),
-        ),
-    )
-    monkeypatch.setattr(compiler.advise.diagnose, "diagnose", lambda _exp: (finding,))
+    module = programs.markup_branch_program(tmp_path)
+    exp = compiler.explore(module.branchy, torch.ones(4), backend="aot_eager")
+    finding = next(f for f in exp.findings() if f.severity == "problem")
+    by_place = {(e.stage, bool(e.src), bool(e.node)): e for e in finding.evidence}
+    at_line = by_place[("dynamo_graph_break_reason", True, False)]
+    at_node = by_place[("dynamo_output_graph", False, True)]
+    resume = next(e for e in finding.evidence if e.compile != at_line.compile)
+    assert at_line.src == _line_key(module.branchy, "if x.sum() > 0")
     path = tmp_path / "findings.html"
     to_html(exp, path)
     page, problems = open_page(path)
     expect(page.locator(".tce-tab.tce-current")).to_have_attribute("data-stage", "findings")
-    card = page.locator(".tce-finding.tce-problem")
-    expect(card).to_contain_text("Data-dependent branch <b>splits</b> the graph")
+    card = page.locator(".tce-finding.tce-problem", has_text=finding.title)
+    expect(card).to_have_count(1)
+    expect(card).to_contain_text(f"# {programs.BOLD_MARKUP} the graph")  # as text
     assert page.locator(".tce-pane b").count() == 0
-    card.locator(".tce-evidence-link").click()
-    expect(page.locator(".tce-tab.tce-current")).to_have_attribute(
-        "data-stage", "dynamo_graph_break_reason"
-    )
+    links = card.locator(".tce-evidence-link")
+    # the break's line: its reason card and the source line light up
+    links.filter(has_text=at_line.text).click()
+    expect(page.locator(".tce-tab.tce-current")).to_have_attribute("data-stage", at_line.stage)
     expect(page.locator(".tce-card.hl")).to_contain_text("Data-dependent branching")
-    expect(page.locator(f'.tce-source .tce-row[data-src="{if_line}"]')).to_have_class(
+    expect(page.locator(f'.tce-source .tce-row[data-src="{at_line.src}"]')).to_have_class(
         re.compile(r"\bhl\b")
+    )
+    # the condition's node, selected on the graph canvas
+    page.locator('.tce-tab[data-stage="findings"]').click()
+    links.filter(has_text=at_node.text).click()
+    expect(page.locator(".tce-tab.tce-current")).to_have_attribute("data-stage", at_node.stage)
+    expect(page.locator(".gc-side-name")).to_have_text(at_node.node)
+    expect(page.locator(".tce-pane .gc-node.gc-sel")).to_have_count(1)
+    # the resume function's compile
+    page.locator('.tce-tab[data-stage="findings"]').click()
+    links.filter(has_text=resume.text).click()
+    expect(page.locator(".tce-compile.tce-current")).to_have_attribute(
+        "data-compile", resume.compile
     )
     assert problems == []
     assert not hasattr(exp, "to_html")  # compiler never reaches up into explorer
@@ -413,15 +412,11 @@ def test_a_problem_finding_opens_first_and_its_evidence_selects_what_it_names(
 
 def test_a_real_models_graph_opens_grouped_by_module_and_a_block_expands(open_page, tmp_path):
     """A 4-layer GPT-2 training step (transformers, built from a config): its Dynamo graph
-    opens on the canvas as the model's modules, and clicking a block lays out its own.
-    (Its AOT graphs carry no module stacks yet under aot_eager: the compiler derives them
-    through Inductor's provenance.)"""
+    opens on the canvas as the model's modules, and clicking a block lays out its own."""
     from playwright.sync_api import expect
 
     pytest.importorskip("transformers")
-    from graph_fixtures import gpt2_training_step
-
-    exp = gpt2_training_step(4)
+    exp = compiler.explore(*programs.gpt2_training_step(4), backend="aot_eager")
     stage = "dynamo_output_graph"
     c = max(
         (c for c in exp.compiles if stage in c.graphs), key=lambda c: len(c.graphs[stage].nodes)

@@ -67,12 +67,18 @@ def test_signature_ranges_and_call_graph_are_text_stages_and_artifacts():
     assert {s: c.artifacts[s] for s in TEXT_STAGES} == {s: c.graphs[s].text for s in TEXT_STAGES}
 
 
-def test_the_decomposed_stage_holds_core_aten_only():
-    exp = compiler.explore_export(torch.nn.Linear(4, 3), torch.randn(2, 4))
+def test_the_decomposed_stage_is_the_program_after_run_decompositions_when_asked():
+    model, x = torch.nn.Linear(4, 3), torch.randn(2, 4)
+    exp = compiler.explore_export(model, x)
     graphs = exp.compiles[0].graphs
-    assert "torch.ops.aten.linear.default" in graphs["exported_program"].text
-    decomposed = graphs["exported_program_decomposed"].text
-    assert "aten.linear" not in decomposed and "torch.ops.aten.addmm.default" in decomposed
+    core = torch.export.export(model, (x,)).run_decompositions()
+    assert graphs["exported_program_decomposed"].text == core.graph_module.print_readable(
+        print_output=False
+    )
+    assert graphs["exported_program_decomposed"].text != graphs["exported_program"].text
+    kept = compiler.explore_export(model, x, decompose=False).compiles[0].graphs
+    assert "exported_program_decomposed" not in kept
+    assert kept["exported_program"].text == graphs["exported_program"].text
 
 
 def test_an_exported_exploration_round_trips_and_the_explorer_shows_its_stages():

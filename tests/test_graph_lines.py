@@ -56,9 +56,9 @@ def test_the_scanner_reads_the_graphs_of_each_recording_as_ast_does(recording):
 
 def test_the_scanner_reads_a_gpt2_training_steps_graphs_as_ast_does():
     pytest.importorskip("transformers")
-    from graph_fixtures import gpt2_training_step
+    import programs
 
-    texts = _texts(gpt2_training_step(2))
+    texts = _texts(compiler.explore(*programs.gpt2_training_step(2), backend="aot_eager"))
     assert sum(t.count("\n") for t in texts) > 1000  # joint graph included
     assert _assert_same(texts) == len(texts)
 

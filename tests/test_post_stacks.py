@@ -15,9 +15,9 @@ import dataclasses
 import re
 from typing import Any
 
+import programs
 import pytest
 import torch
-from test_aot_stacks import gpt2_step
 
 import compiler
 from compiler.link import derive as links
@@ -58,7 +58,7 @@ def _torch_post_grad_stacks() -> tuple[Any, list[dict[str, tuple[str, ...]]]]:
 
 @pytest.fixture(scope="module")
 def recorded():
-    step, ids = gpt2_step(N_LAYER)
+    step, ids = programs.gpt2_training_step(N_LAYER)
     model = next(c.cell_contents for c in step.__closure__ if hasattr(c.cell_contents, "lm_head"))
 
     def train_step() -> None:

@@ -23,7 +23,7 @@ that line) still pair up in ``compiler.diff``'s second matching pass.
 
 Example:
     >>> import torch, compiler
-    >>> from compiler.identity import node_identities
+    >>> from compiler.diff.identity import node_identities
     >>> exp = compiler.explore(lambda x: x.relu() + 1, torch.randn(4), backend="eager")
     >>> ids = node_identities(exp.compiles[0].graphs["dynamo_output_graph"])
     >>> ids["l_x_"]

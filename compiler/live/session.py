@@ -230,11 +230,6 @@ class LiveEngine:
                 w.kill()
         self._worker = self._spare = None
 
-    @property
-    def worker_pid(self) -> int | None:
-        """The pid of the worker that runs the next compile (for tests)."""
-        return self._worker.proc.pid if self._worker else None
-
     # -- the background thread ----------------------------------------------------------
 
     def _loop(self) -> None:

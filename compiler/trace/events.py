@@ -204,13 +204,3 @@ def _checked_event(
     if event is None:
         stats.bad.append((number, "object names no event"))
     return event
-
-
-def parse_trace_lines(lines: Iterable[str], stats: ParseStats) -> Iterator[Event]:
-    """Events from the lines of a ``TORCH_TRACE`` log; bad lines are counted, not fatal.
-
-    A line is a glog prefix and a JSON object; the payload follows on lines that
-    start with a tab. When the object names a payload hash, the payload is checked
-    against it.
-    """
-    return parse_trace_chunks(lines, stats)

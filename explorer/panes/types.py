@@ -546,7 +546,6 @@ class Index:
     source table (``src_keys``: the palette colour of a key is its index mod 8; ``src_labels``:
     the short label of each key, ``model.py:12``)."""
 
-    version: int = 2
     title: str
     source: str
     target: str
@@ -561,14 +560,3 @@ class Index:
     compiles: tuple[CompileEntry, ...]
     findings: PaneRef | None = None
     default_selection: Selection = field(default_factory=Selection)
-
-
-INDEX_CLASSES: tuple[type, ...] = (
-    PaneRef,
-    KernelRef,
-    CompileEntry,
-    SourceWindow,
-    SourceFile,
-    Selection,
-    Index,
-)

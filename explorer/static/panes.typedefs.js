@@ -173,7 +173,6 @@
  */
 /**
  * @typedef {object} Index
- * @property {number} version
  * @property {string} title
  * @property {string} source
  * @property {string} target
