@@ -392,10 +392,6 @@ def _autotune(exp: Exploration, c: Compile) -> list[Ranked]:
     return out
 
 
-_GATHER = (
-    " This kernel indexes with a tensor (a gather or scatter): its reads land at random, "
-    "so it cannot reach copy bandwidth; sorting the indices first restores locality."
-)
 
 
 def _mutated_input(c: Compile) -> tuple[PaneId, Node | None]:
