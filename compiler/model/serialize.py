@@ -37,8 +37,9 @@ from compiler.model.derived import is_derived
 _COMPACT_SINCE = (3, 0)
 
 
-# The keys of a Bytecode that the file keeps though they are not fields (see the module doc).
-_DECOMPILED = ("decompiled", "decompile_error")
+# Properties computed on first read that the file keeps all the same (see the module doc).
+KEPT_PROPERTIES: dict[type, tuple[str, ...]] = {Bytecode: ("decompiled", "decompile_error")}
+_DECOMPILED = KEPT_PROPERTIES[Bytecode]
 
 
 @dataclasses.dataclass

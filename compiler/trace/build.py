@@ -311,7 +311,7 @@ def _phase(state: _CompileState, ev: Any) -> None:
                 break
 
 
-def _finish(state: _CompileState, source: str, cache: Derived) -> Compile:
+def _finish(state: _CompileState, source: str, derived: Derived) -> Compile:
     errors = list(state.errors)
     outputs = []
     for raw in state.outputs:
@@ -336,10 +336,10 @@ def _finish(state: _CompileState, source: str, cache: Derived) -> Compile:
         }
         decompile = b.get("decompile")
         if callable(decompile):  # live capture: decompiled when first read
-            bytecode = Bytecode(**fields, derived=decompile_later(cache, decompile))
+            bytecode = Bytecode(**fields, derived=decompile_later(derived, decompile))
         elif b.get("decompiled") is not None or b.get("decompile_error") is not None:
             found = (b.get("decompiled"), b.get("decompile_error"))
-            bytecode = Bytecode(**fields, derived=cache.known(found))
+            bytecode = Bytecode(**fields, derived=derived.known(found))
         else:
             bytecode = Bytecode(**fields)
     elif source == "trace" and state.code_name:
