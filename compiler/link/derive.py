@@ -1,12 +1,14 @@
 """The ids and links of an Exploration, computed once from what was captured.
 
-``derive(compiles)`` fills the schema 2.0 fields that are facts about other fields:
-``Compile.key``/``parent``, ``OutputCode.key``, ``Kernel.id``, ``Node.kernels``,
-``Node.module_stack`` (where live capture did not record it), ``Kernel.user_lines``,
-``GraphBreak.user_frames``, ``Compile.resumes``, the bytecode line tables, Triton's
-lowered-line maps and ``Autotuning.chosen_kernel``. Live capture and trace loading both
-call it (through ``build.build_compiles``), and so does the upgrade of schema 1.x files,
-so every Exploration carries them whatever its origin.
+``derive(compiles, cache)`` fills the fields that are facts about other fields:
+``Compile.key``/``parent``, ``OutputCode.key``, ``Kernel.id``, ``GraphBreak.user_frames``,
+``Compile.resumes``, the bytecode line tables and ``Autotuning.chosen_kernel``. What costs
+time and waits for a reader it gives to ``cache`` (``compiler/model/derived.py``) as
+recipes, read through properties: each graph's nodes, parsed and linked
+(``Node.kernels``, ``Node.module_stack`` where torch recorded none), ``Guards.guards``,
+``Kernel.user_lines`` and Triton's lowered-line maps. The recipes read the compiles'
+fields alone (graph texts, recorded module stacks, provenance maps), so live capture,
+trace loading and ``from_json`` (any schema version) all call it and get the same.
 """
 
 from __future__ import annotations

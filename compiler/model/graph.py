@@ -107,9 +107,7 @@ class Graph:
         return None
 
 
-def graph_later(
-    cache: Derived, parse: Callable[[], tuple[tuple[Node, ...], str | None]]
-) -> Later:
+def graph_later(cache: Derived, parse: Callable[[], tuple[tuple[Node, ...], str | None]]) -> Later:
     """``cache``'s handle on a graph's (nodes, parse error), from ``parse()``: a parser
     that raises gives a parse error, so a view reading ``nodes`` gets a graph, not a crash.
 

@@ -322,9 +322,7 @@ def _finish(state: _CompileState, source: str, derived: Derived) -> Compile:
     info = _json(state.artifacts.get("triton_kernel_info", ""))
     if isinstance(info, dict):
         outputs = [_with_kernel_info(o, info) for o in outputs]
-    graphs = {
-        k: _graph(k, v, state.module_stacks.get(k)) for k, v in state.graphs.items()
-    }
+    graphs = {k: _graph(k, v, state.module_stacks.get(k)) for k, v in state.graphs.items()}
     bytecode = None
     if state.bytecode:
         b = state.bytecode
@@ -479,9 +477,7 @@ def _output_code(
         aot_id=aot,
         text=text,
         path=path,
-        graphs={
-            k: _graph(k, v, pending.module_stacks.get(k)) for k, v in pending.graphs.items()
-        },
+        graphs={k: _graph(k, v, pending.module_stacks.get(k)) for k, v in pending.graphs.items()},
         kernels=tuple(kernels),
         schedule=schedule,
         provenance=provenance,
