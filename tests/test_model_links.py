@@ -12,6 +12,7 @@ import torch
 
 import compiler
 from compiler.link import module_stack
+from compiler.model import Derived
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDINGS = sorted(
@@ -79,10 +80,9 @@ def test_live_module_stacks_name_real_submodules_outermost_first(blocks):
 def test_trace_reconstruction_agrees_with_torch_for_nodes_that_read_parameters(blocks):
     _, exp = blocks
     dynamo = exp.compiles[0].graphs["dynamo_output_graph"]
+    bare = tuple(dataclasses.replace(n, module_stack=()) for n in dynamo.nodes)
     from_text = module_stack.dynamo_stacks(
-        dataclasses.replace(
-            dynamo, nodes=tuple(dataclasses.replace(n, module_stack=()) for n in dynamo.nodes)
-        )
+        dataclasses.replace(dynamo, derived=Derived().known((bare, None)))
     )
     reads_params = [
         n

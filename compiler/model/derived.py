@@ -64,8 +64,9 @@ class Derived:
         """The value of ``key``: computed now if this is its first read."""
         if key in self._values:
             return self._values[key]
-        kind, recipe = self._recipes.pop(key)
-        value = self._values[key] = recipe()
+        kind, recipe = self._recipes[key]
+        value = self._values[key] = recipe()  # a recipe that raises is run again next time
+        del self._recipes[key]
         self.counts[kind] += 1
         return value
 
