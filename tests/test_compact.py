@@ -93,7 +93,7 @@ def test_a_stage_text_two_kernels_share_is_written_once():
     assert compiler.Exploration.from_json(json.dumps(doc)) == exp
 
 
-def test_guards_are_written_as_their_tree_unless_the_list_says_more():
+def test_guards_are_written_as_their_tree_and_read_back_as_its_list():
     exp = compiler.explore(lambda x: x.sin() + 1, torch.randn(4), backend="eager")
     (c,) = exp.compiles
     assert c.guards is not None and c.guards.guards
@@ -101,12 +101,6 @@ def test_guards_are_written_as_their_tree_unless_the_list_says_more():
     assert "guards" not in doc["exploration"]["compiles"][0]["guards"]
     back = compiler.Exploration.from_json(json.dumps(doc))
     assert back.compiles[0].guards.guards == c.guards.guards
-    # a list that is not what the tree parses to (edited, or from another parser) is kept
-    edited = dataclasses.replace(c.guards, guards=c.guards.guards[:1])
-    exp2 = dataclasses.replace(exp, compiles=(dataclasses.replace(c, guards=edited),))
-    doc2 = json.loads(exp2.to_json())
-    assert len(doc2["exploration"]["compiles"][0]["guards"]["guards"]) == 1
-    assert compiler.Exploration.from_json(json.dumps(doc2)) == exp2
 
 
 def test_a_damaged_string_table_is_a_clear_error():
@@ -140,7 +134,10 @@ def test_every_model_field_is_typed_closely_enough_for_the_compact_reader():
     for cls in vars(model).values():
         if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
             continue
-        for name, tp in typing.get_type_hints(cls, vars(model)).items():
+        hints = typing.get_type_hints(cls, vars(model))
+        # not the ``derived`` handle: the file never holds it
+        for name, tp in ((f.name, hints[f.name]) for f in dataclasses.fields(cls)
+                         if not f.metadata.get("derived")):  # fmt: skip
             for leaf in _leaf_types(tp):
                 ok = leaf in (str, int, float, bool, type(None)) or (
                     isinstance(leaf, type) and dataclasses.is_dataclass(leaf)

@@ -11,7 +11,7 @@ from conftest import built_view
 
 import compiler
 from compiler.gpu.lowered_lines import with_source_lines
-from compiler.model import LoweredStage
+from compiler.model import Derived, LoweredStage
 from explorer.panes.inductor import NO_LINES_SASS
 from explorer.panes.labels import STAGE_LABELS
 
@@ -31,7 +31,8 @@ def _with_kernel(exp: compiler.Exploration, **changes) -> compiler.Exploration:
     (oc,) = c.output_code
     (k,) = oc.kernels
     # the lowered-line maps are the compiler's: derive them again for the changed kernel
-    oc = dataclasses.replace(oc, kernels=(with_source_lines(dataclasses.replace(k, **changes)),))
+    changed = with_source_lines(dataclasses.replace(k, **changes), Derived())
+    oc = dataclasses.replace(oc, kernels=(changed,))
     return dataclasses.replace(exp, compiles=(dataclasses.replace(c, output_code=(oc,)),))
 
 
@@ -194,9 +195,7 @@ def test_a_triton_kernel_without_variants_gets_no_lowering_pane(exp):
     assert not [p for p in view["compiles"][0]["panes"] if p["kind"] == "triton_lowering"]
 
 
-def test_line_maps_are_made_on_first_read_and_equal_the_recorded_ones(exp, monkeypatch):
-    from compiler.gpu import lowered_lines
-
+def test_line_maps_are_made_on_first_read_and_equal_the_recorded_ones(exp):
     (k,) = exp.compiles[0].output_code[0].kernels
     recorded = [[s.source_lines for s in v.stages] for v in k.variants]
     assert any(any(n is not None for n in lines) for v in recorded for lines in v)
@@ -204,18 +203,16 @@ def test_line_maps_are_made_on_first_read_and_equal_the_recorded_ones(exp, monke
         k,
         variants=tuple(
             dataclasses.replace(
-                v, stages=tuple(dataclasses.replace(s, source_lines=()) for s in v.stages)
+                v, stages=tuple(dataclasses.replace(s, derived=None) for s in v.stages)
             )
             for v in k.variants
         ),
     )
-    parsed = []
-    real = lowered_lines._locations
-    monkeypatch.setattr(
-        lowered_lines, "_locations", lambda s, name: parsed.append(s.stage) or real(s, name)
-    )
-    mapped = with_source_lines(bare)
-    assert parsed == [], "mapping waits for a reader"
+    assert all(s.source_lines == () for v in bare.variants for s in v.stages)
+    cache = Derived()
+    mapped = with_source_lines(bare, cache)
+    assert not cache.counts, "mapping waits for a reader"
     assert [[s.source_lines for s in v.stages] for v in mapped.variants] == recorded
-    assert parsed, "reading the maps parsed the stages"
+    stages = sum(len(v.stages) for v in k.variants)
+    assert cache.counts["lowered_lines"] == stages and not cache.pending()
     assert mapped == k

@@ -15,6 +15,7 @@ from torch._guards import CompileId as TorchCompileId
 
 import compiler
 from compiler import model
+from compiler.model.serialize import KEPT_PROPERTIES
 
 SCHEMA_FILE = Path(__file__).parent / "data" / "schema.json"
 
@@ -79,7 +80,14 @@ def schema_listing() -> dict[str, object]:
         cls = getattr(model, name)
         if isinstance(cls, type) and dataclasses.is_dataclass(cls):
             hints = typing.get_type_hints(cls, vars(model))
-            classes[name] = {f.name: _type_name(hints[f.name]) for f in dataclasses.fields(cls)}
+            # what the file holds: the fields, not the cache handle (``derived``), and the
+            # properties it keeps though they are computed on first read
+            fields = [f.name for f in dataclasses.fields(cls) if not f.metadata.get("derived")]
+            listed = {n: _type_name(hints[n]) for n in fields}
+            for prop in KEPT_PROPERTIES.get(cls, ()):
+                hint = typing.get_type_hints(getattr(cls, prop).fget, vars(model))["return"]
+                listed[prop] = _type_name(hint)
+            classes[name] = listed
     return {"version": list(model.SCHEMA_VERSION), "classes": classes}
 
 

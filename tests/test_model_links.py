@@ -12,6 +12,7 @@ import torch
 
 import compiler
 from compiler.link import module_stack
+from compiler.model import Derived
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDINGS = sorted(
@@ -79,10 +80,9 @@ def test_live_module_stacks_name_real_submodules_outermost_first(blocks):
 def test_trace_reconstruction_agrees_with_torch_for_nodes_that_read_parameters(blocks):
     _, exp = blocks
     dynamo = exp.compiles[0].graphs["dynamo_output_graph"]
+    bare = tuple(dataclasses.replace(n, module_stack=()) for n in dynamo.nodes)
     from_text = module_stack.dynamo_stacks(
-        dataclasses.replace(
-            dynamo, nodes=tuple(dataclasses.replace(n, module_stack=()) for n in dynamo.nodes)
-        )
+        dataclasses.replace(dynamo, derived=Derived().known((bare, None)))
     )
     reads_params = [
         n
@@ -211,8 +211,9 @@ def test_joint_graph_nodes_link_to_kernels_only_through_same_op_nodes(blocks):
             assert aot is not None and aot.target == n.target and kid in aot.kernels
 
 
-def test_a_deferred_graph_parses_once_on_first_read_and_never_raises():
-    from compiler.model import Graph, Node
+def test_a_graph_parses_once_through_its_cache_on_first_read_and_never_raises():
+    from compiler.model import Derived, Graph, Node
+    from compiler.model.graph import graph_later
 
     calls = []
 
@@ -220,26 +221,29 @@ def test_a_deferred_graph_parses_once_on_first_read_and_never_raises():
         calls.append(1)
         return (Node(name="a", op="placeholder", target="a"),), None
 
-    g = Graph.deferred(stage="dynamo_output_graph", text="...", parse=parse)
-    assert calls == []
+    cache = Derived()
+    g = Graph(stage="dynamo_output_graph", text="...", derived=graph_later(cache, parse))
+    assert calls == [] and cache.pending()["graph"] == 1
     assert [n.name for n in g.nodes] == ["a"] and g.parse_error is None
-    assert g == Graph(stage="dynamo_output_graph", text="...", nodes=g.nodes)
-    assert calls == [1]
+    assert g.nodes is g.nodes and calls == [1] and cache.counts["graph"] == 1
+    # equality is the graph's fields: what torch printed, not what was parsed from it
+    assert g == Graph(stage="dynamo_output_graph", text="...")
 
     def broken():
         raise RecursionError("too deep")
 
-    bad = Graph.deferred(stage="aot_joint_graph", text="...", parse=broken)
+    bad = Graph(stage="aot_joint_graph", text="...", derived=graph_later(cache, broken))
     assert bad.nodes == () and bad.parse_error == "RecursionError: too deep"
 
 
 def test_load_trace_parses_a_graph_only_when_its_nodes_are_read():
     exp = compiler.load_trace(ROOT / "tests/data/traces/graph_break_eager", strict=True)
     g = exp.compiles[0].graphs["dynamo_output_graph"]
-    slot = type(g).__dict__["nodes"].slot  # the stored value, without parsing
-    assert type(slot.__get__(g)).__name__ == "_Deferred"
+    cache = g.derived.cache
+    assert cache.counts["graph"] == 0 and cache.pending()["graph"] > 1
     assert g.nodes
-    assert isinstance(slot.__get__(g), tuple)
+    # Dynamo's graph, and no other (reading it computes no link through another graph)
+    assert cache.counts["graph"] == 1
 
 
 def test_linking_a_node_keeps_every_other_field_of_it():

@@ -22,7 +22,7 @@ import torch
 import compiler
 from compiler.link import derive as links
 from compiler.link import module_stack
-from compiler.parse.graph_text import deferred_graph
+from compiler.model import Graph
 
 pytest.importorskip(
     "transformers", reason="needs transformers: pip install transformers (torch pinned)"
@@ -73,11 +73,12 @@ def recorded():
 
 def _as_trace(c: compiler.Compile) -> compiler.Compile:
     """``c`` as a TORCH_TRACE log holds it: graph texts and provenance, no stacks."""
-    graphs = {s: deferred_graph(s, g.text) for s, g in c.graphs.items()}
-    outputs = tuple(
-        dataclasses.replace(oc, graphs={s: deferred_graph(s, g.text) for s, g in oc.graphs.items()})
-        for oc in c.output_code
-    )
+
+    def bare(graphs: dict[str, Graph]) -> dict[str, Graph]:
+        return {s: Graph(stage=s, text=g.text) for s, g in graphs.items()}
+
+    outputs = tuple(dataclasses.replace(oc, graphs=bare(oc.graphs)) for oc in c.output_code)
+    graphs = bare(c.graphs)
     bare = dataclasses.replace(c, graphs=graphs, output_code=outputs)
     return links.derive_compile(bare, c.key, c.parent)
 

@@ -32,6 +32,7 @@ from compiler.link.module_stack import module_paths
 from compiler.model import (
     Compile,
     CompileId,
+    Derived,
     Environment,
     Exploration,
     Kernel,
@@ -39,7 +40,6 @@ from compiler.model import (
     OutputCode,
     StageError,
     TritonVariant,
-    replace_lazily,
 )
 from compiler.trace.build import (
     AUTOTUNE_EVENT,
@@ -216,7 +216,7 @@ class Recording:
         notes: list[str] = []
         errors = list(self.errors)
         if self.triton_stages:
-            notes.extend(self._attach_triton_stages(result.compiles, errors))
+            notes.extend(self._attach_triton_stages(result.compiles, errors, result.derived))
         if self.keep_caches:
             notes.append(
                 "Caches were kept on (keep_caches=True): on an FX graph or AOTAutograd cache "
@@ -237,7 +237,9 @@ class Recording:
             },
         )
 
-    def _attach_triton_stages(self, compiles: list[Compile], errors: list[StageError]) -> list[str]:
+    def _attach_triton_stages(
+        self, compiles: list[Compile], errors: list[StageError], cache: Derived
+    ) -> list[str]:
         """Give each Triton kernel its compiled variants, read from Triton's cache now
         that the compile is done; say which came from a cache and which are missing."""
         outputs = [
@@ -249,7 +251,7 @@ class Recording:
         if not outputs:
             return []
         found = triton_stages.collect(outputs, since=self.started)
-        compiles[:] = [_with_variants(c, found.variants) for c in compiles]
+        compiles[:] = [_with_variants(c, found.variants, cache) for c in compiles]
         notes = []
         if found.from_cache:
             notes.append(
@@ -271,7 +273,7 @@ class Recording:
 
 
 def _with_variants(
-    compile_: Compile, variants: dict[tuple[str, str], tuple[TritonVariant, ...]]
+    compile_: Compile, variants: dict[tuple[str, str], tuple[TritonVariant, ...]], cache: Derived
 ) -> Compile:
     def kernel(out: OutputCode, k: Kernel) -> Kernel:
         if k.language != "triton" or (out.path, k.name) not in variants:
@@ -279,9 +281,7 @@ def _with_variants(
         found = _with_cached_choice(k.info, variants[(out.path, k.name)])
         chosen = next((v for v in found if v.chosen), None)
         grid = launch_grid(out, k, chosen.config) if chosen else ()
-        # a copy that keeps ``user_lines`` for its first reader: computing them reads
-        # the post-grad graphs, which the capture itself never needs
-        return with_source_lines(replace_lazily(k, variants=found, grid=grid))
+        return with_source_lines(dataclasses.replace(k, variants=found, grid=grid), cache)
 
     outputs = tuple(
         dataclasses.replace(out, kernels=tuple(kernel(out, k) for k in out.kernels))

@@ -23,25 +23,26 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
-from compiler.model import Kernel, LoweredStage, TritonVariant, replace_lazily
+from compiler.model import Derived, Kernel, LoweredStage, TritonVariant
 
 STAGE_ORDER = ("ttir", "ttgir", "llir", "ptx", "sass")
 
 Loc = tuple[str, int]  # (file path or base name, 1-based line; 0 means no line)
 
 
-def with_source_lines(k: Kernel) -> Kernel:
-    """``k`` with ``source_lines`` filled in on every lowered stage of every variant.
+def with_source_lines(k: Kernel, cache: Derived) -> Kernel:
+    """``k`` with ``source_lines`` of every lowered stage of every variant mapped by
+    ``cache`` when first read.
 
     Example:
         >>> k = Kernel(name="k", language="triton", source="def k(x):\\n    pass")
-        >>> with_source_lines(k) == k
+        >>> with_source_lines(k, Derived()) == k
         True
     """
     if not k.variants:
         return k
     def_line = def_line_of(k.source, k.name)
-    return replace_lazily(k, variants=tuple(_variant(v, k, def_line) for v in k.variants))
+    return replace(k, variants=tuple(_variant(v, k, def_line, cache) for v in k.variants))
 
 
 def def_line_of(source: str, name: str) -> int | None:
@@ -50,16 +51,7 @@ def def_line_of(source: str, name: str) -> int | None:
     return source.count("\n", 0, m.start()) + 1 if m else None
 
 
-def variant_line_offset(v: TritonVariant, k: Kernel) -> tuple[str, int | None]:
-    """(the kernel's module file, source line minus module line) for one variant."""
-    parsed = {s.stage: _locations(s, k.name) for s in v.stages if s.text}
-    func = next((parsed[s][1] for s in STAGE_ORDER if s in parsed and parsed[s][1]), None)
-    kernel_file = func[0] if func else _most_common_file(parsed)
-    def_line = def_line_of(k.source, k.name)
-    return kernel_file, (def_line - func[1] if func and def_line else None)
-
-
-def _variant(v: TritonVariant, k: Kernel, def_line: int | None) -> TritonVariant:
+def _variant(v: TritonVariant, k: Kernel, def_line: int | None, cache: Derived) -> TritonVariant:
     """``v`` with every stage's ``source_lines`` mapped on first read: one read maps the
     whole variant, since the kernel's file and line offset come from all its stages."""
 
@@ -82,11 +74,17 @@ def _variant(v: TritonVariant, k: Kernel, def_line: int | None) -> TritonVariant
                 out.append((None,) * (s.text.count("\n") + 1) if s.text else ())
         return tuple(out)
 
-    def lines_of(i: int) -> Callable[[], tuple[int | None, ...]]:
-        return lambda: maps()[i]
+    def lines_of(i: int, text: str) -> Callable[[], tuple[int | None, ...]]:
+        def lines() -> tuple[int | None, ...]:
+            try:
+                return maps()[i]
+            except Exception:  # a line map is an aid: without one, the text still shows
+                return (None,) * (text.count("\n") + 1) if text else ()
+
+        return lines
 
     stages = tuple(
-        LoweredStage.deferred(stage=s.stage, text=s.text, error=s.error, lines=lines_of(i))
+        replace(s, derived=cache.later("lowered_lines", lines_of(i, s.text)))
         for i, s in enumerate(v.stages)
     )
     return replace(v, stages=stages)

@@ -1,13 +1,14 @@
 """The ids and links of an Exploration, computed once from what was captured.
 
-``derive(compiles)`` fills the schema 2.0 fields that are facts about other fields:
-``Compile.key``/``parent``, ``OutputCode.key``, ``Kernel.id``, ``Node.kernels``,
-``Node.module_stack`` (where live capture did not record it), ``Kernel.user_lines``,
-``GraphBreak.user_frames``, ``Compile.resumes``, the bytecode line tables, Triton's
-lowered-line maps and ``Autotuning.chosen_kernel``; the ids themselves are made by
-``compiler.link.ids``. Live capture and trace loading both
-call it (through ``build.build_compiles``), and so does the upgrade of schema 1.x files,
-so every Exploration carries them whatever its origin.
+``derive(compiles, cache)`` fills the fields that are facts about other fields:
+``Compile.key``/``parent``, ``OutputCode.key``, ``Kernel.id``, ``GraphBreak.user_frames``,
+``Compile.resumes``, the bytecode line tables and ``Autotuning.chosen_kernel``; the ids
+themselves are made by ``compiler.link.ids``. What costs time and waits for a reader it
+gives to ``cache`` (``compiler/model/derived.py``) as recipes, read through properties:
+each graph's nodes, parsed and linked (``Node.kernels``, ``Node.module_stack`` where torch recorded none), ``Guards.guards``,
+``Kernel.user_lines`` and Triton's lowered-line maps. The recipes read the compiles'
+fields alone (graph texts, recorded module stacks, provenance maps), so live capture,
+trace loading and ``from_json`` (any schema version) all call it and get the same.
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ from compiler.link import aot_stacks, module_stack, user_code
 from compiler.link.autotuning import chosen_kernel
 from compiler.link.ids import compile_key, kernel_id, output_keys
 from compiler.link.post_stacks import post_grad_stacks as post_stacks_of
-from compiler.model import Compile, CompileId, Graph, Kernel, Node, OutputCode
+from compiler.model import Compile, CompileId, Derived, Graph, Kernel, Node, OutputCode
+from compiler.model.graph import UNPARSED_STAGES, graph_later
 from compiler.parse.bytecode_lines import dis_source_lines
+from compiler.parse.dynamo_text import guard_list
 from compiler.parse.graph_text import no_collection, with_links
+from compiler.parse.shared_parses import SharedParses
 
 # AOT graphs share node names with the post-grad graphs of the output code they became.
 AOT_GRAPH_OF = {
@@ -114,23 +118,55 @@ def _linked(
     return with_links(nodes, kernels, stacks), graph.parse_error
 
 
-def _deferred(
+Base = Callable[[], Graph]
+
+
+def _bases(graphs: Mapping[str, Graph], parses: SharedParses) -> dict[str, Base]:
+    """Stage -> its graph parsed, with the module stacks torch recorded, not yet linked:
+    run once, when the graph or one that links through it is first read. An intermediate
+    held by this compile's recipes, not by the cache."""
+    return {
+        stage: functools.cache(functools.partial(_base, g, parses.later(g.text)))
+        for stage, g in graphs.items()
+        if stage not in UNPARSED_STAGES
+    }
+
+
+def _base(graph: Graph, parse: Callable[[], tuple[tuple[Node, ...], str | None]]) -> Graph:
+    with no_collection():
+        nodes, error = parse()
+        stacks = graph.module_stacks
+        if stacks:
+            nodes = tuple(
+                replace(n, module_stack=stacks[n.name])
+                if n.module == "" and stacks.get(n.name)
+                else n
+                for n in nodes
+            )
+    return replace(graph, derived=Derived().known((nodes, error)))
+
+
+def _later(
     graph: Graph,
+    base: Base,
     kernels: Mapping[str, tuple[str, ...]] | Callable[[Graph], Links],
     stacks: Callable[[Graph], Mapping[str, tuple[str, ...]]],
+    cache: Derived,
 ) -> Graph:
-    """``graph`` linked when its nodes are first read: parsing waits for a reader."""
+    """``graph`` parsed and linked by ``cache`` when its nodes are first read: parsing
+    waits for a reader."""
 
     def parse() -> tuple[tuple[Node, ...], str | None]:
+        g = base()
         with no_collection():  # linking allocates as much as parsing
-            links = kernels(graph) if callable(kernels) else kernels
-            return _linked(graph, links, stacks(graph))
+            links = kernels(g) if callable(kernels) else kernels
+            return _linked(g, links, stacks(g))
 
-    return Graph.deferred(stage=graph.stage, text=graph.text, parse=parse)
+    return replace(graph, derived=graph_later(cache, parse))
 
 
 def _joint_kernels(
-    c: Compile, outputs: tuple[OutputCode, ...], posts: list[Links]
+    bases: Mapping[str, Base], outputs: tuple[OutputCode, ...], posts: list[Links]
 ) -> Callable[[Graph], Links]:
     """Kernel links of a joint graph: the partitioner copies joint nodes into the forward
     and backward graphs under their joint names, so a joint node links to what the node
@@ -141,8 +177,8 @@ def _joint_kernels(
         targets = {n.name: n.target for n in joint.nodes}
         out: dict[str, dict[str, None]] = {}
         for oc, post in zip(outputs, posts, strict=True):
-            aot = c.graphs.get(f"aot_{oc.graph}_graph")
-            for n in aot.nodes if aot is not None else ():
+            aot = bases.get(f"aot_{oc.graph}_graph")
+            for n in aot().nodes if aot is not None else ():
                 if n.name in post and targets.get(n.name) == n.target:
                     out.setdefault(n.name, {}).update(dict.fromkeys(post[n.name]))
         return {k: tuple(v) for k, v in out.items()}
@@ -158,30 +194,31 @@ def _stacks(graph: Graph) -> dict[str, tuple[str, ...]]:
     return {n.name: n.module_stack for n in graph.nodes if n.module == "" and n.module_stack}
 
 
-def _link_outputs(c: Compile) -> tuple[tuple[OutputCode, ...], list[Links]]:
+def _link_outputs(c: Compile, cache: Derived) -> tuple[tuple[OutputCode, ...], list[Links]]:
     outputs = []
     posts = []
     for key, oc in zip(output_keys(c.output_code), c.output_code, strict=True):
-        kernels = tuple(_kernel(k, kernel_id(key, k.name)) for k in oc.kernels)
+        kernels = tuple(_kernel(k, kernel_id(key, k.name), cache) for k in oc.kernels)
         linked = replace(oc, key=key, kernels=kernels)
         outputs.append(linked)
         posts.append(kernels_of_post(linked))
     return tuple(outputs), posts
 
 
-def _kernel(k: Kernel, kid: str) -> Kernel:
+def _kernel(k: Kernel, kid: str, cache: Derived) -> Kernel:
     k = replace(k, id=kid)
-    needs_lines = any(s.text and not s.source_lines for v in k.variants for s in v.stages)
-    return with_source_lines(k) if needs_lines else k
+    needs_lines = any(s.text and s.derived is None for v in k.variants for s in v.stages)
+    return with_source_lines(k, cache) if needs_lines else k
 
 
-def _dynamo_graph(c: Compile) -> Graph | None:
-    return c.graphs.get("dynamo_output_graph") or c.graphs.get("before_pre_grad_graph")
+def _dynamo_graph(bases: Mapping[str, Base]) -> Graph | None:
+    base = bases.get("dynamo_output_graph") or bases.get("before_pre_grad_graph")
+    return None if base is None else base()
 
 
-def _dynamo_stacks(c: Compile) -> dict[str, tuple[str, ...]]:
+def _dynamo_stacks(bases: Mapping[str, Base]) -> dict[str, tuple[str, ...]]:
     # live capture records Dynamo's graph's stacks; a trace needs the reconstruction
-    g = _dynamo_graph(c)
+    g = _dynamo_graph(bases)
     if g is None:
         return {}
     return _stacks(g) if _has_stacks(g) else module_stack.dynamo_stacks(g)
@@ -201,16 +238,27 @@ def _provenance_stacks(oc: OutputCode, dynamo: Stacks) -> Stacks:
 
 
 def derive_compile(
-    c: Compile, key: str, parent: str | None, files: frozenset[str] | None = None
+    c: Compile,
+    key: str,
+    parent: str | None,
+    files: frozenset[str] | None = None,
+    cache: Derived | None = None,
+    parses: SharedParses | None = None,
 ) -> Compile:
-    """One compile with its ids, links, line tables and module stacks filled in.
+    """One compile with its ids, links, line tables and module stacks filled in, and
+    ``cache``'s recipes for what is computed on first read (see the module doc).
 
-    Node-level links are attached when a graph's nodes are first read, so a graph
+    Node-level links are computed when a graph's nodes are first read, so a graph
     nobody opens is never parsed; opening one parses it and, for module stacks, the
-    Dynamo graph, nothing else.
+    Dynamo graph, nothing else. Nodes, guards, user lines and line maps come from the
+    fields of ``c`` alone (a graph's ``text`` and ``module_stacks``, ...), whatever
+    ``c``'s graphs computed before.
     """
-    outputs, posts = _link_outputs(c)
-    dynamo = functools.cache(lambda: _dynamo_stacks(c))
+    cache = Derived() if cache is None else cache
+    parses = SharedParses() if parses is None else parses
+    outputs, posts = _link_outputs(c, cache)
+    bases = _bases(c.graphs, parses)
+    dynamo = functools.cache(lambda: _dynamo_stacks(bases))
 
     @functools.cache
     def by_name(upto: int) -> Stacks:
@@ -224,6 +272,7 @@ def derive_compile(
 
     linked_outputs: list[OutputCode] = []
     for i, (oc, post) in enumerate(zip(outputs, posts, strict=True)):
+        oc_bases = _bases(oc.graphs, parses)
 
         def post_stacks(g: Graph, i: int = i, oc: OutputCode = oc) -> Stacks:
             # live capture records torch's stacks for the nodes that have them in meta:
@@ -237,13 +286,16 @@ def derive_compile(
             aot = graphs.get(f"aot_{oc.graph}_graph")
             return post_stacks_of(g, fixed, aot=aot, index=index())
 
-        oc_graphs = {s: _deferred(g, post, post_stacks) for s, g in oc.graphs.items()}
-        kernels = user_code.with_user_lines(oc)
-        linked_outputs.append(replace(oc, graphs=oc_graphs, kernels=kernels))
+        oc_graphs = {
+            s: _later(g, oc_bases[s], post, post_stacks, cache) if s in oc_bases else g
+            for s, g in oc.graphs.items()
+        }
+        oc = replace(oc, graphs=oc_graphs)
+        linked_outputs.append(replace(oc, kernels=user_code.with_user_lines(oc, cache)))
 
     @functools.cache
     def index() -> aot_stacks.DynamoIndex | None:
-        g = _dynamo_graph(c)
+        g = _dynamo_graph(bases)
         return None if g is None else aot_stacks.DynamoIndex(g, dynamo())
 
     def forward_of(g: Graph) -> tuple[Stacks, dict[str, str]]:
@@ -276,15 +328,23 @@ def derive_compile(
         )
 
     graphs = {
-        stage: _deferred(
+        stage: _later(
             g,
-            _joint_kernels(c, outputs, posts)
+            bases[stage],
+            _joint_kernels(bases, outputs, posts)
             if stage in _JOINT
             else compile_graph_kernels(stage, outputs, posts),
             compile_stacks,
+            cache,
         )
+        if stage in bases
+        else g
         for stage, g in c.graphs.items()
     }
+    guards = c.guards
+    if guards is not None:
+        parse = functools.partial(guard_list, guards.tree)
+        guards = replace(guards, derived=cache.later("guards", parse))
     bytecode = c.bytecode
     if bytecode is not None and not (bytecode.original_lines or bytecode.transformed_lines):
         bytecode = replace(
@@ -310,15 +370,25 @@ def derive_compile(
         output_code=tuple(linked_outputs),
         graphs=graphs,
         bytecode=bytecode,
+        guards=guards,
         autotuning=autotuning,
     )
 
 
-def derive(compiles: list[Compile]) -> list[Compile]:
-    """Every compile with the schema 2.0 derived fields filled in (see the module doc)."""
+def derive(compiles: list[Compile], cache: Derived | None = None) -> list[Compile]:
+    """Every compile with its derived fields filled in and ``cache``'s recipes for what
+    is computed on first read (see the module doc); the graphs of all compiles share
+    their parses (``SharedParses``).
+
+    Example:
+        >>> derive([])
+        []
+    """
+    cache = Derived() if cache is None else cache
+    parses = SharedParses()  # torch logs a graph several times, also across compiles
     parents = compile_parents(compiles)
     files = user_code.compiled_files(compiles)
     return [
-        derive_compile(c, compile_key(c), parent, files)
+        derive_compile(c, compile_key(c), parent, files, cache, parses)
         for c, parent in zip(compiles, parents, strict=True)
     ]

@@ -1,5 +1,5 @@
 """Where in the user's code things came from: ``Kernel.user_lines`` and
-``GraphBreak.user_frames``, derived once by ``links.derive``.
+``GraphBreak.user_frames``, derived once by ``link.derive``.
 
 A kernel's user lines are what Inductor's provenance recorded for it (``user_stack``)
 and, for each post-grad node it ran, the ``# File: path:line`` line torch printed above
@@ -18,6 +18,7 @@ view shows).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import traceback
@@ -27,7 +28,7 @@ from types import TracebackType
 
 import torch
 
-from compiler.model import Compile, GraphBreak, Kernel, OutputCode, SourceLoc
+from compiler.model import Compile, Derived, GraphBreak, Kernel, OutputCode, SourceLoc
 from compiler.parse.graph_text import comment_sources
 
 _USER_CODE_FILE = re.compile(
@@ -75,22 +76,18 @@ def user_lines(k: Kernel, sources: Mapping[str, SourceLoc]) -> tuple[SourceLoc, 
     return tuple(seen.values())
 
 
-def with_user_lines(oc: OutputCode) -> tuple[Kernel, ...]:
-    """``oc``'s kernels, each with ``user_lines`` computed on first read; the post-grad
-    graph is parsed once for all of them, and only when one of them needs it."""
-    if not any(k.post_grad_nodes or k.source_nodes for k in oc.kernels):
-        return tuple(replace(k, user_lines=user_lines(k, {})) for k in oc.kernels)
-    cache: list[dict[str, SourceLoc]] = []
-
-    def sources() -> dict[str, SourceLoc]:
-        if not cache:
-            cache.append(node_sources(oc))
-        return cache[0]
+def with_user_lines(oc: OutputCode, cache: Derived) -> tuple[Kernel, ...]:
+    """``oc``'s kernels, each with ``user_lines`` computed by ``cache`` on first read;
+    ``oc``'s post-grad graph (linked, as a view shows it) is parsed once for all of
+    them, and only when one of them needs it."""
+    sources = functools.cache(lambda: node_sources(oc))
 
     def lines_of(k: Kernel) -> Callable[[], tuple[SourceLoc, ...]]:
+        if not (k.post_grad_nodes or k.source_nodes):
+            return lambda: user_lines(k, {})
         return lambda: user_lines(k, sources())
 
-    return tuple(k.deferred_user_lines(lines_of(k)) for k in oc.kernels)
+    return tuple(replace(k, derived=cache.later("user_lines", lines_of(k))) for k in oc.kernels)
 
 
 def resume_point(c: Compile) -> SourceLoc | None:

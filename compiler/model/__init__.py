@@ -7,12 +7,13 @@ log, so a view never needs to know which one it is looking at.
 
 One module per part of a capture: ``base`` (ids, source locations, the schema
 version), ``graph`` (graphs and FX nodes), ``frame`` (what Dynamo recorded of a frame),
-``kernel`` (what Inductor generated), ``exploration`` (compiles and the whole capture);
+``kernel`` (what Inductor generated), ``exploration`` (compiles and the whole capture),
+``derived`` (the one cache of what is computed on first read);
 ``serialize`` and ``compact`` write and read the JSON forms.
 """
 
-from compiler.model._lazy import replace_lazily
 from compiler.model.base import SCHEMA_VERSION, CompileId, SourceLoc, StageError
+from compiler.model.derived import Derived, Later
 from compiler.model.exploration import (
     CallTiming,
     Compile,
@@ -47,6 +48,7 @@ __all__ = [
     "Compile",
     "CompileId",
     "CompileMetrics",
+    "Derived",
     "Environment",
     "Exploration",
     "FusedNode",
@@ -56,6 +58,7 @@ __all__ = [
     "Guards",
     "Kernel",
     "KernelTiming",
+    "Later",
     "LoweredStage",
     "Node",
     "Options",
@@ -69,5 +72,4 @@ __all__ = [
     "TensorMeta",
     "TritonVariant",
     "as_jsonable",
-    "replace_lazily",
 ]

@@ -12,13 +12,15 @@ file names, source lines and kernel ids on every node. Schema 2.0 wrote all of i
 - every string of ``COMPRESS_MIN`` characters or more (lowered stages, output code, graph,
   schedule and guard texts) is zlib-compressed and base64-encoded as ``{"zlib": "..."}``,
   in place or in ``strings``; so is every list of ``LIST_MIN`` items or more that
-  compresses well (graph nodes, line maps such as ``source_lines``);
+  compresses well (kernels, line tables such as ``Bytecode.original_lines``);
 - a fused scheduler node's ``text`` is written as its ``[start, end]`` in its schedule's
   ``post_fusion`` text, which already holds every node's text;
-- ``Guards.guards`` is left out when it is what parsing ``Guards.tree`` gives (as for
-  every capture and trace): the reader parses the tree again, on first read;
 - a field equal to its default is left out (``compiler/model/serialize.py`` does this and the
-  two above; this module the strings and lists).
+  one above; this module the strings and lists).
+
+Since schema 4.0 nothing computed on first read is written (graph nodes, guard lists,
+line maps, user lines: ``compiler/model/derived.py``); the reader computes them again
+from the texts.
 
 The same GPT-2 step captured on a CPU: 8.9 MB plain, 0.82 MB compact, written in 1.8x
 the time and read in 0.7x (``benchmarks/json_size.py --gpt2``). Only the file changes:

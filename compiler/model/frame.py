@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
-from compiler.model._lazy import _derived_on_read
 from compiler.model.base import _FROZEN, SourceLoc
+from compiler.model.derived import DERIVED, Derived, Later
 
 
 @dataclass(**_FROZEN)
@@ -15,47 +14,60 @@ class Bytecode:
     """A frame's bytecode before and after Dynamo, as ``dis`` prints it.
 
     ``decompiled`` is best-effort source for the transformed code; when the
-    decompiler fails, ``decompile_error`` says why. A live capture decompiles on first
-    read of either (``Bytecode.deferred``): decompiling costs time in the user's
-    compile, and most views never show it.
+    decompiler fails, ``decompile_error`` says why. Both are properties read through
+    ``derived``: a live capture decompiles on the first read of either (decompiling
+    costs time in the user's compile, and most views never show it); a trace or a file
+    gives them as they were recorded. JSON still holds them: ``to_json`` reads them
+    (a live capture's code object is gone once its process ends).
     """
 
     code_name: str
     original: str | None = None
     transformed: str | None = None
     source: str | None = None
-    decompiled: str | None = None
-    decompile_error: str | None = None
     # schema 2.0: the user source line (in the frame's file) of each line of
     # ``original``/``transformed`` (``dis`` text split on newlines); None where none.
     original_lines: tuple[int | None, ...] = ()
     transformed_lines: tuple[int | None, ...] = ()
+    derived: Later | None = field(default=None, compare=False, repr=False, metadata=DERIVED)
 
-    @classmethod
-    def deferred(
-        cls, *, decompile: Callable[[], tuple[str | None, str | None]], **fields: Any
-    ) -> Bytecode:
-        """Bytecode whose ``decompiled`` and ``decompile_error`` come from
-        ``decompile()``, called once, when either is first read; ``fields`` are the others.
+    @property
+    def decompiled(self) -> str | None:
+        """The decompiled transformed code, or None (decompiled on first read)."""
+        return self._decompiled()[0]
 
-        Example:
-            >>> b = Bytecode.deferred(code_name="f", decompile=lambda: ("def f(): pass", None))
-            >>> b.decompiled
-            'def f(): pass'
-        """
+    @property
+    def decompile_error(self) -> str | None:
+        """Why there is no decompiled source, or None (decompiled on first read)."""
+        return self._decompiled()[1]
 
-        def decompile_once() -> tuple[str | None, str | None]:
-            try:
-                return decompile()
-            except Exception as exc:  # a view reading .decompiled must get text, not a crash
-                return None, f"{type(exc).__name__}: {exc}"
-
-        bytecode = cls(**fields)
-        _defer_bytecode(bytecode, decompile_once)
-        return bytecode
+    def _decompiled(self) -> tuple[str | None, str | None]:
+        if self.derived is None:
+            return None, None
+        found: tuple[str | None, str | None] = self.derived.get()
+        return found
 
 
-_defer_bytecode = _derived_on_read(Bytecode, "decompiled", "decompile_error")
+def decompile_later(
+    cache: Derived, decompile: Callable[[], tuple[str | None, str | None]]
+) -> Later:
+    """``cache``'s handle on (decompiled source, error) from ``decompile()``; a decompiler
+    that raises gives an error, so a view reading ``decompiled`` gets text, not a crash.
+
+    Example:
+        >>> b = Bytecode(code_name="f",
+        ...              derived=decompile_later(Derived(), lambda: ("def f(): pass", None)))
+        >>> b.decompiled
+        'def f(): pass'
+    """
+
+    def decompile_once() -> tuple[str | None, str | None]:
+        try:
+            return decompile()
+        except Exception as exc:
+            return None, f"{type(exc).__name__}: {exc}"
+
+    return cache.later("decompile", decompile_once)
 
 
 @dataclass(**_FROZEN)
@@ -73,25 +85,21 @@ class Guard:
 class Guards:
     """The guard tree text Dynamo printed, plus its guards as a list.
 
-    A loaded trace parses ``guards`` from ``tree`` on first read (``Guards.deferred``):
-    a large model has tens of thousands of guards, and most views never list them.
+    ``guards`` is a property parsed from ``tree`` on first read, through ``derived``
+    (a large model has tens of thousands of guards, and most views never list them).
     """
 
     tree: str
-    guards: tuple[Guard, ...] = ()
     symbolic: tuple[str, ...] = ()
+    derived: Later | None = field(default=None, compare=False, repr=False, metadata=DERIVED)
 
-    @classmethod
-    def deferred(
-        cls, *, tree: str, symbolic: tuple[str, ...], parse: Callable[[], tuple[Guard, ...]]
-    ) -> Guards:
-        """Guards whose ``guards`` come from ``parse()``, called once, on first read."""
-        guards = cls(tree=tree, symbolic=symbolic)
-        _defer_guards(guards, lambda: (parse(),))
-        return guards
-
-
-_defer_guards = _derived_on_read(Guards, "guards")
+    @property
+    def guards(self) -> tuple[Guard, ...]:
+        """The guards of ``tree``, in order (parsed on first read)."""
+        if self.derived is None:
+            return ()
+        found: tuple[Guard, ...] = self.derived.get()
+        return found
 
 
 @dataclass(**_FROZEN)

@@ -5,8 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from compiler.model._lazy import _derived_on_read
 from compiler.model.base import _FROZEN, SourceLoc
+from compiler.model.derived import DERIVED, Derived, Later
+
+# Stages kept as a graph whose text is no FX graph (``torch.export``'s signature, range
+# constraints and module call graph): they have no nodes, and nothing parses them.
+UNPARSED_STAGES = (
+    "exported_program_signature",
+    "exported_program_range_constraints",
+    "exported_program_module_call_graph",
+)
 
 
 @dataclass(**_FROZEN)
@@ -40,7 +48,7 @@ class Node:
     source: SourceLoc | None = None
     module: str = ""
     line: int = 0
-    # schema 2.0 (contract; filled by compiler/trace/build.py):
+    # schema 2.0 (filled by compiler/link/derive.py when the graph's nodes are read):
     # ids of the kernels this node ended up in (``forward/cpp_fused_add_0``), through
     # the provenance maps; empty where torch recorded no link.
     kernels: tuple[str, ...] = ()
@@ -60,37 +68,36 @@ class Node:
 class Graph:
     """A graph at one stage (``dynamo_output_graph``, ``aot_forward_graph``, ...).
 
-    ``text`` is exactly what torch emitted; ``nodes`` is parsed from it. A loaded trace
-    or a live capture parses it on first access (``Graph.deferred``): ``nodes`` and
-    ``parse_error`` read like plain fields, but a graph nobody looks at is never parsed.
+    ``text`` is exactly what torch emitted. ``nodes`` and ``parse_error`` are parsed
+    from it, with their links, on first read: properties, not fields, computed once by
+    the Exploration's cache (``derived``, see ``compiler/model/derived.py``), so a graph
+    nobody looks at is never parsed and ``==``, copies and JSON never parse one. A graph
+    built without a cache has no nodes.
     """
 
     stage: str
     text: str
-    nodes: tuple[Node, ...] = ()
-    parse_error: str | None = None
+    # schema 4.0: the module stacks torch recorded for this graph's nodes, by node name
+    # (live capture's ``nn_module_stack``; kept from the nodes of a 3.x file); the
+    # nodes' ``module_stack`` comes from them where present.
+    module_stacks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    derived: Later | None = field(default=None, compare=False, repr=False, metadata=DERIVED)
 
-    @classmethod
-    def deferred(
-        cls, *, stage: str, text: str, parse: Callable[[], tuple[tuple[Node, ...], str | None]]
-    ) -> Graph:
-        """A graph whose ``nodes`` and ``parse_error`` come from ``parse()``, called once,
-        when either is first read.
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        """The FX nodes parsed from ``text`` (computed on first read)."""
+        return self._parsed()[0]
 
-        Example:
-            >>> g = Graph.deferred(stage="s", text="", parse=lambda: ((), "empty"))
-            >>> g.parse_error
-            'empty'
-        """
-        def parse_once() -> tuple[tuple[Node, ...], str | None]:
-            try:
-                return parse()
-            except Exception as exc:  # a view reading .nodes must get a graph, not a crash
-                return (), f"{type(exc).__name__}: {exc}"
+    @property
+    def parse_error(self) -> str | None:
+        """Why ``text`` could not be parsed, or None (computed on first read)."""
+        return self._parsed()[1]
 
-        graph = cls(stage=stage, text=text)
-        _defer_graph(graph, parse_once)
-        return graph
+    def _parsed(self) -> tuple[tuple[Node, ...], str | None]:
+        if self.derived is None:
+            return (), None
+        parsed: tuple[tuple[Node, ...], str | None] = self.derived.get()
+        return parsed
 
     def node(self, name: str, module: str = "") -> Node | None:
         """The node called ``name`` (in nested module ``module``), or None."""
@@ -100,5 +107,20 @@ class Graph:
         return None
 
 
+def graph_later(cache: Derived, parse: Callable[[], tuple[tuple[Node, ...], str | None]]) -> Later:
+    """``cache``'s handle on a graph's (nodes, parse error), from ``parse()``: a parser
+    that raises gives a parse error, so a view reading ``nodes`` gets a graph, not a crash.
 
-_defer_graph = _derived_on_read(Graph, "nodes", "parse_error")
+    Example:
+        >>> g = Graph(stage="s", text="", derived=graph_later(Derived(), lambda: ((), "empty")))
+        >>> g.parse_error
+        'empty'
+    """
+
+    def parse_once() -> tuple[tuple[Node, ...], str | None]:
+        try:
+            return parse()
+        except Exception as exc:
+            return (), f"{type(exc).__name__}: {exc}"
+
+    return cache.later("graph", parse_once)

@@ -3,12 +3,10 @@ stages, the fused schedule and the provenance maps."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from compiler.model._lazy import _derived_on_read, replace_lazily
 from compiler.model.base import _FROZEN, SourceLoc, StageError
+from compiler.model.derived import DERIVED, Later
 from compiler.model.graph import Graph
 
 
@@ -20,37 +18,19 @@ class LoweredStage:
     stage: str
     text: str = ""
     error: str = ""
-    # schema 2.0: the 1-based ``Kernel.source`` line each line of ``text`` was lowered
-    # from (from TTIR/TTGIR ``loc``, LLVM debug info, PTX ``.loc``); None where unknown.
-    # A capture maps them on first read (``LoweredStage.deferred``): a model's hundreds
-    # of kernels cost a second of parsing that only an opened lowering pane needs.
-    source_lines: tuple[int | None, ...] = ()
+    derived: Later | None = field(default=None, compare=False, repr=False, metadata=DERIVED)
 
-    @classmethod
-    def deferred(
-        cls, *, lines: Callable[[], tuple[int | None, ...]], **fields: Any
-    ) -> LoweredStage:
-        """A stage whose ``source_lines`` come from ``lines()``, called once, when first
-        read; ``fields`` are the others.
-
-        Example:
-            >>> s = LoweredStage.deferred(stage="ptx", text="a\nb", lines=lambda: (1, None))
-            >>> s.source_lines
-            (1, None)
-        """
-        stage = cls(**fields)
-
-        def lines_once() -> tuple[tuple[int | None, ...]]:
-            try:
-                return (lines(),)
-            except Exception:  # a line map is an aid: without one, the text still shows
-                return ((None,) * (stage.text.count("\n") + 1) if stage.text else (),)
-
-        _defer_stage(stage, lines_once)
-        return stage
-
-
-_defer_stage = _derived_on_read(LoweredStage, "source_lines")
+    @property
+    def source_lines(self) -> tuple[int | None, ...]:
+        """The 1-based ``Kernel.source`` line each line of ``text`` was lowered from (from
+        TTIR/TTGIR ``loc``, LLVM debug info, PTX ``.loc``); None where unknown; () where
+        nothing mapped it. Mapped on first read, through ``derived``: a model's hundreds
+        of kernels cost a second of parsing that only an opened lowering pane needs
+        (``compiler/gpu/lowered_lines.py``)."""
+        if self.derived is None:
+            return ()
+        lines: tuple[int | None, ...] = self.derived.get()
+        return lines
 
 
 @dataclass(**_FROZEN)
@@ -154,26 +134,19 @@ class Kernel:
     variants: tuple[TritonVariant, ...] = ()
     timing: KernelTiming | None = None
     grid: tuple[int, ...] = ()
-    # schema 3.0 (derived, compiler/link/user_code.py): the user source lines this kernel came
-    # from, each once, in order: ``user_stack``, then the source line of each post-grad
-    # node it ran (``post_grad_nodes``, ``source_nodes``); empty where torch recorded
-    # neither. Computed on first read (it parses the post-grad graph).
-    user_lines: tuple[SourceLoc, ...] = ()
+    derived: Later | None = field(default=None, compare=False, repr=False, metadata=DERIVED)
 
-    def deferred_user_lines(self, lines: Callable[[], tuple[SourceLoc, ...]]) -> Kernel:
-        """A copy of this kernel whose ``user_lines`` is ``lines()``, called on first read.
-
-        Example:
-            >>> k = Kernel(name="k", language="cpp", source="")
-            >>> k.deferred_user_lines(lambda: (SourceLoc(filename="f.py", line=2),)).user_lines
-            (SourceLoc(filename='f.py', line=2, function='', code=''),)
-        """
-        k = replace_lazily(self)  # reading self's fields would compute its own user lines
-        _defer_kernel(k, lambda: (lines(),))
-        return k
-
-
-_defer_kernel = _derived_on_read(Kernel, "user_lines")
+    @property
+    def user_lines(self) -> tuple[SourceLoc, ...]:
+        """The user source lines this kernel came from, each once, in order:
+        ``user_stack``, then the source line of each post-grad node it ran
+        (``post_grad_nodes``, ``source_nodes``); empty where torch recorded neither.
+        Computed on first read, through ``derived`` (it parses the post-grad graph;
+        ``compiler/link/user_code.py``)."""
+        if self.derived is None:
+            return ()
+        lines: tuple[SourceLoc, ...] = self.derived.get()
+        return lines
 
 
 @dataclass(**_FROZEN)

@@ -7,6 +7,15 @@ strings once and long texts compressed (``compiler/model/compact.py``): a major 
 that a 2.x reader refuses such a file instead of reading table indexes as text. The
 reader still takes the plain form (``to_json(compact=False)``, and 2.x files through
 the upgrade to 3.0) and 1.x through the upgrade to 2.0.
+
+Since schema 4.0 the file holds no value that is computed on first read (graph nodes
+and parse errors, guard lists, kernels' user lines, lowered-line maps): ``to_json``
+writes fields only, so it parses nothing, and ``from_json`` gives the Exploration a
+new cache (``compiler/model/derived.py``) that computes them again from the texts when
+first read, as a trace load does. The one exception is a frame's decompiled source
+(``Bytecode.decompiled``, ``decompile_error``), which the file keeps: a live capture's
+code object is gone once its process ends, so ``to_json`` decompiles what nobody read
+yet (through the cache, counted as ``decompile``).
 """
 
 from __future__ import annotations
@@ -20,52 +29,94 @@ from typing import Any, Union
 from compiler import model
 from compiler.errors import SchemaVersionError, TraceFormatError
 from compiler.link.derive import derive
-from compiler.model import SCHEMA_VERSION, Exploration, Guards, Schedule
+from compiler.model import SCHEMA_VERSION, Bytecode, Derived, Exploration, Schedule
 from compiler.model.compact import Unpacker, fused_text, pack, schedule_spans
-from compiler.parse.dynamo_text import parse_guards
+from compiler.model.derived import is_derived
 
 # The first version written in the compact form.
 _COMPACT_SINCE = (3, 0)
 
 
+# Properties computed on first read that the file keeps all the same (see the module doc).
+KEPT_PROPERTIES: dict[type, tuple[str, ...]] = {Bytecode: ("decompiled", "decompile_error")}
+_DECOMPILED = KEPT_PROPERTIES[Bytecode]
+
+
 @dataclasses.dataclass
 class _Reading:
-    """What ``_build`` carries down the tree: the keys it did not know, and for a
-    compact document the string table."""
+    """What ``_build`` carries down the tree: the keys it did not know, for a compact
+    document the string table, and the cache of the Exploration being read."""
 
     unknown: list[str]
     strings: Unpacker | None = None
+    cache: Derived = dataclasses.field(default_factory=Derived)
 
 
-def _unchanged_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
+def _unchanged_1_to_2(data: dict[str, Any], strings: Unpacker | None) -> dict[str, Any]:
     """Schema 2.0 only added fields derived from the others (``Compile.key``,
-    ``Kernel.id``, ``Node.kernels``, ...); ``_derive_2_to_3`` derives them with the
-    3.0 ones, so a 1.x document is built and linked once, not twice."""
+    ``Kernel.id``, ``Node.kernels``, ...): ``from_json`` derives them after reading."""
     return data
 
 
-def _derive_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
-    """Schema 3.0 added more derived facts (``Kernel.user_lines``,
-    ``GraphBreak.user_frames``, ``Compile.resumes``) beside the compact form: compute
-    every derived field of a plain 1.x/2.x document with the same ``links.derive`` live
-    capture and trace loading use."""
-    reading = _Reading(unknown=[])
-    exp = _build(Exploration, data, "exploration", reading)
-    if not isinstance(exp, Exploration):
-        raise TraceFormatError("the 'exploration' entry does not describe an Exploration")
-    upgraded = dataclasses.replace(
-        exp,
-        compiles=tuple(derive(list(exp.compiles))),
-        unknown_keys=(*exp.unknown_keys, *reading.unknown),
-    )
-    out: dict[str, Any] = to_dict(upgraded)
-    return out
+def _unchanged_2_to_3(data: dict[str, Any], strings: Unpacker | None) -> dict[str, Any]:
+    """Schema 3.0 added more derived facts (``GraphBreak.user_frames``,
+    ``Compile.resumes``, ...) beside the compact form: ``from_json`` derives them after
+    reading, with the same ``link.derive`` live capture and trace loading use."""
+    return data
 
 
-# _UPGRADES[n] turns a major-version-n dict into a major-version-(n+1) dict.
-_UPGRADES: dict[int, typing.Callable[[dict[str, Any]], dict[str, Any]]] = {
+def _computed_out_3_to_4(data: dict[str, Any], strings: Unpacker | None) -> dict[str, Any]:
+    """Schema 4.0 keeps out of the file what is computed on first read: graph nodes and
+    parse errors, guard lists, kernels' user lines and lowered-line maps are dropped
+    (the reader computes them again from the texts). The module stacks the top-level
+    nodes of a graph carried become its ``module_stacks``, so a live capture's stacks
+    (which its text does not hold) read back as they were."""
+    items = strings.items if strings is not None else _same
+    text = strings.text if strings is not None else _same
+
+    def graph(g: Any) -> None:
+        if not isinstance(g, dict):
+            return
+        g.pop("parse_error", None)
+        stacks = {}
+        for n in items(g.pop("nodes", None) or []):
+            if isinstance(n, dict) and not text(n.get("module", "")) and n.get("module_stack"):
+                stacks[text(n["name"])] = [text(m) for m in items(n["module_stack"])]
+        if stacks:
+            g["module_stacks"] = stacks
+
+    def each(d: dict[str, Any], key: str) -> list[Any]:
+        if key not in d:
+            return []
+        found = d[key] = items(d[key]) or []
+        return [v for v in found if isinstance(v, dict)]
+
+    for c in each(data, "compiles"):
+        for g in (c.get("graphs") or {}).values():
+            graph(g)
+        if isinstance(c.get("guards"), dict):
+            c["guards"].pop("guards", None)
+        for oc in each(c, "output_code"):
+            for g in (oc.get("graphs") or {}).values():
+                graph(g)
+            for k in each(oc, "kernels"):
+                k.pop("user_lines", None)
+                for v in each(k, "variants"):
+                    for stage in each(v, "stages"):
+                        stage.pop("source_lines", None)
+    return data
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+# _UPGRADES[n] turns a major-version-n dict into a major-version-(n+1) dict (given the
+# string table of a compact document).
+_UPGRADES: dict[int, typing.Callable[[dict[str, Any], Unpacker | None], dict[str, Any]]] = {
     1: _unchanged_1_to_2,
-    2: _derive_2_to_3,
+    2: _unchanged_2_to_3,
+    3: _computed_out_3_to_4,
 }
 
 
@@ -77,17 +128,18 @@ def to_dict(value: Any) -> Any:
 def _plain(value: Any, *, compact: bool) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         if not compact:
-            names = [f.name for f in dataclasses.fields(value)]
+            names = [n for n, _ in _defaults(type(value))]
         else:
             # a field left out reads back as its default
             names = [
                 n for n, d in _defaults(type(value)) if d is _NO_DEFAULT or getattr(value, n) != d
             ]
-            if isinstance(value, Guards):
-                names = [n for n in names if n != "guards"]
-                if not _guards_from_tree(value):
-                    names.append("guards")
         out = {name: _plain(getattr(value, name), compact=compact) for name in names}
+        if isinstance(value, Bytecode):
+            for name in _DECOMPILED:  # decompiles a live capture's frame not read yet
+                found = getattr(value, name)
+                if found is not None or not compact:
+                    out[name] = found
         if compact and isinstance(value, Schedule):
             schedule_spans(value, out["fused"])
         return out
@@ -103,7 +155,8 @@ _DEFAULTS: dict[type, tuple[tuple[str, Any], ...]] = {}
 
 
 def _defaults(cls: type) -> tuple[tuple[str, Any], ...]:
-    """(field name, default value or ``_NO_DEFAULT``) for each field of a dataclass."""
+    """(field name, default value or ``_NO_DEFAULT``) for each field of a dataclass that
+    the file holds (not its ``derived`` handle)."""
     if cls not in _DEFAULTS:
         _DEFAULTS[cls] = tuple(
             (
@@ -115,14 +168,9 @@ def _defaults(cls: type) -> tuple[tuple[str, Any], ...]:
                 else _NO_DEFAULT,
             )
             for f in dataclasses.fields(cls)
+            if not is_derived(f)
         )
     return _DEFAULTS[cls]
-
-
-def _guards_from_tree(guards: Guards) -> bool:
-    """Whether parsing the tree again gives exactly ``guards.guards`` (so the compact
-    form can leave the list out)."""
-    return guards.guards == parse_guards(guards.tree).guards
 
 
 def to_json(exp: Exploration, *, indent: int | None = None, compact: bool = True) -> str:
@@ -134,7 +182,7 @@ def to_json(exp: Exploration, *, indent: int | None = None, compact: bool = True
         >>> import compiler
         >>> text = to_json(compiler.Exploration(source="live"))
         >>> text[:27]
-        '{"schema_version": [3, 0], '
+        '{"schema_version": [4, 0], '
     """
     if not compact:
         plain = {"schema_version": list(SCHEMA_VERSION), "exploration": to_dict(exp)}
@@ -168,9 +216,6 @@ def from_json(text: str) -> Exploration:
         )
         raise SchemaVersionError(msg)
     data = doc["exploration"]
-    while major < SCHEMA_VERSION[0]:
-        data = _UPGRADES[major](data)
-        major, minor = major + 1, 0
     reading = _Reading(unknown=[])
     if (major, minor) >= _COMPACT_SINCE:
         strings = doc.get("strings", [])
@@ -178,17 +223,19 @@ def from_json(text: str) -> Exploration:
             raise TraceFormatError("the 'strings' entry of a compact Exploration is not a list")
         reading.strings = Unpacker(strings)
     try:
+        while major < SCHEMA_VERSION[0]:
+            data = _UPGRADES[major](data, reading.strings)
+            major, minor = major + 1, 0
         exp = _build(Exploration, data, "exploration", reading)
     except ValueError as exc:
         msg = f"a compact Exploration JSON document is damaged: {exc}. Write it again."
         raise TraceFormatError(msg) from exc
     if not isinstance(exp, Exploration):
         raise TraceFormatError("the 'exploration' entry does not describe an Exploration")
-    if reading.unknown:
-        exp = dataclasses.replace(
-            exp, unknown_keys=tuple(exp.unknown_keys) + tuple(reading.unknown)
-        )
-    return exp
+    # ids and links derived again; what is computed on first read gets its recipes
+    compiles = tuple(derive(list(exp.compiles), reading.cache))
+    unknown = tuple(exp.unknown_keys) + tuple(reading.unknown)
+    return dataclasses.replace(exp, compiles=compiles, unknown_keys=unknown)
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
@@ -231,8 +278,13 @@ def _build_dataclass(tp: type, value: Any, path: str, reading: _Reading) -> Any:
         value = _schedule_texts(value, path, reading)
     hints = _hints(tp)
     kwargs = {}
+    if tp is Bytecode:
+        found = tuple(_build(str | None, value.get(k), f"{path}.{k}", reading) for k in _DECOMPILED)
+        if found != (None, None):
+            kwargs["derived"] = reading.cache.known(found)
+        value = {k: v for k, v in value.items() if k not in _DECOMPILED}
     for key, v in value.items():
-        if key not in hints:
+        if key not in hints or key == "derived":
             reading.unknown.append(f"{path}.{key}")
             continue
         kwargs[key] = _build(hints[key], v, f"{path}.{key}", reading)
@@ -240,9 +292,6 @@ def _build_dataclass(tp: type, value: Any, path: str, reading: _Reading) -> Any:
         built = tp(**kwargs)
     except TypeError as exc:
         raise TraceFormatError(f"{path}: cannot build {tp.__name__}: {exc}") from exc
-    if isinstance(built, Guards) and reading.strings is not None and "guards" not in value:
-        # the compact form leaves out a list that parsing the tree gives back
-        return parse_guards(built.tree, built.symbolic)
     return built
 
 

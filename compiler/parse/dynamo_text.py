@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from compiler.model import GraphBreak, Guard, Guards, RecompileReason, SourceLoc
+from compiler.model import Derived, GraphBreak, Guard, Guards, RecompileReason, SourceLoc
 
 # "| | +- TENSOR_MATCH: check_tensor(L['x'], ...)  # x.sin()  # t.py:3 in f"
 _GUARD_LINE = re.compile(
@@ -17,16 +17,21 @@ _URL = re.compile(r"please visit: (?P<url>\S+)")
 
 
 def parse_guards(tree: str, symbolic: tuple[str, ...] = ()) -> Guards:
-    """Turn Dynamo's guard tree text (``dynamo_cpp_guards_str``) into a list of guards.
+    """Dynamo's guard tree text (``dynamo_cpp_guards_str``) with its guards parsed now
+    (a capture or load parses them on first read: ``compiler/link/derive.py``).
 
-    Each entry keeps its tree depth and 1-based line in ``tree``; ``origin`` is the
-    trailing ``# ...`` comment Dynamo adds (the user code that required the guard).
-    The list is parsed when first read.
+    Example:
+        >>> tree = "TREE_GUARD_MANAGER:\\n| +- GLOBAL_STATE: ___check_global_state()"
+        >>> parse_guards(tree).guards[0].kind
+        'GLOBAL_STATE'
     """
-    return Guards.deferred(tree=tree, symbolic=symbolic, parse=lambda: _guard_list(tree))
+    return Guards(tree=tree, symbolic=symbolic, derived=Derived().known(guard_list(tree)))
 
 
-def _guard_list(tree: str) -> tuple[Guard, ...]:
+def guard_list(tree: str) -> tuple[Guard, ...]:
+    """The guards of a guard tree, in order: each keeps its tree depth and 1-based line in
+    ``tree``; ``origin`` is the trailing ``# ...`` comment Dynamo adds (the user code
+    that required the guard)."""
     guards = []
     for number, raw in enumerate(tree.split("\n"), start=1):
         m = _GUARD_LINE.match(raw.rstrip())

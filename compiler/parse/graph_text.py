@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from compiler.model import Graph, Node, SourceLoc, TensorMeta
+from compiler.model import Derived, Graph, Node, SourceLoc, TensorMeta
 
 _FILE_COMMENT = re.compile(
     r"#\s*File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>.+?), code: (?P<code>.*)$"
@@ -63,7 +63,8 @@ def _split_dims(text: str) -> tuple[str, ...]:
 
 
 def parse_graph(stage: str, text: str) -> Graph:
-    """Parse torch's readable graph text into a ``Graph``; never raises.
+    """Parse torch's readable graph text into a ``Graph`` now; never raises. (A capture
+    or load parses on first read instead: ``compiler/link/derive.py``.)
 
     Example:
         >>> text = gm.print_readable(print_output=False)  # doctest: +SKIP
@@ -72,14 +73,14 @@ def parse_graph(stage: str, text: str) -> Graph:
         ['placeholder', 'call_function', 'output']
     """
     try:
-        nodes = _Parser(text).parse()
+        parsed: tuple[tuple[Node, ...], str | None] = (_Parser(text).parse(), None)
     except (SyntaxError, ValueError) as exc:
-        return Graph(stage=stage, text=text, parse_error=f"{type(exc).__name__}: {exc}")
-    return Graph(stage=stage, text=text, nodes=nodes)
+        parsed = ((), f"{type(exc).__name__}: {exc}")
+    return Graph(stage=stage, text=text, derived=Derived().known(parsed))
 
 
 def parse_nodes(text: str) -> tuple[tuple[Node, ...], str | None]:
-    """(nodes, parse error) of a graph's text: what ``Graph.deferred`` runs on first read.
+    """(nodes, parse error) of a graph's text: what a graph's first read runs.
 
     Example:
         >>> nodes, error = parse_nodes(gm.print_readable(print_output=False))  # doctest: +SKIP
@@ -147,11 +148,6 @@ def comment_sources(text: str) -> dict[int, SourceLoc]:
         if loc is not None:
             out[i + 1] = loc
     return out
-
-
-def deferred_graph(stage: str, text: str) -> Graph:
-    """A ``Graph`` of ``text`` parsed when its nodes are first read (see ``parse_graph``)."""
-    return Graph.deferred(stage=stage, text=text, parse=lambda: parse_nodes(text))
 
 
 def comment_source(comment: str) -> tuple[bool, SourceLoc | None]:

@@ -19,7 +19,7 @@ import functools
 import re
 from collections.abc import Callable
 
-from compiler.model import Graph, Node
+from compiler.model import Node
 from compiler.parse.graph_text import parse_nodes
 
 # a last line that prints nothing: blank, or a comment of printable ASCII (no character
@@ -38,9 +38,9 @@ class SharedParses:
     Example:
         >>> parses = SharedParses()
         >>> text = "class M(torch.nn.Module):\\n    def forward(self, x):\\n        return x"
-        >>> a = parses.graph("dynamo_output_graph", text)
-        >>> b = parses.graph("before_pre_grad_graph", text + "\\n\\n # graph id: 1")
-        >>> a.nodes is b.nodes
+        >>> a = parses.later(text)
+        >>> b = parses.later(text + "\\n\\n # graph id: 1")
+        >>> a()[0] is b()[0]
         True
     """
 
@@ -55,10 +55,6 @@ class SharedParses:
         key = _key(text)
         self._waiting[key] = self._waiting.get(key, 0) + 1
         return functools.partial(self._parse, key, text)
-
-    def graph(self, stage: str, text: str) -> Graph:
-        """A ``Graph`` of ``text`` parsed (or shared) when its nodes are first read."""
-        return Graph.deferred(stage=stage, text=text, parse=self.later(text))
 
     def _parse(self, key: Key, text: str) -> Parsed:
         left = self._waiting[key] - 1

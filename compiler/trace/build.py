@@ -20,10 +20,11 @@ from compiler.model import (
     Compile,
     CompileId,
     CompileMetrics,
+    Derived,
     Graph,
     GraphBreak,
+    Guards,
     Kernel,
-    Node,
     OutputCode,
     Phase,
     Provenance,
@@ -31,10 +32,9 @@ from compiler.model import (
     SourceLoc,
     StageError,
 )
-from compiler.parse.bytecode_lines import dis_source_lines
+from compiler.model.frame import decompile_later
 from compiler.parse.dynamo_text import (
     parse_graph_break,
-    parse_guards,
     parse_recompile_reasons,
     parse_stack_trace,
 )
@@ -48,7 +48,6 @@ from compiler.parse.output_code import (
     parse_schedule,
     split_kernels,
 )
-from compiler.parse.shared_parses import SharedParses
 from compiler.trace.events import Event
 
 # Graph stages emitted once per compile, keyed by their trace key.
@@ -136,6 +135,8 @@ class BuildResult:
 
     compiles: list[Compile]
     facts: dict[str, Any]
+    # what the compiles compute on first read (``compiler/model/derived.py``)
+    derived: Derived
 
 
 def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
@@ -159,9 +160,9 @@ def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
             state = states[key] = _CompileState(compile_id=key[1], rank=event.rank)
         state.attempts = max(state.attempts, event.compile_id.attempt + 1)
         _apply(state, event, strings, facts)
-    parses = SharedParses()  # the graphs of all compiles: torch logs a graph several times
-    compiles = [_finish(state, source, parses) for state in states.values()]
-    return BuildResult(compiles=derive(compiles), facts=facts)
+    cache = Derived()
+    compiles = [_finish(state, source, cache) for state in states.values()]
+    return BuildResult(compiles=derive(compiles, cache), facts=facts, derived=cache)
 
 
 def _intern(event: Event, strings: dict[tuple[int | None, int], str]) -> None:
@@ -310,20 +311,18 @@ def _phase(state: _CompileState, ev: Any) -> None:
                 break
 
 
-def _finish(state: _CompileState, source: str, parses: SharedParses) -> Compile:
+def _finish(state: _CompileState, source: str, derived: Derived) -> Compile:
     errors = list(state.errors)
     outputs = []
     for raw in state.outputs:
         outputs.append(_output_code(raw["text"], raw["path"], raw["pending"], raw.get("mappings"),
-                                    raw.get("stacks"), source, parses))  # fmt: skip
+                                    raw.get("stacks"), source))  # fmt: skip
     if state.pending.graphs or state.pending.fusion:
-        outputs.append(_output_code("", "", state.pending, None, None, source, parses))
+        outputs.append(_output_code("", "", state.pending, None, None, source))
     info = _json(state.artifacts.get("triton_kernel_info", ""))
     if isinstance(info, dict):
         outputs = [_with_kernel_info(o, info) for o in outputs]
-    graphs = {
-        k: _graph(k, v, state.module_stacks.get(k), parses) for k, v in state.graphs.items()
-    }
+    graphs = {k: _graph(k, v, state.module_stacks.get(k)) for k, v in state.graphs.items()}
     bytecode = None
     if state.bytecode:
         b = state.bytecode
@@ -335,14 +334,12 @@ def _finish(state: _CompileState, source: str, parses: SharedParses) -> Compile:
         }
         decompile = b.get("decompile")
         if callable(decompile):  # live capture: decompiled when first read
-            # the line maps are filled now, so that deriving them reads no field that
-            # would run the decompiler (dataclasses.replace reads every field)
-            fields["original_lines"] = dis_source_lines(fields["original"] or "")
-            fields["transformed_lines"] = dis_source_lines(fields["transformed"] or "")
-            bytecode = Bytecode.deferred(decompile=decompile, **fields)
+            bytecode = Bytecode(**fields, derived=decompile_later(derived, decompile))
+        elif b.get("decompiled") is not None or b.get("decompile_error") is not None:
+            found = (b.get("decompiled"), b.get("decompile_error"))
+            bytecode = Bytecode(**fields, derived=derived.known(found))
         else:
-            bytecode = Bytecode(**fields, decompiled=b.get("decompiled"),
-                                decompile_error=b.get("decompile_error"))  # fmt: skip
+            bytecode = Bytecode(**fields)
     elif source == "trace" and state.code_name:
         errors.append(StageError(stage="bytecode", message=_MISSING_IN_TRACE["bytecode"]))
     m = state.metrics
@@ -377,8 +374,11 @@ def _finish(state: _CompileState, source: str, parses: SharedParses) -> Compile:
         cudagraph_warmups=state.cudagraph.get("warmup", 0),
         cudagraph_recordings=state.cudagraph.get("recording", 0),
     )
+    # parsed on first read (``link.derive``)
     guards = (
-        parse_guards(state.guards_text, tuple(state.symbolic_guards)) if state.guards_text else None
+        Guards(tree=state.guards_text, symbolic=tuple(state.symbolic_guards))
+        if state.guards_text
+        else None
     )
     return Compile(
         compile_id=state.compile_id,
@@ -411,7 +411,6 @@ def _output_code(
     mappings: Any,
     stacks: Any,
     source: str,
-    parses: SharedParses,
 ) -> OutputCode:
     errors: list[StageError] = []
     provenance = _provenance(mappings)
@@ -478,9 +477,7 @@ def _output_code(
         aot_id=aot,
         text=text,
         path=path,
-        graphs={
-            k: _graph(k, v, pending.module_stacks.get(k), parses) for k, v in pending.graphs.items()
-        },
+        graphs={k: _graph(k, v, pending.module_stacks.get(k)) for k, v in pending.graphs.items()},
         kernels=tuple(kernels),
         schedule=schedule,
         provenance=provenance,
@@ -488,26 +485,13 @@ def _output_code(
     )
 
 
-def _graph(
-    stage: str, text: str, stacks: dict[str, Any] | None, parses: SharedParses
-) -> Graph:
-    """A graph of ``text``, parsed on first read; with live capture's module stacks
-    where it recorded them."""
-    if not stacks:
-        return parses.graph(stage, text)
-    parse_text = parses.later(text)
-
-    def parse() -> tuple[tuple[Node, ...], str | None]:
-        nodes, error = parse_text()
-        nodes = tuple(
-            replace(n, module_stack=tuple(str(p) for p in stacks[n.name]))
-            if n.module == "" and stacks.get(n.name)
-            else n
-            for n in nodes
-        )
-        return nodes, error
-
-    return Graph.deferred(stage=stage, text=text, parse=parse)
+def _graph(stage: str, text: str, stacks: dict[str, Any] | None) -> Graph:
+    """A graph of ``text``, with live capture's module stacks where it recorded them
+    (``link.derive`` parses it on first read)."""
+    recorded = {
+        str(name): tuple(str(p) for p in stack) for name, stack in (stacks or {}).items() if stack
+    }
+    return Graph(stage=stage, text=text, module_stacks=recorded)
 
 
 def _with_kernel_info(out: OutputCode, info: dict[str, Any]) -> OutputCode:

@@ -1,0 +1,126 @@
+"""What is computed on first read lives in one cache: equality, copies and JSON of an
+Exploration compute nothing, and the cache computes each value once."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+import compiler
+from compiler.model import Derived, Node
+from compiler.model.compact import Unpacker
+from compiler.model.serialize import _build, _Reading
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDINGS = ROOT / "notebooks" / "recordings"
+# a 3.0 file with Triton variants and their lowered stages (captured on a GPU)
+GPU_RECORDING = ROOT / "tests" / "data" / "recordings" / "cuda_mlp_block_timed.json"
+
+
+def _cache(exp: compiler.Exploration) -> Derived:
+    caches = {
+        id(g.derived.cache): g.derived.cache
+        for c in exp.compiles
+        for g in [*c.graphs.values(), *(g for oc in c.output_code for g in oc.graphs.values())]
+        if g.derived is not None
+    }
+    assert len(caches) == 1, "one cache per Exploration"
+    return next(iter(caches.values()))
+
+
+def _loaded() -> list[compiler.Exploration]:
+    return [
+        compiler.load_trace(ROOT / "tests/data/traces/graph_break_eager", strict=True),
+        compiler.Exploration.from_json((RECORDINGS / "transformer_block.json").read_text()),
+        compiler.Exploration.from_json(GPU_RECORDING.read_text()),
+    ]
+
+
+def _read_all(exp: compiler.Exploration) -> list[object]:
+    """Every value computed on first read, read once."""
+    out: list[object] = []
+    for c in exp.compiles:
+        graphs = [*c.graphs.values(), *(g for oc in c.output_code for g in oc.graphs.values())]
+        out += [g.nodes for g in graphs] + [g.parse_error for g in graphs]
+        if c.guards is not None:
+            out.append(c.guards.guards)
+        if c.bytecode is not None:
+            out += [c.bytecode.decompiled, c.bytecode.decompile_error]
+        for k in c.kernels():
+            out.append(k.user_lines)
+            out += [s.source_lines for v in k.variants for s in v.stages]
+    return out
+
+
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["trace", "cpu_recording", "gpu_recording"])
+def test_equality_copies_and_json_of_an_unread_exploration_compute_nothing(which):
+    exp = _loaded()[which]
+    cache = _cache(exp)
+    waiting = cache.pending()
+    assert waiting["graph"] and not cache.counts
+    assert exp == dataclasses.replace(exp) == copy.copy(exp)
+    repr(exp)
+    text = exp.to_json()
+    exp.to_json(compact=False)
+    again = compiler.Exploration.from_json(text)
+    assert again == exp
+    assert not cache.counts and cache.pending() == waiting
+    assert not _cache(again).counts
+
+
+def test_the_gpu_recording_has_every_kind_of_value_waiting():
+    waiting = _cache(_loaded()[2]).pending()
+    assert {"graph", "guards", "user_lines", "lowered_lines"} <= set(waiting)
+
+
+def test_a_live_captures_json_decompiles_its_frames_and_computes_nothing_else():
+    def f(x):
+        return torch.sin(x) + x.cos()
+
+    exp = compiler.explore(f, torch.randn(4), backend="aot_eager")
+    cache = _cache(exp)
+    assert exp == copy.copy(exp) and not cache.counts
+    text = exp.to_json()
+    # the code object is gone with this process: the file keeps the decompiled source
+    assert cache.counts == Counter({"decompile": len(exp.compiles)})
+    assert compiler.Exploration.from_json(text).compiles[0].bytecode.decompiled
+
+
+def test_the_cache_computes_each_value_once_and_copies_share_it():
+    for exp in _loaded():
+        cache = _cache(exp)
+        waiting = sum(cache.pending().values())
+        first = _read_all(exp)
+        assert not cache.pending()
+        done = Counter(cache.counts)
+        # a graph's link reads other graphs, once: nothing is computed twice
+        assert sum(done.values()) == waiting
+        copied = copy.copy(dataclasses.replace(exp, notes=("copied",)))
+        second = _read_all(copied)
+        assert cache.counts == done
+        assert all(a is b for a, b in zip(first, second, strict=True))
+
+
+@pytest.mark.parametrize("name", ["transformer_block.json", "conv_net.json"])
+def test_a_3_x_recording_reads_back_the_nodes_it_stored(name):
+    """Schema 4.0 leaves nodes out of the file: a 3.x file's nodes, module stacks from a
+    live capture included, are computed again, equal to what the file stored."""
+    doc = json.loads((RECORDINGS / name).read_text())
+    assert doc["schema_version"][0] == 3
+    reading = _Reading(unknown=[], strings=Unpacker(doc["strings"]))
+    exp = compiler.Exploration.from_json(json.dumps(doc))
+    compiles = reading.strings.items(doc["exploration"]["compiles"])
+    checked = 0
+    for c, stored in zip(exp.compiles, compiles, strict=True):
+        for stage, g in stored.get("graphs", {}).items():
+            nodes = _build(tuple[Node, ...], g.get("nodes", []), stage, reading)
+            assert c.graphs[stage].nodes == nodes, stage
+            checked += bool(nodes)
+    assert checked
+    assert any(n.module_stack for c in exp.compiles for g in c.graphs.values() for n in g.nodes)
