@@ -5,10 +5,11 @@
 ``Compile.resumes``, the bytecode line tables and ``Autotuning.chosen_kernel``; the ids
 themselves are made by ``compiler.link.ids``. What costs time and waits for a reader it
 gives to ``cache`` (``compiler/model/derived.py``) as recipes, read through properties:
-each graph's nodes, parsed and linked (``Node.kernels``, ``Node.module_stack`` where torch recorded none), ``Guards.guards``,
-``Kernel.user_lines`` and Triton's lowered-line maps. The recipes read the compiles'
-fields alone (graph texts, recorded module stacks, provenance maps), so live capture,
-trace loading and ``from_json`` (any schema version) all call it and get the same.
+each graph's nodes, parsed and linked (``Node.kernels``, ``Node.module_stack`` where
+torch recorded none), ``Guards.guards``, ``Kernel.user_lines`` and Triton's lowered-line
+maps. The recipes read the compiles' fields alone (graph texts, recorded module stacks,
+provenance maps), so live capture, trace loading and ``from_json`` (any schema version)
+all call it and get the same.
 """
 
 from __future__ import annotations
