@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from typing import Any
 
 from compiler.model import Node, SourceLoc
@@ -66,7 +67,9 @@ class _Parser:
         return by_line
 
     def parse(self) -> tuple[Node, ...]:
-        tree = ast.parse(_ODD_CLASS.sub(r"\1_\2", self.text))
+        with warnings.catch_warnings():  # Python's word on odd escapes and literals
+            warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+            tree = ast.parse(_ODD_CLASS.sub(r"\1_\2", self.text))
         classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
         if not classes:
             raise ValueError("no graph module class in the graph text")

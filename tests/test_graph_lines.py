@@ -111,6 +111,21 @@ def test_the_scanner_reads_higher_order_op_subgraphs_as_ast_does():
     _assert_same(cond + flex)
 
 
+def _asserted(x, n):
+    k = n.item()
+    torch._check(k >= 0)
+    return x * k
+
+
+def test_the_scanner_reads_runtime_assertions_as_ast_does():
+    """A runtime assertion's message quotes a node's name inside a double-quoted string."""
+    with torch._dynamo.config.patch(capture_scalar_outputs=True):
+        exp = compiler.explore(_asserted, torch.randn(4), torch.tensor(3), backend="aot_eager")
+    texts = _texts(exp)
+    assert any("_assert_scalar" in t and "node '" in t for t in texts)
+    _assert_same(texts)
+
+
 class _Branching(torch.nn.Module):
     def forward(self, x):
         return _cond(x)
@@ -157,8 +172,10 @@ _ODD = [
     "        u = f(a, {'k': 1, 'j': [x]}, {});  a[(d, e)] = x;  setitem = a\n"
     "        v = a[x, slice(None, 1, None)]\n"
     "        return (a, b, c,  # out\n            d)\n",
-    # what torch does not print: an escaped string, a chain of operators, brackets
-    "    def forward(self, x):\n        a = f(x, 'it\\'s')\n        return a\n",
+    # escaped strings (an assertion message quotes a name), then what torch does not
+    # print: a chain of operators, brackets, an escape Python reads its own way
+    "    def forward(self, x):\n"
+    "        a = f(x, 'it\\'s', \"'b'\", '\\x41\\n')\n        return a\n",
     "    def forward(self, x):\n        h = x @ x ** 2;  m = (x);  k = a * -1\n        return h\n",
     # comments, blank lines, a multi-line signature and a nested submodule class
     '    def forward(self, L_x_: "f32[2][1]cpu",  # in\n        L_y_):\n'
@@ -183,12 +200,13 @@ _ODD = [
     "    def forward(self, x):\n        None = f(x)\n        return x\n",
     "    def forward(self, x):\n        y = x.é\n        return y\n",
     "    def forward(self, x):\n        y = f(x, key = 1, key = 2)\n        return y\n",
+    "    def forward(self, x):\n        y = f(x, 'a\\d')\n        return y\n",
     "    def forward(self, x):\n        y = torch.ops.aten.lambda.default(x)\n        return y\n",
 ]
 
 
 def test_the_scanner_itself_reads_the_rarer_shapes_torch_prints():
-    for body in (_ODD[0], _ODD[3], _ODD[4]):
+    for body in (_ODD[0], _ODD[1], _ODD[3], _ODD[4]):
         text = _HEADER + body
         assert parse_nodes(text)[1] is None
         assert parse_nodes(text) == parse_nodes_with_ast(text)
@@ -207,12 +225,12 @@ def test_shapes_torch_does_not_print_give_what_ast_gives_or_an_error_naming_the_
 
 
 def test_an_unreadable_line_is_named_with_what_it_holds():
-    text = _HEADER + _ODD[1]
+    text = _HEADER + _ODD[2]
     assert parse_nodes_with_ast(text)[1] is None  # Python reads it; torch never prints it
     nodes, error = parse_nodes(text)
     assert nodes == ()
     assert error is not None and error.startswith("line 3 of the graph text ")
-    assert error.endswith("a = f(x, 'it\\'s')")
+    assert "more than one operator" in error and error.endswith("k = a * -1")
 
 
 def test_a_lambda_class_header_and_no_class_at_all_agree_with_ast():

@@ -14,14 +14,24 @@ import re
 import string
 from typing import Any
 
-# One token: a comment, a name, a number, a plain string (printable ASCII without quotes
-# or backslashes, so its ``ast.unparse`` form is known), an operator, or any other
-# single character (which no rule below accepts).
+# One token: a comment, a name, a number, a string (printable ASCII and backslash
+# escapes: an assertion message quotes a node's name), an operator, or any other single
+# character (which no rule below accepts).
 TOKEN = re.compile(
     r"""[ ]*(\#.*|[A-Za-z_][A-Za-z0-9_]*|\d[0-9.]*(?:[eE][-+]?\d+)?[A-Za-z0-9_.]*"""
-    r"""|'[ !#-&(-\[\]-~]*'|"[ !#-&(-\[\]-~]*"|\*\*|//|==|!=|<=|>=|[-+*/]=|\S)""",
+    r"""|'(?:[ -&(-\[\]-~]|\\[ -~])*'|"(?:[ !#-\[\]-~]|\\[ -~])*["]"""
+    r"""|\*\*|//|==|!=|<=|>=|[-+*/]=|\S)""",
     re.ASCII,
 )
+# The escapes a string may hold: the one-character ones and \x, \u, \U (an octal or
+# named escape, or an unknown one, is refused).
+_ESCAPE = re.compile(
+    r"""\\(?:([\\'"abfnrtv])|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8}))"""
+)
+_SIMPLE_ESCAPES = {
+    "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f", "n": "\n",
+    "r": "\r", "t": "\t", "v": "\v",
+}  # fmt: skip
 NAME_START = frozenset(string.ascii_letters + "_")
 RESERVED = frozenset([*keyword.kwlist, "__debug__"])
 _CONSTANTS = {"None", "True", "False"}
@@ -70,17 +80,36 @@ def is_dotted(toks: list[str]) -> bool:
 
 
 def string_value(tok: str) -> str:
-    """The value of a plain string token."""
+    """The value of a string token."""
     if len(tok) < 2 or tok[0] not in "'\"" or tok[-1] != tok[0]:
-        raise Unreadable(f"expected a plain string, found {tok!r}")
-    return tok[1:-1]
+        raise Unreadable(f"expected a string, found {tok!r}")
+    inner = tok[1:-1]
+    if "\\" not in inner:
+        return inner
+    pieces: list[str] = []
+    done = 0
+    for m in _ESCAPE.finditer(inner):
+        pieces.append(inner[done : m.start()])
+        simple, *codes = m.groups()
+        if simple is not None:
+            pieces.append(_SIMPLE_ESCAPES[simple])
+        else:
+            code = int(next(c for c in codes if c is not None), 16)
+            if code > 0x10FFFF:
+                raise Unreadable(f"an escape past the last character, {m[0]}")
+            pieces.append(chr(code))
+        done = m.end()
+    pieces.append(inner[done:])
+    if any("\\" in p for p in pieces[::2]):  # a backslash no escape above took
+        raise Unreadable(f"a string escape Python reads its own way, in {tok}")
+    return "".join(pieces)
 
 
 def _constant(tok: str) -> str:
     """``ast.unparse`` of a literal token, when that is certain."""
     first = tok[0]
     if first in "'\"":
-        return "'" + string_value(tok) + "'"
+        return repr(string_value(tok))  # as ast.unparse prints a string
     if first.isdigit():
         if tok.isdigit():
             if tok != str(int(tok)):

@@ -40,12 +40,13 @@ _TOP_COMMA = re.compile(r",(?![^\[]*\])")
 
 
 class Block:
-    """An open ``class`` or ``def``: its indent, its body's (-1 before the first line),
-    and for a ``forward`` the table of its nodes."""
+    """An open ``class`` or ``def``: its header's line and indent, its body's indent (-1
+    before the first line), and for a ``forward`` the table of its nodes."""
 
-    __slots__ = ("body", "fn", "indent", "module")
+    __slots__ = ("body", "fn", "indent", "line", "module")
 
-    def __init__(self, indent: int, module: str, fn: NodeTable | None) -> None:
+    def __init__(self, line: int, indent: int, module: str, fn: NodeTable | None) -> None:
+        self.line = line
         self.indent = indent
         self.body = -1
         self.module = module

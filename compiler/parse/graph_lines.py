@@ -120,7 +120,8 @@ class Scanner(LineShapes):
                 raise _error(first, exc, lines) from None
             body = stack[-1] if stack and stack[-1].fn is not None else None
         if stack and stack[-1].body == -1:
-            raise GraphTextError("the graph text ends with a class or def that has no body")
+            number = stack[-1].line
+            raise _error(number, Unreadable("a class or def with no body"), lines)
         self._close(0)
         if not self.classes:
             raise GraphTextError(
@@ -211,13 +212,13 @@ class Scanner(LineShapes):
         if top is not None and top.fn is not None:
             self._body(toks, line, top.fn, where, sources)
         elif head == "class":
-            self._class(toks, indent, top.module if top else "")
+            self._class(toks, line, indent, top.module if top else "")
         elif head == "def" and top is not None:
             self._def(toks, indent, top.module, line, where)
         else:
             raise Unreadable("neither a class nor a forward method where one belongs")
 
-    def _class(self, toks: list[str], indent: int, module: str) -> None:
+    def _class(self, toks: list[str], line: int, indent: int, module: str) -> None:
         # class NAME: / class NAME(dotted.base):
         if len(toks) < 3 or toks[-1] != ":" or not is_name(toks[1]):
             raise Unreadable("a class header torch does not print")
@@ -229,7 +230,7 @@ class Scanner(LineShapes):
         if not self.stack:
             self.classes += 1
             name = ""  # the graph module itself; nested classes are its submodules
-        self.stack.append(Block(indent, f"{module}.{name}" if module else name, None))
+        self.stack.append(Block(line, indent, f"{module}.{name}" if module else name, None))
 
     def _def(
         self, toks: list[str], indent: int, module: str, line: int, where: list[int] | None
@@ -262,7 +263,7 @@ class Scanner(LineShapes):
         for name, annotation, at in params[1:]:  # skip self
             fn.add(name, op="placeholder", target=name, annotation=annotation, line=at)
             fn.unused_params.add(name)
-        self.stack.append(Block(indent, module, fn))
+        self.stack.append(Block(line, indent, module, fn))
 
     def _body(
         self,
