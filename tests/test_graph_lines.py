@@ -188,6 +188,10 @@ _ODD = [
     "    def forward(self, x):\n        # File: /m.py:1 in f, code: a\n"
     "        y = f(x,\n        # File: /m.py:2 in f, code: b\n"
     "            x);  z = g(\n            y);  w = x[0]\n        return z\n",
+    # a tab inside a source comment (user code may hold one): read; outside one: refused
+    "    def forward(self, x):\n        # File: /m.py:1 in f, code: y = g(x)\t# why\n"
+    "        y = f(x)\n        return y\n",
+    "    def forward(self, x):\n        y = f(x)  # a\tb\n        return y\n",
     # Python the ast path rejects or reads its own way
     "    def forward(self, x):\n        y = f(a=1, b)\n        return y\n",
     "    def forward(self, x):\n        y = f(x)\n          z = g(y)\n        return z\n",
@@ -206,7 +210,7 @@ _ODD = [
 
 
 def test_the_scanner_itself_reads_the_rarer_shapes_torch_prints():
-    for body in (_ODD[0], _ODD[1], _ODD[3], _ODD[4]):
+    for body in (_ODD[0], _ODD[1], _ODD[3], _ODD[4], _ODD[5]):
         text = _HEADER + body
         assert parse_nodes(text)[1] is None
         assert parse_nodes(text) == parse_nodes_with_ast(text)

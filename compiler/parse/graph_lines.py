@@ -13,6 +13,7 @@ line, never a guess. Nothing is evaluated.
 from __future__ import annotations
 
 import re
+from typing import NoReturn
 
 from compiler.model import Node, SourceLoc, TensorMeta
 from compiler.parse.graph_exprs import TOKEN, Unreadable, depth, is_dotted, is_name, string_value
@@ -20,9 +21,12 @@ from compiler.parse.graph_line_shapes import CALL_LINE, NAME_LINE, Block, LineSh
 from compiler.parse.graph_nodes import NodeTable, comment_source
 from compiler.parse.graph_statements import Statement
 
-# Characters whose meaning to Python's tokenizer this reader does not model (a backslash
-# is only read inside comments: elsewhere no token takes it).
-_UNMODELLED = "\t\r\f\v\x00"
+# Characters whose meaning to Python's tokenizer this reader does not model: a line
+# break or a null anywhere; tabs and feeds outside a comment line (a ``# File:`` comment
+# quotes the user's source, which may hold a tab). A backslash is read only inside
+# strings and comments: elsewhere no token takes it.
+_UNMODELLED = "\r\x00"
+_BLANKS = "\t\f\v"
 _CLASS_NAME = re.compile(r"(\w+)>")
 
 
@@ -42,9 +46,15 @@ def scan_nodes(text: str) -> tuple[Node, ...]:
     """
     for c in _UNMODELLED:  # a substring test per character: no regex pass
         if c in text:
-            number = text.count("\n", 0, text.index(c)) + 1
-            raise GraphTextError(f"line {number} of the graph text holds {c!r}, which torch "
-                                 "never prints in a graph")  # fmt: skip
+            _refuse_character(text, text.index(c), c, "")
+    for c in _BLANKS:
+        at = text.find(c)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            if not text[start:at].lstrip(" ").startswith("#"):
+                _refuse_character(text, at, c, " outside a comment")
+            end = text.find("\n", at)
+            at = -1 if end < 0 else text.find(c, end)
     if not text.isascii():
         try:
             text.encode("utf-8")
@@ -53,6 +63,13 @@ def scan_nodes(text: str) -> tuple[Node, ...]:
     if "class <" in text:
         text = _lambda_classes(text)
     return Scanner(text.split("\n")).run()
+
+
+def _refuse_character(text: str, at: int, c: str, where: str) -> NoReturn:
+    number = text.count("\n", 0, at) + 1
+    raise GraphTextError(
+        f"line {number} of the graph text holds {c!r}{where}, which torch never prints in a graph"
+    )
 
 
 def _lambda_classes(text: str) -> str:
