@@ -126,6 +126,20 @@ def test_the_scanner_reads_runtime_assertions_as_ast_does():
     _assert_same(texts)
 
 
+def _operators(x):
+    y = x * -1 + (-x) @ x.T
+    y += 1
+    y //= 2
+    return y, 2**-x, x[..., None]
+
+
+def test_the_scanner_reads_the_operators_torch_prints_as_ast_does():
+    """A negative operand (``x * -1``) and in-place operators (``y //= 2;  y_1 = y``)."""
+    texts = _texts(compiler.explore(_operators, torch.randn(3, 3), backend="aot_eager"))
+    assert any(" * -1" in t and " //= 2;" in t for t in texts)
+    _assert_same(texts)
+
+
 class _Branching(torch.nn.Module):
     def forward(self, x):
         return _cond(x)
@@ -170,7 +184,8 @@ _ODD = [
     "        i, j = a;  k = self.sub.weight;  l = self.sub(x, y = a);  s = a.t()\n"
     "        n = ();  o = [a, ];  p = 1e-08;  q = 0.5;  r = 'a#b';  t = x\n"
     "        u = f(a, {'k': 1, 'j': [x]}, {});  a[(d, e)] = x;  setitem = a\n"
-    "        v = a[x, slice(None, 1, None)]\n"
+    "        v = a[x, slice(None, 1, None)];  w = x * -1;  y = -x + 1;  z = x << 2\n"
+    "        x //= 2;  x_1 = x;  m = f({1, 2}, 'é', \"'q'\")\n"
     "        return (a, b, c,  # out\n            d)\n",
     # escaped strings (an assertion message quotes a name), then what torch does not
     # print: a chain of operators, brackets, an escape Python reads its own way
@@ -234,7 +249,7 @@ def test_an_unreadable_line_is_named_with_what_it_holds():
     nodes, error = parse_nodes(text)
     assert nodes == ()
     assert error is not None and error.startswith("line 3 of the graph text ")
-    assert "more than one operator" in error and error.endswith("k = a * -1")
+    assert "more than one binary operator" in error and error.endswith("k = a * -1")
 
 
 def test_a_lambda_class_header_and_no_class_at_all_agree_with_ast():

@@ -14,13 +14,14 @@ import re
 import string
 from typing import Any
 
-# One token: a comment, a name, a number, a string (printable ASCII and backslash
-# escapes: an assertion message quotes a node's name), an operator, or any other single
-# character (which no rule below accepts).
+# One token: a comment, a name, a number, a string (printable characters and backslash
+# escapes, as ``repr`` prints one: an assertion message quotes a node's name), an
+# operator, or any other single character (which no rule below accepts).
 TOKEN = re.compile(
     r"""[ ]*(\#.*|[A-Za-z_][A-Za-z0-9_]*|\d[0-9.]*(?:[eE][-+]?\d+)?[A-Za-z0-9_.]*"""
-    r"""|'(?:[ -&(-\[\]-~]|\\[ -~])*'|"(?:[ !#-\[\]-~]|\\[ -~])*["]"""
-    r"""|\*\*|//|==|!=|<=|>=|[-+*/]=|\S)""",
+    r"""|'(?:[ -&(-\[\]-~\u00a0-\U0010ffff]|\\[ -~])*'"""
+    r"""|"(?:[ !#-\[\]-~\u00a0-\U0010ffff]|\\[ -~])*["]"""
+    r"""|\*\*=|//=|<<=|>>=|\*\*|//|<<|>>|==|!=|<=|>=|[-+*/%@&|^]=|\S)""",
     re.ASCII,
 )
 # The escapes a string may hold: the one-character ones and \x, \u, \U (an octal or
@@ -37,17 +38,21 @@ RESERVED = frozenset([*keyword.kwlist, "__debug__"])
 _CONSTANTS = {"None", "True", "False"}
 BINOPS = {
     "+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod",
-    "**": "pow", "@": "matmul", "&": "and_", "|": "or_", "^": "xor",
+    "**": "pow", "@": "matmul", "&": "and_", "|": "or_", "^": "xor", "<<": "lshift",
+    ">>": "rshift",
     "==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge",
 }  # fmt: skip
 UNARY = {"-": "neg", "+": "pos", "~": "invert", "not": "not_"}
+# ``x += y``, torch's in-place operators (the node is the ``iadd = x`` after them)
+AUGMENTED = frozenset(["+=", "-=", "*=", "/=", "//=", "%=", "**=", "@=", "&=", "|=", "^=",
+                       "<<=", ">>="])  # fmt: skip
 # Tokens after which a name is complete (the statement's end is ";" or past the list).
 _ENDS = frozenset([",", ")", "]", "}", ";"])
 
 # An expression: (kind, ...) with kind one of
 #   "N" name, "C" constant (its unparsed text), "A" attribute (base, attr),
 #   "K" call (func, args, ((kw, value), ...)), "S" subscript (value, index),
-#   "L" list / "T" tuple (elements), "D" dict ((key, value), ...),
+#   "L" list / "T" tuple / "E" set (elements), "D" dict ((key, value), ...),
 #   "U" unary (op, operand), "B" binary (op, l, r).
 # (Tagged tuples, not classes: a big graph makes hundreds of thousands of them.)
 Expr = tuple[Any, ...]
@@ -167,14 +172,21 @@ class Reader:
         return ("T", tuple(elts))
 
     def expr(self) -> Expr:
+        """One operand, or two around one binary operator (torch prints one operator a
+        node: ``x * -1``, ``-x + 1``; a chain is no graph torch printed)."""
         left = self.term()
         op = self.peek()
         if op in BINOPS:
             self.i += 1
             right = self.term()
-            if left[0] == "U" or right[0] == "U" or self.peek() in BINOPS:
-                # precedence: torch prints one operator a statement
-                raise Unreadable("more than one operator in one expression")
+            if self.peek() in BINOPS:
+                raise Unreadable("more than one binary operator in one expression")
+            # -, + and ~ bind tighter than any binary operator but ``**`` on their
+            # right; ``not`` looser than all
+            if left[0] == "U" and (left[1] == "not" or op == "**"):
+                raise Unreadable(f"{left[1]} before {op}, which Python groups the other way")
+            if right[0] == "U" and right[1] == "not":
+                raise Unreadable(f"not after {op}")
             return ("B", op, left, right)
         return left
 
@@ -237,17 +249,34 @@ class Reader:
         return tuple(elts)
 
     def dict(self) -> Expr:
-        """``{'k': v, ...}`` after its ``{``: constant keys only (a set display, ``**``
-        or a computed key is refused)."""
+        """``{'k': v, ...}`` (constant keys only: ``**`` or a computed key is refused) or
+        ``{a, b}``, a set, after its ``{``."""
+        if self.peek() == "}":
+            self.i += 1
+            return ("D", ())
+        first = self.expr()
+        if self.peek() != ":":  # a set
+            elts = [first]
+            while self.peek() != "}":
+                self.take(",")
+                if self.peek() == "}":
+                    break
+                elts.append(self.expr())
+            self.i += 1
+            return ("E", tuple(elts))
         pairs: list[tuple[Expr, Expr]] = []
-        while self.peek() != "}":
-            key = self.expr()
+        key = first
+        while True:
             if key[0] != "C":
                 raise Unreadable("a dict key that is no literal")
             self.take(":")
             pairs.append((key, self.expr()))
-            if self.peek() != "}":
-                self.take(",")
+            if self.peek() == "}":
+                break
+            self.take(",")
+            if self.peek() == "}":
+                break
+            key = self.expr()
         self.i += 1
         return ("D", tuple(pairs))
 
@@ -305,6 +334,8 @@ def unparse(node: Expr) -> str:
         return "(" + elts[0] + ",)" if len(elts) == 1 else "(" + ", ".join(elts) + ")"
     if kind == "D":
         return "{" + ", ".join(f"{unparse(k)}: {unparse(v)}" for k, v in node[1]) + "}"
+    if kind == "E":
+        return "{" + ", ".join(unparse(e) for e in node[1]) + "}"
     if kind == "U":
         op = str(node[1])
         return ("not " if op == "not" else op) + unparse(node[2])
@@ -319,7 +350,7 @@ def children(node: Expr) -> tuple[Expr, ...]:
         return (node[1], *node[2], *(("W", v) for _, v in node[3]))
     if kind in ("A", "W"):
         return (node[1],)
-    if kind in ("L", "T"):
+    if kind in ("L", "T", "E"):
         return tuple(node[1])
     if kind == "D":
         return (*(k for k, _ in node[1]), *(v for _, v in node[1]))

@@ -15,6 +15,7 @@ from typing import Any
 
 from compiler.model import SourceLoc
 from compiler.parse.graph_exprs import (
+    AUGMENTED,
     BINOPS,
     NONE,
     UNARY,
@@ -90,7 +91,7 @@ class Statement(Reader):
             self.done()
             if len(targets) == 1:
                 self.assign(head, value, "")
-        elif nxt in ("+=", "-=", "*=", "/="):
+        elif nxt in AUGMENTED:  # the node is the alias torch prints after it
             self.i = i + 2
             self.exprlist()
             self.done()
@@ -177,7 +178,7 @@ class Statement(Reader):
                 todo.extend(("W", v) for _, v in node[3])
             elif kind in ("A", "W"):
                 todo.append(node[1])
-            elif kind in ("L", "T"):
+            elif kind in ("L", "T", "E"):
                 todo.extend(node[1])
             elif kind == "D":
                 todo.extend(k for k, _ in node[1])
