@@ -5,7 +5,8 @@ tests/test_trace.py ...``. It records each distinct text ``parse_nodes`` reads (
 plugin calls through to the real parser; nothing is replaced) and, when the session
 ends, parses each again with tests/graph_text_oracle.py. A text the scanner reads must
 give the oracle's nodes exactly, or the session fails; texts it refuses are counted and
-their errors shown (hand-made texts in tests/test_graph_lines.py refuse on purpose).
+the first errors shown (hand-made and damaged texts in tests/test_graph_lines.py are
+refused on purpose).
 """
 
 from __future__ import annotations
@@ -56,7 +57,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: Any) -> None:
         f"parse oracle: {len(_texts)} distinct graph texts parsed; {same} identical to ast, "
         f"{len(differ)} different, {refused} refused with an error"
     ]
-    lines += [f"  refused: {e}" for e in errors]
+    shown = list(errors)[:10]
+    lines += [f"  refused: {e}" for e in shown]
+    if len(errors) > len(shown):
+        lines.append(f"  ... and {len(errors) - len(shown)} more refusals")
     lines += [f"  DIFFERENT from ast:\n{t[:2000]}" for t in differ[:3]]
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
