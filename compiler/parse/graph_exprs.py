@@ -14,14 +14,16 @@ import re
 import string
 from typing import Any
 
-# One token: a comment, a name, a number, a string (printable characters and backslash
-# escapes, as ``repr`` prints one: an assertion message quotes a node's name), an
-# operator, or any other single character (which no rule below accepts).
+# One token: a comment, a name, a number, a string (backslash escapes included, as
+# ``repr`` prints one: an assertion message quotes a node's name; ``string_value`` refuses
+# an escape Python reads its own way), an operator, or any other single character (which
+# no rule below accepts).
+# (Brackets and separators come right after names: they are most tokens.)
 TOKEN = re.compile(
-    r"""[ ]*(\#.*|[A-Za-z_][A-Za-z0-9_]*|\d[0-9.]*(?:[eE][-+]?\d+)?[A-Za-z0-9_.]*"""
-    r"""|'(?:[ -&(-\[\]-~\u00a0-\U0010ffff]|\\[ -~])*'"""
-    r"""|"(?:[ !#-\[\]-~\u00a0-\U0010ffff]|\\[ -~])*["]"""
-    r"""|\*\*=|//=|<<=|>>=|\*\*|//|<<|>>|==|!=|<=|>=|[-+*/%@&|^]=|\S)""",
+    r"""[ ]*(\#.*|[A-Za-z_][A-Za-z0-9_]*|[(),\[\]{}:;.]"""
+    r"""|\d[0-9.]*(?:[eE][-+]?\d+)?[A-Za-z0-9_.]*"""
+    r"""|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|"[^"\\\n]*(?:\\.[^"\\\n]*)*["]"""
+    r"""|\*\*=?|//=?|<<=?|>>=?|[=!<>]=|[-+*/%@&|^]=|\S)""",
     re.ASCII,
 )
 # The escapes a string may hold: the one-character ones and \x, \u, \U (an octal or
