@@ -8,6 +8,7 @@ compiled with Inductor on the CPU in a fresh Python process that has ``TORCH_TRA
   log (over 15 MB).
 - ``bert_infer``: a 12-layer BERT encoder, inference.
 - ``resnet_infer``: a ResNet-50 layout (bottleneck blocks 3-4-6-3), inference.
+- ``t5_infer``: a 6-layer T5 encoder-decoder (T5-small's depth), inference.
 
 Widths, batch and sequence lengths are small so each finishes in minutes on a busy
 2-core CPU; layer counts are the real ones, which is what sets the size of the graphs.
@@ -95,10 +96,27 @@ def resnet_infer() -> None:
         compiled(torch.randn(1, 3, 64, 64))
 
 
+def t5_infer() -> None:
+    import torch
+    from transformers import T5Config, T5Model
+
+    torch.manual_seed(0)
+    config = T5Config(
+        num_layers=6, num_decoder_layers=6, num_heads=4, d_model=128, d_kv=32, d_ff=512,
+        vocab_size=512, decoder_start_token_id=0,
+    )  # fmt: skip
+    model = T5Model(config).eval()
+    compiled = torch.compile(model)
+    ids = torch.randint(0, config.vocab_size, (2, 32))
+    with torch.no_grad():
+        compiled(input_ids=ids, decoder_input_ids=ids[:, :16])
+
+
 MODELS: dict[str, tuple[Callable[[], None], str]] = {
     "gpt2_train": (gpt2_train, "GPT-2, 12 layers, training step (fwd+bwd+AdamW) at seq 32 and 48"),
     "bert_infer": (bert_infer, "BERT encoder, 12 layers, inference at seq 32"),
     "resnet_infer": (resnet_infer, "ResNet-50 layout (bottleneck 3-4-6-3), inference, 64x64"),
+    "t5_infer": (t5_infer, "T5 encoder-decoder, 6 layers each, inference at seq 32 / 16"),
 }
 
 

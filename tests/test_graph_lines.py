@@ -1,23 +1,32 @@
-"""The line scanner of ``parse_nodes`` gives exactly what the ``ast`` reference gives.
+"""The line scanner, the one parser of graph text in the product, reads every graph as
+Python's own ``ast`` does.
 
-Differential: every graph of real captures (the trace of tests/data/traces, the notebook
-recordings, a 2-layer transformers GPT-2 training step captured here) is parsed by both
-paths and the (nodes, parse error) pairs compared. Hand-made texts then push the shapes
-the scanner must hand back to ``ast`` (strings with quotes, nested lists, comments,
-odd indentation, syntax errors): the two must still agree.
+Differential: every graph the suite holds or captures (the trace of tests/data/traces,
+the notebook and advisor recordings, a 2-layer transformers GPT-2 training step,
+``torch.cond`` branches and flex_attention score functions through Dynamo, AOT and
+Inductor, an exported program) and, where ``benchmarks/model_traces.py`` made them, the
+real-model benchmark traces, is parsed by ``parse_nodes`` and by the ``ast`` oracle
+(tests/graph_text_oracle.py), and the (nodes, parse error) pairs compared. Hand-made
+texts then push what torch does not print: the scanner gives the oracle's nodes or a
+parse error naming the line, never other nodes.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+import torch
+from graph_text_oracle import parse_nodes_with_ast
 
 import compiler
-from compiler.parse.graph_lines import scan_nodes
-from compiler.parse.graph_text import _Parser, parse_nodes, parse_nodes_with_ast
+from compiler.parse.graph_text import parse_nodes
 
 ROOT = Path(__file__).resolve().parent.parent
+# where benchmarks/model_traces.py writes by default; TCE_TRACES names another folder
+TRACES = Path(os.environ.get("TCE_TRACES", ROOT.parent / "traces"))
+BENCHMARK_TRACES = ("gpt2_train", "bert_infer", "resnet_infer", "t5_infer")
 
 
 def _texts(exp: compiler.Exploration) -> list[str]:
@@ -25,33 +34,39 @@ def _texts(exp: compiler.Exploration) -> list[str]:
         g.text
         for c in exp.compiles
         for g in [*c.graphs.values(), *(g for oc in c.output_code for g in oc.graphs.values())]
+        if g.text
     ]
 
 
-def _assert_same(texts: list[str]) -> int:
-    """Compare both paths on every text; the count the scanner read itself."""
-    scanned = 0
+def _assert_same(texts: list[str]) -> None:
+    """Both parsers on every text: the same nodes, and no error (these are real graphs)."""
+    assert texts
     for text in texts:
-        assert parse_nodes(text) == parse_nodes_with_ast(text)
-        scanned += scan_nodes(_Parser(text)) is not None
-    return scanned
+        nodes, error = parse_nodes(text)
+        assert error is None, error
+        assert (nodes, error) == parse_nodes_with_ast(text)
 
 
 def test_the_scanner_reads_every_graph_of_a_real_trace_as_ast_does():
-    texts = _texts(compiler.load_trace(ROOT / "tests" / "data" / "traces" / "graph_break_eager"))
-    assert texts
-    assert _assert_same(texts) == len(texts)
+    _assert_same(
+        _texts(compiler.load_trace(ROOT / "tests" / "data" / "traces" / "graph_break_eager"))
+    )
 
 
 RECORDINGS = sorted(
-    p for p in (ROOT / "notebooks" / "recordings").glob("*.json") if p.name != "environment.json"
+    p
+    for folder in (
+        ROOT / "notebooks" / "recordings",
+        ROOT / "tests" / "advisor_corpus" / "recordings",
+    )
+    for p in folder.glob("*.json")
+    if p.name != "environment.json"
 )
 
 
 @pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: p.stem)
 def test_the_scanner_reads_the_graphs_of_each_recording_as_ast_does(recording):
-    texts = _texts(compiler.Exploration.from_json(recording.read_text()))
-    assert _assert_same(texts) == len(texts)
+    _assert_same(_texts(compiler.Exploration.from_json(recording.read_text())))
 
 
 def test_the_scanner_reads_a_gpt2_training_steps_graphs_as_ast_does():
@@ -60,7 +75,102 @@ def test_the_scanner_reads_a_gpt2_training_steps_graphs_as_ast_does():
 
     texts = _texts(compiler.explore(*programs.gpt2_training_step(2), backend="aot_eager"))
     assert sum(t.count("\n") for t in texts) > 1000  # joint graph included
-    assert _assert_same(texts) == len(texts)
+    _assert_same(texts)
+
+
+def _cond(x):
+    return torch.cond(x.sum() > 0, lambda x: x.sin() + 1, lambda x: x.cos() * 2, (x,))
+
+
+def _score(score, b, h, q, kv):
+    return score + (q - kv) * 0.5
+
+
+def _flex(q, k, v):
+    from torch.nn.attention.flex_attention import flex_attention
+
+    return flex_attention(q, k, v, score_mod=_score)
+
+
+def _flex_inputs():
+    return tuple(torch.randn(1, 2, 16, 8) for _ in range(3))
+
+
+def _submodules(texts: list[str]) -> set[str]:
+    return {n.module for text in texts for n in parse_nodes(text)[0]} - {""}
+
+
+def test_the_scanner_reads_higher_order_op_subgraphs_as_ast_does():
+    """``torch.cond`` branches and a flex_attention score function are nested classes;
+    flex_attention's graph holds a dict display and an in-place subscript store."""
+    cond = _texts(compiler.explore(_cond, torch.randn(4), backend="aot_eager"))
+    flex = _texts(compiler.explore(_flex, *_flex_inputs(), backend="aot_eager"))
+    assert {"cond_true_0", "cond_false_0"} <= _submodules(cond)
+    assert "score_mod_0" in _submodules(flex)
+    assert any("] = " in t and "{'" in t for t in flex)
+    _assert_same(cond + flex)
+
+
+def _asserted(x, n):
+    k = n.item()
+    torch._check(k >= 0)
+    return x * k
+
+
+def test_the_scanner_reads_runtime_assertions_as_ast_does():
+    """A runtime assertion's message quotes a node's name inside a double-quoted string."""
+    with torch._dynamo.config.patch(capture_scalar_outputs=True):
+        exp = compiler.explore(_asserted, torch.randn(4), torch.tensor(3), backend="aot_eager")
+    texts = _texts(exp)
+    assert any("_assert_scalar" in t and "node '" in t for t in texts)
+    _assert_same(texts)
+
+
+def _operators(x):
+    y = x * -1 + (-x) @ x.T
+    y += 1
+    y //= 2
+    return y, 2**-x, x[..., None]
+
+
+def test_the_scanner_reads_the_operators_torch_prints_as_ast_does():
+    """A negative operand (``x * -1``) and in-place operators (``y //= 2;  y_1 = y``)."""
+    texts = _texts(compiler.explore(_operators, torch.randn(3, 3), backend="aot_eager"))
+    assert any(" * -1" in t and " //= 2;" in t for t in texts)
+    _assert_same(texts)
+
+
+class _Branching(torch.nn.Module):
+    def forward(self, x):
+        return _cond(x)
+
+
+def test_the_scanner_reads_an_exported_programs_graphs_as_ast_does():
+    exp = compiler.explore_export(_Branching(), (torch.randn(3),))
+    texts = [
+        exp.compiles[0].graphs[s].text for s in ("exported_program", "exported_program_decomposed")
+    ]
+    assert {"true_graph_0", "false_graph_0"} <= _submodules(texts)
+    _assert_same(texts)
+
+
+@pytest.mark.slow
+def test_the_scanner_reads_inductor_graphs_of_higher_order_ops_as_ast_does():
+    """Through Inductor too: its pre- and post-grad passes print the subgraphs again."""
+    cond = compiler.explore(_cond, torch.randn(4))
+    stages = {s for c in cond.compiles for oc in c.output_code for s in oc.graphs}
+    assert any("post_grad" in s for s in stages)
+    _assert_same(_texts(cond) + _texts(compiler.explore(_flex, *_flex_inputs())))
+
+
+@pytest.mark.parametrize("name", BENCHMARK_TRACES)
+def test_the_scanner_reads_the_benchmark_traces_as_ast_does(name):
+    trace = TRACES / name
+    if not any(trace.glob("*.log")):
+        pytest.skip(
+            f"no {trace}: make it with benchmarks/model_traces.py (TCE_TRACES names the folder)"
+        )
+    _assert_same(_texts(compiler.load_trace(trace)))
 
 
 _HEADER = "class GraphModule(torch.nn.Module):\n"
@@ -73,9 +183,14 @@ _ODD = [
     "        d = a[0];  e = -a;  f = a == x;  g = not a;  h = x @ a\n"
     "        i, j = a;  k = self.sub.weight;  l = self.sub(x, y = a);  s = a.t()\n"
     "        n = ();  o = [a, ];  p = 1e-08;  q = 0.5;  r = 'a#b';  t = x\n"
+    "        u = f(a, {'k': 1, 'j': [x]}, {});  a[(d, e)] = x;  setitem = a\n"
+    "        v = a[x, slice(None, 1, None)];  w = x * -1;  y = -x + 1;  z = x << 2\n"
+    "        x //= 2;  x_1 = x;  m = f({1, 2}, 'é', \"'q'\")\n"
     "        return (a, b, c,  # out\n            d)\n",
-    # what the scanner hands to ast: an escaped string, a chain of operators, brackets
-    "    def forward(self, x):\n        a = f(x, 'it\\'s')\n        return a\n",
+    # escaped strings (an assertion message quotes a name), then what torch does not
+    # print: a chain of operators, brackets, an escape Python reads its own way
+    "    def forward(self, x):\n"
+    "        a = f(x, 'it\\'s', \"'b'\", '\\x41\\n')\n        return a\n",
     "    def forward(self, x):\n        h = x @ x ** 2;  m = (x);  k = a * -1\n        return h\n",
     # comments, blank lines, a multi-line signature and a nested submodule class
     '    def forward(self, L_x_: "f32[2][1]cpu",  # in\n        L_y_):\n'
@@ -88,7 +203,11 @@ _ODD = [
     "    def forward(self, x):\n        # File: /m.py:1 in f, code: a\n"
     "        y = f(x,\n        # File: /m.py:2 in f, code: b\n"
     "            x);  z = g(\n            y);  w = x[0]\n        return z\n",
-    # Python the ast path rejects or reads its own way: each must agree
+    # a tab inside a source comment (user code may hold one): read; outside one: refused
+    "    def forward(self, x):\n        # File: /m.py:1 in f, code: y = g(x)\t# why\n"
+    "        y = f(x)\n        return y\n",
+    "    def forward(self, x):\n        y = f(x)  # a\tb\n        return y\n",
+    # Python the ast path rejects or reads its own way
     "    def forward(self, x):\n        y = f(a=1, b)\n        return y\n",
     "    def forward(self, x):\n        y = f(x)\n          z = g(y)\n        return z\n",
     "    def forward(self, x):\n        y = f(x\n",
@@ -100,25 +219,45 @@ _ODD = [
     "    def forward(self, x):\n        None = f(x)\n        return x\n",
     "    def forward(self, x):\n        y = x.é\n        return y\n",
     "    def forward(self, x):\n        y = f(x, key = 1, key = 2)\n        return y\n",
+    "    def forward(self, x):\n        y = f(x, 'a\\d')\n        return y\n",
     "    def forward(self, x):\n        y = torch.ops.aten.lambda.default(x)\n        return y\n",
 ]
 
 
 def test_the_scanner_itself_reads_the_rarer_shapes_torch_prints():
-    for body in (_ODD[0], _ODD[3], _ODD[4]):
-        assert scan_nodes(_Parser(_HEADER + body)) is not None
+    for body in (_ODD[0], _ODD[1], _ODD[3], _ODD[4], _ODD[5]):
+        text = _HEADER + body
+        assert parse_nodes(text)[1] is None
+        assert parse_nodes(text) == parse_nodes_with_ast(text)
 
 
 @pytest.mark.parametrize("body", _ODD)
-def test_shapes_the_scanner_does_not_know_give_what_ast_gives(body):
+def test_shapes_torch_does_not_print_give_what_ast_gives_or_an_error_naming_the_line(body):
     text = _HEADER + body
-    assert parse_nodes(text) == parse_nodes_with_ast(text)
+    nodes, error = parse_nodes(text)
+    reference = parse_nodes_with_ast(text)
+    if error is None:
+        assert (nodes, error) == reference
+    else:
+        assert nodes == ()
+        assert error.startswith("line ") and " of the graph text " in error, error
+
+
+def test_an_unreadable_line_is_named_with_what_it_holds():
+    text = _HEADER + _ODD[2]
+    assert parse_nodes_with_ast(text)[1] is None  # Python reads it; torch never prints it
+    nodes, error = parse_nodes(text)
+    assert nodes == ()
+    assert error is not None and error.startswith("line 3 of the graph text ")
+    assert "more than one binary operator" in error and error.endswith("k = a * -1")
 
 
 def test_a_lambda_class_header_and_no_class_at_all_agree_with_ast():
-    for text in ["class <lambda>(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
-                 "x = 1\n", ""]:  # fmt: skip
-        assert parse_nodes(text) == parse_nodes_with_ast(text)
+    text = "class <lambda>(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    assert parse_nodes(text) == parse_nodes_with_ast(text)
+    for text in ["x = 1\n", ""]:
+        nodes, error = parse_nodes(text)
+        assert nodes == () and error is not None and "class" in error
 
 
 def test_nodes_built_by_their_slots_equal_nodes_built_by_the_dataclass():
@@ -175,3 +314,37 @@ def test_graphs_logged_twice_parse_once_and_read_as_their_own_text_would():
     later = [parses.later(text) for text in pair]
     for text, parse in zip(pair, later, strict=True):
         assert parse() == parse_nodes(text)
+
+
+def test_a_damaged_graph_gives_the_ast_nodes_or_an_error_never_other_nodes():
+    """A recorded training step's graphs with a few characters deleted or inserted or
+    lines swapped, seeded: whatever the scanner reads must be what ``ast`` reads;
+    anything else must be refused."""
+    import random
+
+    recording = ROOT / "notebooks" / "recordings" / "training_step.json"
+    texts = _texts(compiler.Exploration.from_json(recording.read_text()))
+    rng = random.Random(21)
+    pieces = [*"()[]{},.:;=+-*/'\"# \n_a0\\<~", "None", "self", "    ", " = ", "return "]
+    read = refused = 0
+    for _ in range(400):
+        text = rng.choice(texts)
+        for _ in range(rng.randint(1, 3)):
+            at, how = rng.randrange(len(text)), rng.random()
+            if how < 0.4:
+                text = text[:at] + text[at + rng.randint(1, 3) :]
+            elif how < 0.8:
+                text = text[:at] + rng.choice(pieces) + text[at:]
+            else:
+                lines = text.split("\n")
+                a, b = rng.randrange(len(lines)), rng.randrange(len(lines))
+                lines[a], lines[b] = lines[b], lines[a]
+                text = "\n".join(lines)
+        nodes, error = parse_nodes(text)
+        if error is None:
+            assert (nodes, error) == parse_nodes_with_ast(text)
+            read += 1
+        else:
+            assert nodes == ()
+            refused += 1
+    assert read > 50 and refused > 50  # both sides of the rule were exercised
