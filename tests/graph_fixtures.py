@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import compiler
+from explorer._static import inline_module
 
 STATIC = Path(__file__).resolve().parent.parent / "explorer" / "static"
 
@@ -160,9 +161,6 @@ def graph_pane(exp: compiler.Exploration, stage: str) -> dict[str, Any]:
     }
 
 
-# The canvas files in the order the ES module concatenates them (graph.js needs the others).
-GRAPH_SCRIPTS = ("graph_tree.js", "graph_layout.js", "graph_panel.js", "graph.js")
-
 _HARNESS = """<!doctype html>
 <html><head><meta charset="utf-8"><title>graph canvas</title><style>{css}
 body {{ margin: 8px; }} #host {{ width: 1180px; }}
@@ -172,6 +170,7 @@ body {{ margin: 8px; }} #host {{ width: 1180px; }}
 <script type="application/json" id="pane">{pane}</script>
 <script type="module">
 {js}
+const {{ GraphCanvas }} = explorerModule;
 // A fake ctx, as the shell gives one: it records what the canvas asks for and feeds the
 // merged selection back through update(), as the shell's store does.
 const selection = {{ compile: null, stage: null, src: null, node: null, kernel: null }};
@@ -184,7 +183,6 @@ const ctx = {{
     if (window.canvas) window.canvas.update({{ ...selection }});
   }},
   srcClass(src) {{ return src ? "hl-1" : ""; }},
-  send(msg) {{}},
 }};
 window.openPane = async () => {{
   const pane = JSON.parse(document.getElementById("pane").textContent);
@@ -203,7 +201,7 @@ window.harnessReady = true;
 
 def harness_html(pane: dict[str, Any]) -> str:
     """A page holding the canvas, one pane and a fake ctx; ``window.openPane()`` opens it."""
-    js = "\n".join((STATIC / name).read_text(encoding="utf-8") for name in GRAPH_SCRIPTS)
+    js = inline_module("explorer", "explorerModule")  # the shipped bundle, as the page has it
     data = json.dumps(pane).replace("</", "<\\/")
     css = (STATIC / "graph.css").read_text(encoding="utf-8")
     return _HARNESS.format(css=css, js=js, pane=data)

@@ -1,10 +1,18 @@
+// @ts-check
 // The graph canvas: one FX/ATen graph pane, grouped by module, laid out when opened.
 // Concatenated after graph_tree.js, graph_layout.js and graph_panel.js into one ES module.
 // Only the visible units are laid out: a collapsed group is one box, an expanded group
 // lays out its own children once (cached), so opening a block re-lays out that block and
 // the few levels above it, never the whole graph.
 
-const GC_SVG = "http://www.w3.org/2000/svg";
+/** @import { GcNode, GcGroup } from "./graph_tree.js" */
+/** @import { Ctx } from "./util.js" */
+import { GC_LABEL_MAX, gcEl, gcSvg, gcClip, gcShortTarget, gcMetaText, gcGroupNote, gcUnitKey, gcPathD } from "./graph_draw.js";
+import { h } from "./util.js";
+import { gcBuildTree, gcGroupEdges } from "./graph_tree.js";
+import { gcLayeredLayout } from "./graph_layout.js";
+import { gcRunSearch, gcSearchKey, gcRenderSide } from "./graph_panel.js";
+
 const GC_OPEN_UNITS = 60; // at most this many boxes when a graph opens
 const GC_OPEN_SCALE = 0.6; // smallest zoom a graph opens at
 const GC_REPEAT_MIN = 4; // numbered siblings (h.0, h.1, ...) from this many are repeated blocks
@@ -13,47 +21,6 @@ const GC_GROUP_H = 40;
 const GC_CHAR_W = 6.6; // monospace 11px
 const GC_PAD = 10; // inside an expanded group's frame
 const GC_HEAD = 20; // an expanded group's title bar
-const GC_LABEL_MAX = 34;
-const GC_SEARCH_MAX = 40;
-
-function gcEl(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function gcSvg(tag, attrs) {
-  const e = document.createElementNS(GC_SVG, tag);
-  for (const k in attrs) e.setAttribute(k, String(attrs[k]));
-  return e;
-}
-
-function gcClip(text, max = GC_LABEL_MAX) {
-  return text.length > max ? text.slice(0, max - 1) + "…" : text;
-}
-
-/** `torch.ops.aten.view.default` -> `view`; `operator.getitem` -> `getitem`. */
-function gcShortTarget(n) {
-  if (n.op === "placeholder" || n.op === "output" || n.op === "get_attr") return n.op;
-  const t = n.target || "";
-  const m = /^torch\.ops\.[\w]+\.([\w]+)(?:\.[\w]+)?$/.exec(t);
-  return m ? m[1] : t.split(".").pop() || t;
-}
-
-function gcMetaText(m) {
-  return m ? `${m.dtype}[${(m.shape || []).join(", ")}]` : "";
-}
-
-/** A collapsed group's second line: its size, and where a run of nodes came from. */
-function gcGroupNote(g) {
-  const count = `${g.members.length.toLocaleString()} nodes`;
-  return g.note ? `${count} · ${g.note}` : count;
-}
-
-function gcUnitKey(u) {
-  return typeof u === "number" ? "n" + u : "g" + u.key;
-}
 
 /**
  * One graph pane on a pannable, zoomable canvas with search and a details side panel.
@@ -64,7 +31,7 @@ class GraphCanvas {
   /**
    * @param {HTMLElement} host
    * @param {{kind: string, id: string, stage: string, label: string, text: string, nodes: GcNode[]}} pane
-   * @param {{selection: any, select: (c: any) => void, srcClass: (s: string) => string, send: (m: any) => void}} ctx
+   * @param {Pick<Ctx, "selection"|"select"|"srcClass">} ctx
    */
   constructor(host, pane, ctx) {
     const t0 = performance.now();
@@ -604,14 +571,4 @@ class GraphCanvas {
   }
 }
 
-/** An SVG path through points: vertical-tangent curves, so edges leave and enter boxes cleanly. */
-function gcPathD(pts) {
-  let d = `M${pts[0].x.toFixed(1)},${pts[0].y.toFixed(1)}`;
-  for (let i = 1; i < pts.length; i++) {
-    const a = pts[i - 1];
-    const b = pts[i];
-    const my = ((a.y + b.y) / 2).toFixed(1);
-    d += ` C${a.x.toFixed(1)},${my} ${b.x.toFixed(1)},${my} ${b.x.toFixed(1)},${b.y.toFixed(1)}`;
-  }
-  return d;
-}
+export { GraphCanvas };

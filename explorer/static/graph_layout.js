@@ -1,9 +1,9 @@
+// @ts-check
 // Layered (Sugiyama-style) layout for the graph canvas: cycle breaking, layering, dummy
 // nodes on long edges, barycentric crossing reduction, x placement by isotonic regression,
 // and edges routed through their dummy nodes. Pure functions, no DOM: graph.js lays out
 // one expanded group at a time with it, so the graphs it sees are the visible units of one
 // level (tens to a few hundred), never the whole 5,000-node graph.
-// No import/export statements: this file is concatenated into one ES module with graph.js.
 
 /**
  * @typedef {{w: number, h: number}} LayoutUnit  a box to place; units come in graph order
@@ -248,3 +248,5 @@ function gcInversions(a) {
   }
   return count;
 }
+
+export { gcLayeredLayout };

@@ -1,6 +1,10 @@
+// @ts-check
 // The graph canvas's search box and side panel (a node's details, kernels, inputs, users):
 // functions of a GraphCanvas `c`, called by its methods. Concatenated with graph.js into one
-// ES module, so no import/export statements.
+
+import { GC_SEARCH_MAX, gcEl, gcSvg, gcClip, gcShortTarget, gcMetaText, gcPathD } from "./graph_draw.js";
+import { h } from "./util.js";
+import { gcLayeredLayout } from "./graph_layout.js";
 
 /** Fill the search results: exact name, then name prefix, then name or target substring. */
 function gcRunSearch(c) {
@@ -145,3 +149,5 @@ function gcSideList(c, title, list, cls) {
   }
   c.side.append(box);
 }
+
+export { gcRunSearch, gcSearchKey, gcRenderSide };

@@ -1,9 +1,9 @@
+// @ts-check
 // The unit tree of the graph canvas: nodes grouped by the nn.Module hierarchy torch
 // recorded (Node.module_stack), so a 3,000-node joint graph opens as the model's blocks.
 // Presentation only: the groups are the model's module paths; the view adds two kinds of
 // box of its own, both labelled as such: "inputs" (placeholders no one module owns) and
 // runs of consecutive nodes when one level would otherwise hold hundreds of boxes.
-// No import/export statements: this file is concatenated into one ES module with graph.js.
 
 /**
  * @typedef {{dtype: string, shape: string[], stride: string[], device: string}} GcMeta
@@ -221,3 +221,5 @@ function gcGroupEdges(g, nodes, chain) {
   g.edges = out;
   return out;
 }
+
+export { gcBuildTree, gcGroupEdges };
