@@ -170,7 +170,6 @@ body {{ margin: 8px; }} #host {{ width: 1180px; }}
 <script type="application/json" id="pane">{pane}</script>
 <script type="module">
 {js}
-const {{ GraphCanvas }} = explorerModule;
 // A fake ctx, as the shell gives one: it records what the canvas asks for and feeds the
 // merged selection back through update(), as the shell's store does.
 const selection = {{ compile: null, stage: null, src: null, node: null, kernel: null }};
@@ -189,7 +188,7 @@ window.openPane = async () => {{
   const host = document.getElementById("host");
   if (window.canvas) window.canvas.destroy();
   const t0 = performance.now();
-  window.canvas = new GraphCanvas(host, pane, ctx);
+  window.canvas = new explorerModule.GraphCanvas(host, pane, ctx);
   const built = performance.now() - t0;
   await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   return {{ built, painted: performance.now() - t0, boxes: window.canvas.stats.units }};
