@@ -211,4 +211,11 @@ function renderFindings(el, pane, ctx) {
   return { update: () => {} };
 }
 
-export { renderBlocks, renderCode, renderGraph, renderGraphBreaks, renderRecompileReasons, renderFindings };
+export {
+  renderBlocks,
+  renderCode,
+  renderGraph,
+  renderGraphBreaks,
+  renderRecompileReasons,
+  renderFindings,
+};

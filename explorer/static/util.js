@@ -168,4 +168,22 @@ function hlClass(ctx, key) {
   return c ? ` hl ${c}` : "";
 }
 
-export { h, PALETTE, LINE_H, VIRTUAL_MIN_LINES, SEL_KEYS, MARKER_TEXT, download, invoke, scrollWithin, shortSrc, showKernel, kernelName, fmt, gridText, timingRows, detailTable, hlClass };
+export {
+  PALETTE,
+  LINE_H,
+  VIRTUAL_MIN_LINES,
+  SEL_KEYS,
+  MARKER_TEXT,
+  h,
+  download,
+  invoke,
+  scrollWithin,
+  shortSrc,
+  showKernel,
+  kernelName,
+  fmt,
+  timingRows,
+  gridText,
+  detailTable,
+  hlClass,
+};

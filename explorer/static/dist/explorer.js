@@ -245,7 +245,10 @@ function gcEl(tag, cls, text) {
   return e;
 }
 function gcSvg(tag, attrs) {
-  const e = document.createElementNS(GC_SVG, tag);
+  const e = (
+    /** @type {SVGElement} */
+    document.createElementNS(GC_SVG, tag)
+  );
   for (const k in attrs) e.setAttribute(k, String(attrs[k]));
   return e;
 }
@@ -284,6 +287,8 @@ var GC_MAX_KIDS = 60;
 var GC_MAX_LOOSE = 16;
 var GC_INPUTS_MIN = 4;
 var GC_INPUTS_KEY = "inputs";
+var GC_OPEN_UNITS = 60;
+var GC_REPEAT_MIN = 4;
 function gcGroup(key, label, parent, synthetic) {
   const g = {
     key,
@@ -378,7 +383,7 @@ function gcSplitRuns(g, nodes, deepest) {
       const run = direct.slice(s, s + size);
       const label = `${nodes[run[0]].name} … ${nodes[run[run.length - 1]].name}`;
       const r = gcGroup(`${g.key}${s}`, label, null, true);
-      r.note = gcCommonSource(run, nodes);
+      r.note = gcCommonSource(run, nodes) || "";
       r.parent = g;
       r.depth = g.depth + 1;
       r.path = g.depth > 0 ? g.path.concat([r]) : [r];
@@ -438,6 +443,33 @@ function gcGroupEdges(g, nodes, chain) {
   g.edges = out;
   return out;
 }
+function gcOpenDefault(root, expanded) {
+  let frontier = root.kids.filter((k) => typeof k !== "number");
+  let shown = root.kids.length;
+  while (frontier.length) {
+    const families = /* @__PURE__ */ new Map();
+    for (const g of frontier) {
+      if (g.synthetic) continue;
+      const m = /^(.*?)\.?\d+$/.exec(g.label);
+      const key = m && g.parent ? `${g.parent.key}${m[1]}` : g.key;
+      const family = families.get(key);
+      if (family) family.push(g);
+      else families.set(key, [g]);
+    }
+    const size = (fam) => fam.reduce((s, g) => s + g.members.length, 0);
+    const opened = [];
+    for (const fam of [...families.values()].sort((a, b) => size(b) - size(a))) {
+      const extra = fam.reduce((s, g) => s + g.kids.length - 1, 0);
+      const repeated = fam.length >= GC_REPEAT_MIN;
+      if (fam.every((g) => g.kids.length <= 1) || !repeated && shown + extra <= GC_OPEN_UNITS) {
+        for (const g of fam) expanded.add(g);
+        opened.push(...fam);
+        shown += extra;
+      }
+    }
+    frontier = opened.flatMap((g) => g.kids.filter((k) => typeof k !== "number"));
+  }
+}
 
 // explorer/static/graph_layout.js
 var GC_LAYOUT_GAP_X = 18;
@@ -449,8 +481,14 @@ function gcLayeredLayout(units, edges) {
   const n = units.length;
   if (n === 0) return { width: 0, height: 0, pos: [], routes: [] };
   const fwd = edges.map(([a, b]) => a < b ? [a, b] : [b, a]);
-  const succ = Array.from({ length: n }, () => []);
-  const pred = Array.from({ length: n }, () => []);
+  const succ = Array.from({ length: n }, () => (
+    /** @type {number[]} */
+    []
+  ));
+  const pred = Array.from({ length: n }, () => (
+    /** @type {number[]} */
+    []
+  ));
   fwd.forEach(([a, b]) => {
     succ[a].push(b);
     pred[b].push(a);
@@ -467,8 +505,14 @@ function gcLayeredLayout(units, edges) {
   for (let i = 0; i < n; i++) depth = Math.max(depth, layer[i] + 1);
   const vw = Array.from(units, (u) => u.w);
   const vlayer = Array.from(layer);
-  const up = Array.from({ length: n }, () => []);
-  const down = Array.from({ length: n }, () => []);
+  const up = Array.from({ length: n }, () => (
+    /** @type {number[]} */
+    []
+  ));
+  const down = Array.from({ length: n }, () => (
+    /** @type {number[]} */
+    []
+  ));
   const chains = fwd.map(([a, b]) => {
     const chain = [a];
     let prev = a;
@@ -489,7 +533,10 @@ function gcLayeredLayout(units, edges) {
     return chain;
   });
   const nv = vw.length;
-  const rows = Array.from({ length: depth }, () => []);
+  const rows = Array.from({ length: depth }, () => (
+    /** @type {number[]} */
+    []
+  ));
   for (let v = 0; v < nv; v++) rows[vlayer[v]].push(v);
   const rank = new Float64Array(nv);
   const setRanks = () => rows.forEach((row) => row.forEach((v, i) => rank[v] = i));
@@ -732,7 +779,10 @@ function gcNeighbourhood(c, i) {
   const ids = [...ins.slice(0, GC_HOOD_MAX), i, ...outs.slice(0, GC_HOOD_MAX)];
   const at = ids.indexOf(i);
   const units = ids.map((j) => ({ w: Math.min(GC_HOOD_CHARS, c.nodes[j].name.length) * 6.6 + 14, h: 22 }));
-  const edges = ids.flatMap((_, k) => k < at ? [[k, at]] : k > at ? [[at, k]] : []);
+  const edges = ids.flatMap((_, k) => (
+    /** @type {[number, number][]} */
+    k < at ? [[k, at]] : k > at ? [[at, k]] : []
+  ));
   const l = gcLayeredLayout(units, edges);
   const box = gcEl("div", "gc-hood");
   const svg = gcSvg("svg", { class: "gc-hood-svg", viewBox: `-4 -4 ${l.width + 8} ${l.height + 8}` });
@@ -774,9 +824,7 @@ function gcSideList(c, title, list, cls) {
 }
 
 // explorer/static/graph.js
-var GC_OPEN_UNITS = 60;
 var GC_OPEN_SCALE = 0.6;
-var GC_REPEAT_MIN = 4;
 var GC_NODE_H = 34;
 var GC_GROUP_H = 40;
 var GC_CHAR_W = 6.6;
@@ -799,13 +847,15 @@ var GraphCanvas = class {
     this.byKernel = /* @__PURE__ */ new Map();
     this.nodes.forEach((n, i) => {
       for (const k of n.kernels || []) {
-        if (!this.byKernel.has(k)) this.byKernel.set(k, []);
-        this.byKernel.get(k).push(i);
+        const list = this.byKernel.get(k);
+        if (list) list.push(i);
+        else this.byKernel.set(k, [i]);
       }
       if (!this.byName.has(n.name)) this.byName.set(n.name, i);
       if (n.src) {
-        if (!this.bySrc.has(n.src)) this.bySrc.set(n.src, []);
-        this.bySrc.get(n.src).push(i);
+        const list = this.bySrc.get(n.src);
+        if (list) list.push(i);
+        else this.bySrc.set(n.src, [i]);
       }
     });
     const tree = gcBuildTree(this.nodes);
@@ -817,64 +867,49 @@ var GraphCanvas = class {
     this.selection = ctx.selection || {};
     this.marked = [];
     this.listeners = [];
-    this.stats = { nodes: this.nodes.length, units: 0, openMs: 0, layoutMs: 0 };
+    this.stats = { nodes: this.nodes.length, units: 0, openMs: 0, layoutMs: 0, renderMs: 0 };
+    this.hits = [];
+    this.hitAt = 0;
+    this.dragged = false;
+    this.endDrag = null;
+    this.resizer = null;
+    this.boxes = /* @__PURE__ */ new Map();
+    this.origins = /* @__PURE__ */ new Map();
+    this.unitEls = /* @__PURE__ */ new Map();
+    this.world = { w: 0, h: 0 };
+    this.el = gcEl("div", "gc");
+    this.search = gcEl("input", "gc-search");
+    this.results = gcEl("div", "gc-results");
+    this.viewport = gcEl("div", "gc-view");
+    this.info = gcEl("span", "gc-info");
+    this.side = gcEl("div", "gc-side");
+    this.svg = gcSvg("svg", { class: "gc-svg" });
+    this.worldEl = gcSvg("g", { class: "gc-world" });
+    this.overlay = gcSvg("g", { class: "gc-overlay" });
     this.buildDom();
-    this.openDefault();
+    gcOpenDefault(this.root, this.expanded);
     this.render();
     this.fit(true);
     this.update(this.selection);
     this.stats.openMs = performance.now() - t0;
     if (!this.viewport.clientWidth && typeof ResizeObserver !== "undefined") {
-      this.resizer = new ResizeObserver(() => {
+      const resizer = new ResizeObserver(() => {
         if (!this.viewport.clientWidth) return;
-        this.resizer.disconnect();
+        resizer.disconnect();
         this.resizer = null;
         this.fit(true);
       });
-      this.resizer.observe(this.viewport);
+      this.resizer = resizer;
+      resizer.observe(this.viewport);
     }
   }
   // ---- structure -------------------------------------------------------------------------
-  /**
-   * What is open when a graph opens: level by level, the biggest groups first, while the
-   * view stays under GC_OPEN_UNITS boxes. Repeated blocks (h.0, h.1, ... four or more
-   * numbered siblings) open or stay closed together, and stay closed: the model reads as
-   * its blocks first. Boxes the view made (runs of nodes, the inputs) stay closed.
-   */
-  openDefault() {
-    let frontier = this.root.kids.filter((k) => typeof k !== "number");
-    let shown = this.root.kids.length;
-    while (frontier.length) {
-      const families = /* @__PURE__ */ new Map();
-      for (const g of frontier) {
-        if (g.synthetic) continue;
-        const m = /^(.*?)\.?\d+$/.exec(g.label);
-        const key = m && !g.synthetic ? `${g.parent.key}${m[1]}` : g.key;
-        if (!families.has(key)) families.set(key, []);
-        families.get(key).push(g);
-      }
-      const size = (fam) => fam.reduce((s, g) => s + g.members.length, 0);
-      const opened = [];
-      for (const fam of [...families.values()].sort((a, b) => size(b) - size(a))) {
-        const extra = fam.reduce((s, g) => s + g.kids.length - 1, 0);
-        const repeated = fam.length >= GC_REPEAT_MIN;
-        if (fam.every((g) => g.kids.length <= 1) || !repeated && shown + extra <= GC_OPEN_UNITS) {
-          for (const g of fam) this.expanded.add(g);
-          opened.push(...fam);
-          shown += extra;
-        }
-      }
-      frontier = opened.flatMap((g) => g.kids.filter((k) => typeof k !== "number"));
-    }
-  }
-  isOpen(g) {
-    return this.expanded.has(g);
-  }
-  /** The box that shows node i now: the node, or its outermost collapsed group. */
+  /** The box that shows node i now: the node, or its outermost collapsed group. @param {number} i @returns {GcUnit} */
   repOf(i) {
     for (const g of this.chain[i]) if (!this.expanded.has(g)) return g;
     return i;
   }
+  /** @param {GcGroup} g @param {boolean} [open] @returns {boolean} whether it changed */
   toggle(g, open = !this.expanded.has(g)) {
     if (open === this.expanded.has(g)) return false;
     if (open) this.expanded.add(g);
@@ -883,6 +918,7 @@ var GraphCanvas = class {
     return true;
   }
   // ---- layout ----------------------------------------------------------------------------
+  /** @param {GcUnit} u @returns {LayoutUnit} */
   sizeOf(u) {
     if (typeof u === "number") {
       const n = this.nodes[u];
@@ -899,13 +935,14 @@ var GraphCanvas = class {
     const second = Math.min(GC_LABEL_MAX, gcGroupNote(u).length) * 6.1;
     return { w: Math.max(title, second, 80) + 20, h: GC_GROUP_H };
   }
+  /** @param {GcGroup} g @returns {LayeredLayout & {sizes: LayoutUnit[]}} */
   layoutOf(g) {
     if (g.layout) return g.layout;
     const sizes = g.kids.map((k) => this.sizeOf(k));
     const edges = gcGroupEdges(g, this.nodes, this.chain);
-    g.layout = gcLayeredLayout(sizes, edges);
-    g.layout.sizes = sizes;
-    return g.layout;
+    const layout = { ...gcLayeredLayout(sizes, edges), sizes };
+    g.layout = layout;
+    return layout;
   }
   /** Absolute boxes of every visible unit, and each expanded group's inner origin. */
   place() {
@@ -925,22 +962,18 @@ var GraphCanvas = class {
       });
     };
     walk(this.root, 0, 0);
-    const l = this.root.layout;
+    const l = this.layoutOf(this.root);
     this.world = { w: l.width, h: l.height };
   }
   // ---- DOM -------------------------------------------------------------------------------
   buildDom() {
-    this.el = gcEl("div", "gc");
     const bar = gcEl("div", "gc-bar");
-    this.search = gcEl("input", "gc-search");
     this.search.type = "search";
     this.search.placeholder = "find node (name or op)";
     this.search.setAttribute("aria-label", "find a node by name or target");
-    this.results = gcEl("div", "gc-results");
     this.results.hidden = true;
     const searchBox = gcEl("div", "gc-searchbox");
     searchBox.append(this.search, this.results);
-    this.info = gcEl("span", "gc-info");
     const zoomIn = gcEl("button", "gc-btn", "+");
     zoomIn.title = "zoom in (or Ctrl + wheel)";
     const zoomOut = gcEl("button", "gc-btn", "−");
@@ -951,8 +984,6 @@ var GraphCanvas = class {
     reset.title = "collapse every block";
     bar.append(searchBox, this.info, zoomIn, zoomOut, fit, reset);
     const body = gcEl("div", "gc-body");
-    this.viewport = gcEl("div", "gc-view");
-    this.svg = gcSvg("svg", { class: "gc-svg" });
     const defs = gcSvg("defs", {});
     const marker = gcSvg("marker", {
       id: "gc-arrow",
@@ -965,10 +996,8 @@ var GraphCanvas = class {
     });
     marker.append(gcSvg("path", { d: "M0,0 L8,4 L0,8 z", class: "gc-arrowhead" }));
     defs.append(marker);
-    this.worldEl = gcSvg("g", { class: "gc-world" });
     this.svg.append(defs, this.worldEl);
     this.viewport.append(this.svg);
-    this.side = gcEl("div", "gc-side");
     body.append(this.viewport, this.side);
     this.el.append(bar, body);
     this.host.append(this.el);
@@ -979,21 +1008,27 @@ var GraphCanvas = class {
     this.on(reset, "click", () => {
       this.expanded = /* @__PURE__ */ new Set([this.root]);
       this.clearLayouts(this.root);
-      this.openDefault();
+      gcOpenDefault(this.root, this.expanded);
       this.render();
       this.fit(true);
     });
-    this.on(this.search, "input", () => this.runSearch());
-    this.on(this.search, "keydown", (e) => this.searchKey(e));
+    this.on(this.search, "input", () => gcRunSearch(this));
+    this.on(this.search, "keydown", (e) => gcSearchKey(this, e));
     this.on(this.search, "blur", () => setTimeout(() => this.results.hidden = true, 150));
     this.on(this.svg, "wheel", (e) => this.wheel(e), { passive: false });
     this.on(this.svg, "pointerdown", (e) => this.pointerDown(e));
     this.on(this.svg, "click", (e) => this.click(e));
   }
+  /**
+   * addEventListener, undone by destroy().
+   * @param {EventTarget} target @param {string} type @param {(e: any) => void} fn
+   * @param {AddEventListenerOptions} [opts]
+   */
   on(target, type, fn, opts) {
     target.addEventListener(type, fn, opts);
     this.listeners.push([target, type, fn, opts]);
   }
+  /** @param {GcGroup} g */
   clearLayouts(g) {
     g.layout = null;
     for (const k of g.kids) if (typeof k !== "number") this.clearLayouts(k);
@@ -1010,8 +1045,11 @@ var GraphCanvas = class {
     this.overlay = gcSvg("g", { class: "gc-overlay" });
     let count = 0;
     const walk = (g) => {
-      const origin = this.origins.get(g);
-      const l = g.layout;
+      const origin = (
+        /** @type {Point} */
+        this.origins.get(g)
+      );
+      const l = this.layoutOf(g);
       for (const [e, [a, b]] of gcGroupEdges(g, this.nodes, this.chain).entries()) {
         const pts = l.routes[e].map((p) => ({ x: p.x + origin.x, y: p.y + origin.y }));
         const path = gcSvg("path", { d: gcPathD(pts), class: "gc-edge" });
@@ -1020,7 +1058,10 @@ var GraphCanvas = class {
         edges.append(path);
       }
       for (const k of g.kids) {
-        const box = this.boxes.get(gcUnitKey(k));
+        const box = (
+          /** @type {GcBox} */
+          this.boxes.get(gcUnitKey(k))
+        );
         if (typeof k !== "number" && this.expanded.has(k)) {
           frames.append(this.frameEl(k, box));
           walk(k);
@@ -1037,6 +1078,7 @@ var GraphCanvas = class {
     this.applyView();
     this.stats.renderMs = performance.now() - t0;
   }
+  /** @param {GcGroup} g @param {GcBox} box */
   frameEl(g, box) {
     const el = gcSvg("g", { class: "gc-frame" + (g.synthetic ? " gc-synthetic" : "") });
     el.append(gcSvg("rect", { x: box.x, y: box.y, width: box.w, height: box.h, rx: 6 }));
@@ -1050,26 +1092,28 @@ var GraphCanvas = class {
     this.unitEls.set(gcUnitKey(g), el);
     return el;
   }
+  /** @param {GcUnit} u @param {GcBox} box */
   unitEl(u, box) {
     const group = typeof u !== "number";
-    const n = group ? null : this.nodes[u];
-    const cls = group ? "gc-unit gc-group" + (u.synthetic ? " gc-synthetic" : "") : `gc-unit gc-node gc-op-${n.op}`;
+    const cls = typeof u !== "number" ? "gc-unit gc-group" + (u.synthetic ? " gc-synthetic" : "") : `gc-unit gc-node gc-op-${this.nodes[u].op}`;
     const el = gcSvg("g", { class: cls, transform: `translate(${box.x},${box.y})` });
     el.append(gcSvg("rect", { width: box.w, height: box.h, rx: group ? 6 : 4 }));
     const a = gcSvg("text", { x: 8, y: 14, class: "gc-t1" });
     const b = gcSvg("text", { x: 8, y: group ? 31 : 28, class: "gc-t2" });
-    if (group) {
+    const title = gcSvg("title", {});
+    if (typeof u !== "number") {
       a.textContent = `▸ ${gcClip(u.label)}`;
       b.textContent = gcClip(gcGroupNote(u));
       el.dataset.group = u.key;
+      title.textContent = u.key.replace(/\u0001.*/, "") || u.label;
     } else {
+      const n = this.nodes[u];
       a.textContent = gcClip(n.name);
       b.textContent = gcClip(`${gcShortTarget(n)} ${gcMetaText(n.meta && n.meta[0])}`);
       el.dataset.node = String(u);
       if (n.kernels && n.kernels.length) el.classList.add("gc-has-kernel");
+      title.textContent = `${n.name} = ${n.target}`;
     }
-    const title = gcSvg("title", {});
-    title.textContent = group ? u.key.replace(/\u0001.*/, "") || u.label : `${n.name} = ${n.target}`;
     el.append(title, a, b);
     this.unitEls.set(gcUnitKey(u), el);
     return el;
@@ -1079,7 +1123,7 @@ var GraphCanvas = class {
     const v = this.view;
     this.worldEl.setAttribute("transform", `translate(${v.x},${v.y}) scale(${v.k})`);
   }
-  /** Fit the graph in the view; on open, keep text readable (full width, from the top). */
+  /** Fit the graph in the view; on open, keep text readable (full width, from the top). @param {boolean} onOpen */
   fit(onOpen) {
     const vw = this.viewport.clientWidth || 800;
     const vh = this.viewport.clientHeight || 560;
@@ -1092,7 +1136,7 @@ var GraphCanvas = class {
     this.view.y = h2 * k <= vh ? (vh - this.world.h * k) / 2 : 20 * k;
     this.applyView();
   }
-  /** Wheel and trackpad scroll pan; with Ctrl or Cmd (and trackpad pinch) they zoom. */
+  /** Wheel and trackpad scroll pan; with Ctrl or Cmd (and trackpad pinch) they zoom. @param {WheelEvent} e */
   wheel(e) {
     e.preventDefault();
     if (!(e.ctrlKey || e.metaKey)) {
@@ -1104,6 +1148,7 @@ var GraphCanvas = class {
     const r = this.svg.getBoundingClientRect();
     this.zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * 0.01));
   }
+  /** @param {number} px @param {number} py @param {number} factor */
   zoomAt(px, py, factor) {
     const v = this.view;
     const k = Math.min(3, Math.max(0.05, v.k * factor));
@@ -1112,6 +1157,7 @@ var GraphCanvas = class {
     v.k = k;
     this.applyView();
   }
+  /** @param {PointerEvent} e */
   pointerDown(e) {
     if (e.button !== 0) return;
     const start = { x: e.clientX, y: e.clientY, vx: this.view.x, vy: this.view.y };
@@ -1134,7 +1180,7 @@ var GraphCanvas = class {
     window.addEventListener("pointerup", up);
     this.endDrag = up;
   }
-  /** Pan so that a unit's box is in the middle of the view, zooming in if it is tiny. */
+  /** Pan so that a unit's box is in the middle of the view, zooming in if it is tiny. @param {GcUnit} u */
   centre(u) {
     const box = this.boxes.get(gcUnitKey(u));
     if (!box) return;
@@ -1147,25 +1193,32 @@ var GraphCanvas = class {
     this.applyView();
   }
   // ---- interaction -----------------------------------------------------------------------
+  /** @param {MouseEvent} e */
   click(e) {
     if (this.dragged) return;
-    const hit = e.target.closest("[data-node], [data-group]");
+    const hit = (
+      /** @type {Element} */
+      e.target.closest("[data-node], [data-group]")
+    );
+    if (!(hit instanceof HTMLElement || hit instanceof SVGElement)) return;
     if (!hit) return;
     if (hit.dataset.node !== void 0) {
       this.choose(Number(hit.dataset.node), false);
       return;
     }
-    const g = this.findGroup(hit.dataset.group);
+    const g = this.findGroup(hit.dataset.group || "");
     if (!g) return;
     const before = this.boxes.get(gcUnitKey(g));
     this.toggle(g);
     this.render();
     const after = this.boxes.get(gcUnitKey(g));
+    if (!before || !after) return;
     this.view.x += (before.x - after.x) * this.view.k;
     this.view.y += (before.y - after.y) * this.view.k;
     this.applyView();
     this.update(this.selection);
   }
+  /** @param {string} key @returns {GcGroup|null} */
   findGroup(key) {
     const walk = (g) => {
       if (g.key === key) return g;
@@ -1178,7 +1231,7 @@ var GraphCanvas = class {
     };
     return walk(this.root);
   }
-  /** Select node i (through ctx) and show it; `follow` also brings it into view. */
+  /** Select node i (through ctx) and show it; `follow` also brings it into view. @param {number} i @param {boolean} follow */
   choose(i, follow) {
     const n = this.nodes[i];
     this.selection = { ...this.selection, node: n.name, src: n.src };
@@ -1198,12 +1251,7 @@ var GraphCanvas = class {
     this.centre(i);
     this.update(this.selection);
   }
-  runSearch() {
-    gcRunSearch(this);
-  }
-  searchKey(e) {
-    gcSearchKey(this, e);
-  }
+  /** @param {number} i */
   pick(i) {
     this.results.hidden = true;
     this.choose(i, true);
@@ -1213,7 +1261,7 @@ var GraphCanvas = class {
    * Re-highlight for a selection ({compile, stage, src, node, kernel}) without relayout:
    * the selected source line's nodes in its colour, the selected node and its neighbours,
    * the nodes that went into the selected kernel; a collapsed block stands in for its nodes.
-   * @param {{src?: string|null, node?: string|null, kernel?: string|null}} selection
+   * @param {GcSelection} selection
    */
   update(selection) {
     this.selection = selection || {};
@@ -1230,7 +1278,7 @@ var GraphCanvas = class {
     if (src && this.bySrc.has(src)) {
       const cls = this.ctx.srcClass(src);
       const seen = /* @__PURE__ */ new Set();
-      for (const i of this.bySrc.get(src)) {
+      for (const i of this.bySrc.get(src) || []) {
         const rep = this.repOf(i);
         if (seen.has(rep)) continue;
         seen.add(rep);
@@ -1240,14 +1288,15 @@ var GraphCanvas = class {
     const kernel = this.selection.kernel;
     if (kernel && this.byKernel.has(kernel)) {
       const seen = /* @__PURE__ */ new Set();
-      for (const i of this.byKernel.get(kernel)) {
+      for (const i of this.byKernel.get(kernel) || []) {
         const rep = this.repOf(i);
         if (!seen.has(rep)) mark(rep, "gc-kin");
         seen.add(rep);
       }
     }
     const name = this.selection.node;
-    this.sel = name != null && this.byName.has(name) ? this.byName.get(name) : -1;
+    const at = name != null ? this.byName.get(name) : void 0;
+    this.sel = at === void 0 ? -1 : at;
     this.overlay.replaceChildren();
     if (this.sel >= 0) {
       const n = this.nodes[this.sel];
@@ -1256,8 +1305,12 @@ var GraphCanvas = class {
       for (const j of n.inputs || []) this.neighbour(rep, this.repOf(j), true, mark);
       for (const j of n.users || []) this.neighbour(rep, this.repOf(j), false, mark);
     }
-    this.renderSide();
+    gcRenderSide(this);
   }
+  /**
+   * @param {GcUnit} rep @param {GcUnit} other @param {boolean} isInput
+   * @param {(u: GcUnit, ...cls: string[]) => void} mark
+   */
   neighbour(rep, other, isInput, mark) {
     if (other === rep) return;
     mark(other, isInput ? "gc-nb-in" : "gc-nb-out");
@@ -1269,9 +1322,6 @@ var GraphCanvas = class {
     this.overlay.append(
       gcSvg("path", { d: gcPathD([p, q]), class: `gc-nb-edge ${isInput ? "gc-nb-in" : "gc-nb-out"}` })
     );
-  }
-  renderSide() {
-    gcRenderSide(this);
   }
   destroy() {
     for (const [target, type, fn, opts] of this.listeners) target.removeEventListener(type, fn, opts);
