@@ -158,7 +158,7 @@ class Shell {
       download(new Blob([html], { type: "text/html" }), this.exportName());
       return;
     }
-    const status = /** @type {HTMLElement} */ (this.status);
+    const status = this.status;
     status.textContent = "exporting…";
     invoke(this.experimental, "_export_html", {}, this.aborted.signal).then((html) => {
       download(new Blob([html], { type: "text/html" }), this.exportName());

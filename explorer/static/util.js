@@ -14,8 +14,8 @@
  *            on(event: string, cb: Function): void, off(event: string, cb: Function): void,
  *            save_changes(): void, send(msg: any): void}} Model
  * @typedef {{invoke(name: string, msg?: any, options?: {buffers?: DataView[],
- *            signal?: AbortSignal}): Promise<[any, DataView[]]>}} Experimental
- *            anywidget's command API: `invoke` calls an `@anywidget.experimental.command`
+ *            signal?: AbortSignal}): Promise<[any, DataView[]]>}} Experimental  anywidget's
+ *            command API: `invoke` calls a widget method marked `@anywidget.experimental.command`
  * @typedef {{selection: Selection, select: (change: Partial<Selection>) => void,
  *            srcClass: (key: string|null|undefined) => string,
  *            state: Map<string, any>, labels: Object<string, string>,
@@ -84,7 +84,7 @@ function download(blob, name) {
  */
 async function invoke(experimental, name, msg, signal) {
   if (!experimental) {
-    throw new Error(`cannot ask Python for ${name}: this front-end has no anywidget command API (anywidget >= 0.9.10 has it)`);
+    throw new Error(`cannot ask Python for ${name}: this front-end has no anywidget command API (anywidget >= 0.9.8 has it)`);
   }
   const [reply] = await experimental.invoke(name, msg, { signal });
   if (reply && typeof reply.error === "string") throw new Error(reply.error);

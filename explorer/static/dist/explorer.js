@@ -36,7 +36,7 @@ function download(blob, name) {
 }
 async function invoke(experimental, name, msg, signal) {
   if (!experimental) {
-    throw new Error(`cannot ask Python for ${name}: this front-end has no anywidget command API (anywidget >= 0.9.10 has it)`);
+    throw new Error(`cannot ask Python for ${name}: this front-end has no anywidget command API (anywidget >= 0.9.8 has it)`);
   }
   const [reply] = await experimental.invoke(name, msg, { signal });
   if (reply && typeof reply.error === "string") throw new Error(reply.error);
@@ -2284,10 +2284,7 @@ var Shell = class {
       download(new Blob([html], { type: "text/html" }), this.exportName());
       return;
     }
-    const status = (
-      /** @type {HTMLElement} */
-      this.status
-    );
+    const status = this.status;
     status.textContent = "exporting…";
     invoke(this.experimental, "_export_html", {}, this.aborted.signal).then((html) => {
       download(new Blob([html], { type: "text/html" }), this.exportName());

@@ -3,7 +3,7 @@
 // explorer/static/util.js
 async function invoke(experimental, name, msg, signal) {
   if (!experimental) {
-    throw new Error(`cannot ask Python for ${name}: this front-end has no anywidget command API (anywidget >= 0.9.10 has it)`);
+    throw new Error(`cannot ask Python for ${name}: this front-end has no anywidget command API (anywidget >= 0.9.8 has it)`);
   }
   const [reply] = await experimental.invoke(name, msg, { signal });
   if (reply && typeof reply.error === "string") throw new Error(reply.error);
