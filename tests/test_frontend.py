@@ -63,8 +63,8 @@ def test_the_js_registry_of_renderers_is_generated_from_the_table_of_kinds():
     committed = (STATIC_DIR / "renderers.js").read_text(encoding="utf-8")
     assert committed == renderers_js(), (
         "explorer/static/renderers.js is out of date with explorer/panes/kinds.py KINDS; "
-        "regenerate it with: python -m explorer.panes.kinds > explorer/static/renderers.js"
-        " && npm run build"
+        "regenerate it with: python -c \"from explorer.panes import renderers_js; "
+        "print(renderers_js(), end='')\" > explorer/static/renderers.js && npm run build"
     )
 
 

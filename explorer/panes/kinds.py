@@ -6,7 +6,8 @@
 ``renderers_js()``; ``tests/test_panes.py`` regenerates and compares, so adding a kind
 here is the whole registration. After changing the table run::
 
-    python -m explorer.panes.kinds > explorer/static/renderers.js && npm run build
+    python -c "from explorer.panes import renderers_js; print(renderers_js(), end='')" \
+        > explorer/static/renderers.js && npm run build
 """
 
 from __future__ import annotations
@@ -147,7 +148,3 @@ def renderers_js() -> str:
     lines += [f"  {k.kind}: {k.renderer}," for k in KINDS]
     lines += ["};", "", "export { RENDERERS };", ""]
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    print(renderers_js(), end="")
