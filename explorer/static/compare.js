@@ -16,10 +16,8 @@
  *            explorable: boolean}} Row
  * @typedef {{target: string, environment: string, inputs: string[], steps: number,
  *            warmup: number, rows: Row[], notes: string[]}} ComparisonData
- * @typedef {{get(name: string): any, set(name: string, value: any): void,
- *            on(event: string, cb: Function): void, off(event: string, cb: Function): void,
- *            save_changes(): void}} Model
  */
+/** @import { Model } from "./util.js" */
 
 /** @param {number|null|undefined} ms */
 function formatMs(ms) {
