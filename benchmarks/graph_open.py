@@ -5,7 +5,7 @@ widths, 5/15/26 layers: about 1k, 3k and 5k nodes), captured with ``backend="aot
 on the CPU, and the Dynamo graph of each (with the module stacks the capture recorded).
 Each graph's pane is built as the explorer builds it (``explorer.panes.build_pane``) and
 opened in the graph canvas in a static page holding the explorer's own bundle
-(``explorer._static.bundle_text``) and a stand-in for the shell's ctx; "open" is from
+(``explorer._static.inline_module``) and a stand-in for the shell's ctx; "open" is from
 ``new GraphCanvas(...)`` to the next painted frame (the pane already expanded by the
 store's ``graphView``, as the shell does once when a pane arrives), the median of 5 opens
 after one warm-up. Also timed: expanding one block, opening every group at once (the worst
@@ -30,9 +30,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the flags the browser tests use)
 
-# Runs after the bundle in the same module script, so GraphCanvas and graphView are in
-# scope. The ctx records what the canvas asks for and feeds the merged selection back
-# through update(), as the shell's store does.
+# Runs after the bundle in the same module script, which gathers its exports in
+# ``explorerModule`` (GraphCanvas, graphView). The ctx records what the canvas asks for and
+# feeds the merged selection back through update(), as the shell's store does.
 _HARNESS = """<!doctype html>
 <html><head><meta charset="utf-8"><title>graph canvas</title><style>{css}
 body {{ margin: 8px; }} #host {{ width: 1180px; }}
@@ -49,14 +49,13 @@ const ctx = {{
     if (window.canvas) window.canvas.update({{ ...selection }});
   }},
   srcClass(src) {{ return src ? "hl-1" : ""; }},
-  send(msg) {{}},
 }};
 window.openPane = async () => {{
-  const pane = graphView(JSON.parse(document.getElementById("pane").textContent));
+  const pane = explorerModule.graphView(JSON.parse(document.getElementById("pane").textContent));
   const host = document.getElementById("host");
   if (window.canvas) window.canvas.destroy();
   const t0 = performance.now();
-  window.canvas = new GraphCanvas(host, pane, ctx);
+  window.canvas = new explorerModule.GraphCanvas(host, pane, ctx);
   await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
   return {{ painted: performance.now() - t0, boxes: window.canvas.stats.units }};
 }};
@@ -68,10 +67,10 @@ window.harnessReady = true;
 def harness_html(pane: dict) -> str:
     """A page holding the explorer's bundle and one graph pane (as JSON data);
     ``window.openPane()`` opens it on a fresh canvas."""
-    from explorer._static import bundle_text, css_text
+    from explorer._static import css_text, inline_module
 
     data = json.dumps(pane).replace("</", "<\\/")
-    return _HARNESS.format(css=css_text(), js=bundle_text(), pane=data)
+    return _HARNESS.format(css=css_text(), js=inline_module("explorer", "explorerModule"), pane=data)
 
 
 def graph_pane(exp, stage: str) -> dict:

@@ -16,7 +16,7 @@ import traitlets
 from compiler import Exploration
 from compiler.diff.compiles import Diff, diff
 
-from ._static import static_path
+from ._static import widget_path
 
 
 def diff_view(d: Diff) -> dict[str, Any]:
@@ -55,7 +55,7 @@ class DiffWidget(anywidget.AnyWidget):  # type: ignore[misc]
         >>> w.set_versions([("v1", exp1), ("v2", exp2)])  # doctest: +SKIP
     """
 
-    _esm = static_path("diff.js")
+    _esm = widget_path("diff")
 
     labels = traitlets.List(traitlets.Unicode()).tag(sync=True)
     pick = traitlets.Dict().tag(sync=True)

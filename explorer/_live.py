@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anywidget
+import anywidget.experimental
 import ipywidgets
 import traitlets
 
@@ -25,7 +26,7 @@ from compiler import Exploration
 from compiler.live.session import HISTORY_LIMIT, LiveEngine, LiveResult
 
 from ._diff_view import DiffWidget
-from ._static import static_path
+from ._static import widget_path
 
 DEBOUNCE_MS = 750
 _COMPILE_KEYS = ("mode", "backend", "dynamic", "fullgraph", "options", "keep_caches",
@@ -33,9 +34,14 @@ _COMPILE_KEYS = ("mode", "backend", "dynamic", "fullgraph", "options", "keep_cac
 
 
 class EditorWidget(anywidget.AnyWidget):  # type: ignore[misc]
-    """The editor half of the live explorer: source, controls, status and versions."""
+    """The editor half of the live explorer: source, controls, status and versions.
 
-    _esm = static_path("live.js")
+    The front-end's requests are anywidget commands (``experimental.invoke``): ``_edit``
+    ``{text}``, ``_recompile``, ``_show`` ``{version}``, each answered ``{}`` once the
+    ``LiveExplorer`` that owns the editor has taken it.
+    """
+
+    _esm = widget_path("live")
 
     code = traitlets.Dict().tag(sync=True)
     options = traitlets.Dict().tag(sync=True)
@@ -44,6 +50,28 @@ class EditorWidget(anywidget.AnyWidget):  # type: ignore[misc]
     versions = traitlets.List().tag(sync=True)
     shown = traitlets.Int(0).tag(sync=True)
     magic_line = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, owner: LiveExplorer, **kwargs: Any) -> None:
+        self._owner = owner
+        super().__init__(**kwargs)
+
+    @anywidget.experimental.command  # type: ignore[misc]
+    def _edit(self, msg: Any, _buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        if isinstance(msg, dict) and isinstance(msg.get("text"), str):
+            self._owner._edit(msg["text"])
+        return {}, []
+
+    @anywidget.experimental.command  # type: ignore[misc]
+    def _recompile(self, _msg: Any, _buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        self._owner.recompile()
+        return {}, []
+
+    @anywidget.experimental.command  # type: ignore[misc]
+    def _show(self, msg: Any, _buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        version = msg.get("version") if isinstance(msg, dict) else None
+        if isinstance(version, int):
+            self._owner._show_version(version)
+        return {}, []
 
 
 class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
@@ -89,11 +117,10 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
         self._engine = LiveEngine(self._on_result, backend=backend if isinstance(backend, str)
                                   else "inductor", **engine_kwargs)  # fmt: skip
         self.editor = EditorWidget(
-            code={"text": source, "n": 0}, auto=auto, magic_line=magic_line,
+            self, code={"text": source, "n": 0}, auto=auto, magic_line=magic_line,
             options={k: self._options.get(k) for k in ("backend", "mode", "dynamic", "fullgraph")},
             status={"state": "compiling", "message": "compiling version 1 ..."},
         )  # fmt: skip
-        self.editor.on_msg(self._on_msg)
         self.editor.observe(self._on_options, names="options")
         self.view: Any = None  # the ExplorationWidget, made on the first success
         self._view_box = ipywidgets.VBox([ipywidgets.HTML("<i>compiling ...</i>")])
@@ -174,18 +201,10 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
         with self._lock:
             self._timer = None
 
-    def _on_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict):
-            return
-        kind = content.get("type")
-        if kind == "edit" and isinstance(content.get("text"), str):
-            self._edit(content["text"])
-        elif kind == "recompile":
-            self.recompile()
-        elif kind == "show":
-            found = self._results.get(int(content.get("version", 0)))
-            if found is not None and found.exploration is not None:
-                self._show(found.version, found.exploration)
+    def _show_version(self, version: int) -> None:
+        found = self._results.get(version)
+        if found is not None and found.exploration is not None:
+            self._show(found.version, found.exploration)
 
     def _on_options(self, change: Any) -> None:
         new = dict(change["new"] or {})

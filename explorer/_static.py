@@ -1,35 +1,35 @@
-"""The front-end assets shipped as package data (``explorer/static/*``).
+"""The front-end assets shipped as package data (``explorer/static/``).
 
-The widget must be one ES module for anywidget, so the JS files are concatenated in
-``BUNDLE_ORDER`` (typedefs, helpers, the graph canvas, renderers, store, shell last with
-the module's ``export default``) into ``bundle_text()``, which both the widget's
-``_esm`` and the exported page use.
+The JS sources are ES modules in ``explorer/static/*.js``; esbuild bundles each widget's
+entry module and what it imports into one file under ``explorer/static/dist/``
+(``npm run build``, ``js/build.mjs``), committed so that users never need Node.
+``tests/test_frontend.py`` rebuilds and compares, so the shipped bundle is never stale.
+The widgets' ``_esm`` are these files; the exported page inlines ``dist/explorer.js``.
 """
 
 from __future__ import annotations
 
 import pathlib
+import re
 from functools import cache
 from importlib import resources
 
-__all__ = ["BUNDLE_ORDER", "STATIC_DIR", "bundle_text", "static_path", "static_text"]
+__all__ = [
+    "STATIC_DIR",
+    "WIDGET_MODULES",
+    "css_text",
+    "inline_module",
+    "static_path",
+    "static_text",
+    "widget_module",
+    "widget_path",
+]
 
-BUNDLE_ORDER = (
-    "panes.typedefs.js",
-    "util.js",
-    "highlight.js",
-    "code_view.js",
-    "graph_tree.js",
-    "graph_layout.js",
-    "graph_panel.js",
-    "graph.js",
-    "render_frame.js",
-    "render_inductor.js",
-    "render_runtime.js",
-    "store.js",
-    "shell.js",
-)
+# dist/<name>.js for each widget (js/build.mjs ENTRIES names their entry modules)
+WIDGET_MODULES = ("explorer", "live", "diff", "compare")
 CSS_FILES = ("explorer.css", "graph.css")
+# how esbuild ends an ES module bundle: one `export { local as name, ... };` statement
+_EXPORTS = re.compile(r"export\s*\{(?P<names>[\w$,\s]*)\};?\s*\Z")
 
 
 def _static_dir() -> pathlib.Path:
@@ -50,16 +50,53 @@ def static_text(name: str) -> str:
     return resources.files("explorer").joinpath("static", name).read_text(encoding="utf-8")
 
 
-def bundle_text() -> str:
-    """The explorer's one ES module: every JS file of ``BUNDLE_ORDER``, in order."""
-    return _bundle(tuple(static_text(name) for name in BUNDLE_ORDER))
+def widget_path(name: str) -> pathlib.Path:
+    """The built ES module of widget ``name`` (one of ``WIDGET_MODULES``), for its ``_esm``.
+
+    Example:
+        >>> widget_path("live").name
+        'live.js'
+    """
+    return static_path(f"dist/{name}.js")
+
+
+def widget_module(name: str) -> str:
+    """The text of the built ES module of widget ``name``, e.g. ``widget_module("explorer")``."""
+    if name not in WIDGET_MODULES:
+        msg = f"no built front-end module {name!r}; the widgets' are {', '.join(WIDGET_MODULES)}"
+        raise ValueError(msg)
+    return _read(f"dist/{name}.js")
 
 
 @cache
-def _bundle(parts: tuple[str, ...]) -> str:
-    return "\n".join(
-        f"// ---- {name} ----\n{text}" for name, text in zip(BUNDLE_ORDER, parts, strict=True)
-    )
+def _read(name: str) -> str:
+    return static_text(name)
+
+
+def inline_module(name: str, binding: str) -> str:
+    """Widget ``name``'s built module as the body of an inline ``<script type="module">``,
+    its exports gathered in the constant ``binding`` (``binding.default.render``, and any
+    named export) instead, so that code after it in the same script can use them: the
+    exported page's bootstrap, the graph canvas's test page.
+
+    Example:
+        >>> "const explorerModule = {" in inline_module("explorer", "explorerModule")
+        True
+    """
+    text = widget_module(name)
+    found = _EXPORTS.search(text)
+    if found is None:
+        msg = (
+            f"explorer/static/dist/{name}.js does not end with esbuild's export statement; "
+            "rebuild it with `npm run build`"
+        )
+        raise RuntimeError(msg)
+    pairs = []
+    for item in found["names"].split(","):
+        local, _, exported = item.strip().partition(" as ")
+        if local:
+            pairs.append(f"{exported or local}: {local}")
+    return f"{text[: found.start()]}const {binding} = {{ {', '.join(pairs)} }};\n"
 
 
 def css_text() -> str:

@@ -17,7 +17,7 @@ from IPython.display import display
 
 from compiler import Comparison
 
-from ._static import static_path
+from ._static import static_path, widget_path
 
 __all__ = ["CompareView", "CompareWidget", "comparison_data"]
 
@@ -56,7 +56,7 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
 class CompareWidget(anywidget.AnyWidget):  # type: ignore[misc]
     """Table and bar chart of one ``Comparison``; ``selected`` is the clicked row's name."""
 
-    _esm = static_path("compare.js")
+    _esm = widget_path("compare")
     _css = static_path("compare.css")
 
     comparison = traitlets.Dict().tag(sync=True)

@@ -1,6 +1,6 @@
 """One self-contained, offline HTML file for an Exploration.
 
-The page inlines the explorer's one ES module (``explorer/_static.py`` bundles it), the
+The page inlines the explorer's built ES module (``explorer/static/dist/explorer.js``), the
 index as JSON, and every pane's data, each gzip-compressed and base64-encoded, built by
 the same pure functions the widget uses (``explorer.panes``). The page decompresses a
 pane with the browser's ``DecompressionStream`` only when the user opens it. JSON sits
@@ -21,7 +21,7 @@ from typing import Any
 
 import compiler
 
-from ._static import bundle_text, css_text
+from ._static import css_text, inline_module
 from .panes import build_index, build_pane, no_gc, pane_json
 
 __all__ = ["html_page", "pane_blob", "to_html"]
@@ -36,7 +36,8 @@ _CSP = (
     "img-src data: blob:; font-src data:"
 )
 
-# Runs after the bundle inside the same module script, so `render` is in scope.
+# Runs after the bundle inside the same module script (``inline_module`` binds the bundle's
+# default export to ``explorerModule``).
 _BOOTSTRAP = """
 // --- standalone bootstrap: a stand-in for the anywidget model ---
 {
@@ -65,7 +66,7 @@ _BOOTSTRAP = """
   };
   const mount = document.getElementById("%(mount)s");
   mount.replaceChildren();
-  render({ model, el: mount });
+  explorerModule.default.render({ model, el: mount });
 }
 """
 
@@ -119,7 +120,7 @@ def all_pane_data(
 
 def html_page(index_data: Any, blobs: Mapping[str, str], *, title: str | None = None) -> str:
     """The standalone page for an index (as JSON data) and its panes' blobs."""
-    js = bundle_text()
+    js = inline_module("explorer", "explorerModule")
     css = css_text()
     # Our own assets; a closing tag inside them would end the inline element early.
     if "</script" in js.lower() or "</style" in css.lower():

@@ -1,12 +1,14 @@
 """``ExplorationWidget``: one Exploration as linked views, in Jupyter.
 
-The widget syncs two small traits with the front-end (the ES module ``explorer/_static.py``
-bundles): ``index``, what ``explorer.panes.build_index`` makes of the Exploration, and
-``selection``, what the user looks at: ``compile``, ``stage``, ``src``, ``node`` and
-``kernel``, each an id or None. A pane is built when the front-end opens it: it sends
-``{type: "pane", compile, pane}`` and gets the pane's JSON data back, built once and
-cached here; the Export button reuses that cache. ``update`` swaps the Exploration and
-keeps the selection where it still exists, which is what a live recompile needs.
+The widget syncs two small traits with the front-end (the ES module esbuild bundles into
+``explorer/static/dist/explorer.js``): ``index``, what ``explorer.panes.build_index`` makes
+of the Exploration, and ``selection``, what the user looks at: ``compile``, ``stage``,
+``src``, ``node`` and ``kernel``, each an id or None. A pane is built when the front-end
+opens it, through anywidget's command API: the front-end invokes ``_pane`` with
+``{compile, pane}`` and gets the pane's JSON data back, built once and cached here; the
+Export button invokes ``_export_html``, which reuses that cache. ``update`` swaps the
+Exploration and keeps the selection where it still exists, which is what a live recompile
+needs.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import os
 from typing import Any
 
 import anywidget
+import anywidget.experimental
 import traitlets
 
 from compiler import Exploration
 
-from ._static import bundle_text, css_text
+from ._static import css_text, widget_path
 from .panes import PaneNotFound, build_index, build_pane, no_gc, pane_json
 
 SELECTION_KEYS = ("compile", "stage", "src", "node", "kernel")
@@ -44,7 +47,7 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         '0/0'
     """
 
-    _esm = traitlets.Unicode(bundle_text()).tag(sync=True)
+    _esm = widget_path("explorer")
     _css = traitlets.Unicode(css_text()).tag(sync=True)
 
     index = traitlets.Dict().tag(sync=True)
@@ -63,7 +66,6 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         index = pane_json(build_index(exploration))
         kwargs.setdefault("selection", _default_selection(index))
         super().__init__(index=index, **kwargs)
-        self.on_msg(self._on_custom_msg)
 
     @property
     def exploration(self) -> Exploration:
@@ -135,23 +137,22 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
         return to_html(self._exploration, path, built=self._panes)
 
-    def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict):
-            return
-        if content.get("type") == "pane":
-            compile_key, pane_id = content.get("compile"), str(content.get("pane"))
-            reply: dict[str, Any] = {"type": "pane", "compile": compile_key, "pane": pane_id}
-            try:
-                reply["data"] = self.pane(compile_key, pane_id)
-            except Exception as exc:  # report it in the pane; never kill the kernel's comm
-                reply["error"] = f"could not build pane {pane_id} of compile {compile_key}: {exc}"
-            self.send(reply)
-        elif content.get("type") == "export_html":
-            try:
-                reply = {"type": "export_html", "html": self.to_html()}
-            except Exception as exc:
-                reply = {"type": "export_html", "error": f"HTML export failed: {exc}"}
-            self.send(reply)
+    @anywidget.experimental.command  # type: ignore[misc]
+    def _pane(self, msg: Any, _buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        """The front-end opens a pane: ``{compile, pane}`` -> ``{data}`` or ``{error}``."""
+        compile_key, pane_id = msg.get("compile"), str(msg.get("pane"))
+        try:
+            return {"data": self.pane(compile_key, pane_id)}, []
+        except Exception as exc:  # report it in the pane; never kill the kernel's comm
+            return {"error": f"could not build pane {pane_id} of compile {compile_key}: {exc}"}, []
+
+    @anywidget.experimental.command  # type: ignore[misc]
+    def _export_html(self, _msg: Any, _buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        """The Export button: the page as ``{data}`` (its HTML) or ``{error}``."""
+        try:
+            return {"data": self.to_html()}, []
+        except Exception as exc:
+            return {"error": f"HTML export failed: {exc}"}, []
 
     def __repr__(self) -> str:
         return f"ExplorationWidget({getattr(self, '_exploration', None)!r})"

@@ -24,6 +24,14 @@ echo "test.sh: ruff check (compiler, explorer, tests, benchmarks, examples)"
 "$PY" -m ruff check compiler explorer tests benchmarks examples
 echo "test.sh: mypy --strict compiler/"
 "$PY" -m mypy
+# The front end's npm packages (esbuild, typescript, pinned by package-lock.json): the
+# type check below and the test that rebuilds the committed bundles need them.
+if [[ ! -x node_modules/.bin/tsc || ! -d node_modules/esbuild ]]; then
+    echo "test.sh: npm ci (esbuild, typescript)"
+    npm ci --no-audit --no-fund
+fi
+echo "test.sh: tsc --checkJs (explorer/static/*.js)"
+node_modules/.bin/tsc -p tsconfig.json
 
 rc=0
 "$PY" -m pytest ${args[@]+"${args[@]}"} "$@" || rc=$?

@@ -462,6 +462,14 @@ def check_explorer(root: Any, graph_shot: Path) -> dict[str, str]:
     tab.click()
     expect(kernel_lines.first).to_be_attached(timeout=STEP_MS)
     kernel_lines.first.evaluate(_SCROLL_INTO_PANE_JS)
+
+    # Export HTML: the kernel builds the page (an anywidget command) and the browser saves it.
+    with root.page.expect_download(timeout=STEP_MS) as download:
+        root.locator(".tce-export").click()
+    page_text = Path(download.value.path()).read_text(encoding="utf-8")
+    assert page_text.startswith("<!DOCTYPE html>") and 'id="tce-index"' in page_text
+    expect(root.locator(".tce-status")).to_have_text("exported", timeout=STEP_MS)
+    found["exported page (bytes)"] = str(len(page_text))
     return found
 
 

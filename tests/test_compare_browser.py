@@ -9,7 +9,7 @@ import torch
 from conftest import CHROMIUM, CHROMIUM_ARGS, chromium_missing
 
 import compiler
-from explorer._static import static_text
+from explorer._static import inline_module
 from explorer.compare_widget import comparison_data
 
 pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
@@ -28,7 +28,7 @@ const model = {
   off: () => {},
   save_changes: () => { window.saved.push(state.selected); },
 };
-render({ model, el: document.getElementById("root") });
+compareModule.default.render({ model, el: document.getElementById("root") });
 window.ready = true;
 </script></body></html>"""
 
@@ -39,7 +39,7 @@ def test_the_compare_widget_draws_every_row_escapes_names_and_selects_on_click(t
     hostile = compiler.Config(name='<img src=x onerror="window.pwned=1">', backend="aot_eager")
     c = compiler.compare(lambda x: x.sin() + 1, torch.randn(8), configs=[hostile], steps=2)
     data = comparison_data(c)
-    module = static_text("compare.js").replace("export default { render };", "")
+    module = inline_module("compare", "compareModule")  # the built module the widget ships
     page_file = tmp_path / "compare.html"
     state = json.dumps({"comparison": data, "selected": ""})
     page_file.write_text(PAGE % {"module": module, "state": state})

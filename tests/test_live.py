@@ -145,3 +145,36 @@ def test_compile_live_magic_makes_the_cell_an_editor_on_its_inputs():
             w.close()
     finally:
         ip.run_line_magic("unload_ext", "explorer")
+
+
+def test_the_editors_requests_are_anywidget_commands(live_widget):
+    import comm
+
+    class FrontEnd(comm.DummyComm):  # the browser side of the editor's comm
+        def __init__(self) -> None:
+            self.sent: list[dict] = []
+            super().__init__()
+
+        def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):
+            self.sent.append(data)
+
+    w = live_widget(F1, torch.randn(8), backend="aot_eager", debounce_ms=50)
+    assert w.wait(300) and w.error is None
+    first = w.view.exploration
+    front = FrontEnd()
+    w.editor.comm = front
+
+    def invoke(call: int, name: str, msg: dict) -> None:  # what experimental.invoke sends
+        command = {"id": str(call), "kind": "anywidget-command", "name": name, "msg": msg}
+        w.editor._handle_custom_msg(command, [])
+
+    invoke(0, "_edit", {"text": F1.replace("* 2", "* 3")})
+    assert w.wait(120) and w.error is None and len(w.history) == 2
+    assert w.editor.shown == 2
+    invoke(1, "_show", {"version": 1})
+    assert w.editor.shown == 1 and w.view.exploration is first
+    replies = [d["content"] for d in front.sent if d.get("method") == "custom"]
+    assert [(r["id"], r["kind"], r["response"]) for r in replies] == [
+        ("0", "anywidget-command-response", {}),
+        ("1", "anywidget-command-response", {}),
+    ]

@@ -406,35 +406,47 @@ def test_update_replaces_the_index_in_place_and_keeps_what_still_exists(two_expl
     assert w.selection == {**chosen, "node": None, "src": None}
 
 
-def test_a_pane_message_is_answered_with_the_pane_built_once(two_explorations):
-    one, _ = two_explorations
-    w = ExplorationWidget(one)
-    front = FrontEnd()
-    w.comm = front
-    for _ in range(2):
-        w._handle_custom_msg({"type": "pane", "compile": "0/0", "pane": "dynamo_output_graph"}, [])
-    w._handle_custom_msg({"type": "pane", "compile": "0/0", "pane": "nope"}, [])
-    replies = [d["content"] for d, _ in front.sent if d.get("method") == "custom"]
-    assert [r["pane"] for r in replies] == ["dynamo_output_graph"] * 2 + ["nope"]
-    assert replies[0]["data"] is replies[1]["data"]  # built once, then cached
-    assert replies[0]["data"]["kind"] == "graph" and replies[0]["data"]["nodes"]["name"]
-    assert replies[2]["error"] == (
-        "could not build pane nope of compile 0/0: compile 0/0 has no pane 'nope'"
+def _invoke(w: ExplorationWidget, name: str, msg: dict, call: int) -> None:
+    """What the front-end's ``experimental.invoke(name, msg)`` arrives as."""
+    w._handle_custom_msg(
+        {"id": f"call-{call}", "kind": "anywidget-command", "name": name, "msg": msg}, []
     )
 
 
-def test_export_message_is_answered_with_the_html_page(two_explorations):
+def _replies(front: FrontEnd) -> dict[str, dict]:
+    sent = [d["content"] for d, _ in front.sent if d.get("method") == "custom"]
+    assert all(r["kind"] == "anywidget-command-response" for r in sent)
+    return {r["id"]: r["response"] for r in sent}
+
+
+def test_a_pane_command_is_answered_with_the_pane_built_once(two_explorations):
     one, _ = two_explorations
     w = ExplorationWidget(one)
     front = FrontEnd()
     w.comm = front
-    w._handle_custom_msg({"type": "export_html"}, [])  # what model.send() arrives as
-    w._handle_custom_msg({"type": "something_else"}, [])
-    (sent,) = [d for d, _ in front.sent if d.get("method") == "custom"]
-    reply = sent["content"]
-    assert reply["type"] == "export_html"
-    assert reply["html"] == w.to_html()
-    assert "<html" in reply["html"].lower()
+    for call in range(2):
+        _invoke(w, "_pane", {"compile": "0/0", "pane": "dynamo_output_graph"}, call)
+    _invoke(w, "_pane", {"compile": "0/0", "pane": "nope"}, 2)
+    replies = _replies(front)
+    assert sorted(replies) == ["call-0", "call-1", "call-2"]
+    assert replies["call-0"]["data"] is replies["call-1"]["data"]  # built once, then cached
+    graph = replies["call-0"]["data"]
+    assert graph["kind"] == "graph" and graph["nodes"]["name"]
+    assert replies["call-2"] == {
+        "error": "could not build pane nope of compile 0/0: compile 0/0 has no pane 'nope'"
+    }
+
+
+def test_the_export_command_is_answered_with_the_html_page(two_explorations):
+    one, _ = two_explorations
+    w = ExplorationWidget(one)
+    front = FrontEnd()
+    w.comm = front
+    _invoke(w, "_export_html", {}, 0)
+    w._handle_custom_msg({"type": "something_else"}, [])  # not a command: no reply
+    (reply,) = _replies(front).values()
+    assert reply["data"] == w.to_html()
+    assert "<html" in reply["data"].lower()
 
 
 def test_widget_refuses_what_is_not_an_exploration():

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import programs
@@ -16,7 +14,7 @@ from conftest import built_view, recorded_key
 
 import compiler
 from compiler.link.ids import stage_ref
-from explorer._static import BUNDLE_ORDER, bundle_text, static_text
+from explorer._static import static_text
 from explorer.export import to_html
 from explorer.panes import PaneNotFound, build_index, build_pane, pane_json, typedefs
 from explorer.panes.labels import STAGE_LABELS
@@ -302,21 +300,6 @@ def test_every_pane_of_a_capture_has_the_fields_its_typedef_names():
                 ln.split()[-1] for ln in block.split("*/")[0].splitlines() if "@property" in ln
             ]
             assert sorted(data) == sorted(props), ref.id
-
-
-@pytest.mark.skipif(shutil.which("node") is None, reason="needs node for `node --check`")
-def test_the_bundled_module_is_valid_javascript(tmp_path):
-    path = tmp_path / "explorer.mjs"
-    path.write_text(bundle_text(), encoding="utf-8")
-    done = subprocess.run(["node", "--check", str(path)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    text = path.read_text()
-    assert text.rstrip().endswith("export default { render };")
-    assert [
-        ln.removeprefix("// ---- ").removesuffix(" ----")
-        for ln in text.splitlines()
-        if ln.startswith("// ---- ")
-    ] == list(BUNDLE_ORDER)
 
 
 def test_the_index_says_which_output_code_pane_shows_each_kernel():

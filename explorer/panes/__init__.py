@@ -2,8 +2,9 @@
 
 ``build_index(exp)`` is all the explorer's first paint needs; ``build_pane(exp, compile,
 pane)`` builds one pane, when the user opens it, by the pure ``build_<kind>`` function of
-its kind; ``pane_json`` turns either into the JSON data the browser reads. Nothing here
-tokenises text or lays out graphs: the browser does that for the panes it shows.
+its kind (``KINDS``, the one table of kinds); ``pane_json`` turns either into the JSON
+data the browser reads. Nothing here tokenises text or lays out graphs: the browser does
+that for the panes it shows.
 
 Example:
     >>> import torch, compiler
@@ -28,53 +29,28 @@ from typing import Any
 from compiler import Exploration
 from compiler.link.ids import FINDINGS
 
-from .frame import (
-    PaneNotFound,
-    build_code,
-    build_graph,
-    build_graph_breaks,
-    build_recompile_reasons,
-    find_compile,
-)
+from .frame import PaneNotFound, find_compile
 from .index import build_index, pane_refs
-from .inductor import build_output_code, build_schedule, build_triton_lowering
+from .kinds import KINDS, PaneKind, kind_of, renderers_js
 from .labels import STAGE_LABELS
-from .runtime import (
-    build_autotuning,
-    build_findings,
-    build_kernel_timing,
-    build_metrics,
-)
+from .runtime import build_findings
 from .typedefs import typedefs
 from .types import Index, Pane
 
 __all__ = [
-    "BUILDERS",
+    "KINDS",
     "STAGE_LABELS",
     "Index",
     "Pane",
+    "PaneKind",
     "PaneNotFound",
     "build_index",
     "build_pane",
     "no_gc",
     "pane_json",
+    "renderers_js",
     "typedefs",
 ]
-
-BUILDERS: dict[str, Callable[[Exploration, str, str], Pane]] = {
-    "code": build_code,
-    "graph": build_graph,
-    "output_code": build_output_code,
-    "schedule": build_schedule,
-    "graph_breaks": build_graph_breaks,
-    "recompile_reasons": build_recompile_reasons,
-    "autotuning": build_autotuning,
-    "kernel_timing": build_kernel_timing,
-    "metrics": build_metrics,
-    "triton_lowering": build_triton_lowering,
-    "findings": build_findings,
-}
-
 
 def build_pane(exp: Exploration, compile_key: str | None, pane_id: str) -> Pane:
     """Build pane ``pane_id`` of compile ``compile_key`` (any compile for ``findings``).
@@ -89,7 +65,7 @@ def build_pane(exp: Exploration, compile_key: str | None, pane_id: str) -> Pane:
     if ref is None:
         msg = f"compile {compile_key} has no pane {pane_id!r}"
         raise PaneNotFound(msg)
-    return BUILDERS[ref.kind](exp, c.key, pane_id)
+    return kind_of(ref.kind).build(exp, c.key, pane_id)
 
 
 @contextmanager

@@ -15,6 +15,7 @@ import typing
 from typing import Any
 
 from . import types as pane_types
+from .kinds import KINDS
 
 _SCALARS = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
 
@@ -38,13 +39,13 @@ def _js(tp: Any) -> str:
 
 
 def _classes() -> list[type]:
-    out = [
+    out = {
         v
         for v in vars(pane_types).values()
         if isinstance(v, type)
         and dataclasses.is_dataclass(v)
         and v.__module__ == pane_types.__name__
-    ]
+    }  # a set: ``Pane`` names PaneHead again
     return sorted(out, key=lambda c: c.__name__)
 
 
@@ -68,7 +69,9 @@ def typedefs() -> str:
         for f in dataclasses.fields(cls):
             lines.append(f" * @property {{{_js(hints[f.name])}}} {f.name}")
         lines.append(" */")
-    kinds = "|".join(c.__name__ for c in pane_types.PANE_CLASSES)
+    kinds = "|".join(k.cls.__name__ for k in KINDS)
     lines.append(f"/** @typedef {{{kinds}}} Pane */")
+    lines.append("")
+    lines.append("export {}; // a module: other files take these types with @import")
     lines.append("")
     return "\n".join(lines)

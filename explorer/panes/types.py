@@ -429,33 +429,8 @@ class FindingsPane(PaneHead):
     items: tuple[FindingItem, ...] = ()
 
 
-Pane = (
-    CodePane
-    | GraphPane
-    | OutputCodePane
-    | SchedulePane
-    | GraphBreaksPane
-    | RecompileReasonsPane
-    | AutotuningPane
-    | KernelTimingPane
-    | MetricsPane
-    | TritonLoweringPane
-    | FindingsPane
-)
-
-PANE_CLASSES: tuple[type, ...] = (
-    CodePane,
-    GraphPane,
-    OutputCodePane,
-    SchedulePane,
-    GraphBreaksPane,
-    RecompileReasonsPane,
-    AutotuningPane,
-    KernelTimingPane,
-    MetricsPane,
-    TritonLoweringPane,
-    FindingsPane,
-)
+# Every pane class extends PaneHead; explorer/panes/kinds.py KINDS lists them, once.
+Pane = PaneHead
 
 
 # --- the index: everything the first paint needs ------------------------------------------

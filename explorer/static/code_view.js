@@ -1,6 +1,9 @@
 // @ts-check
 // Code view: line numbers, highlighted text, per-line classes; virtualised when long.
 
+import { LINE_H, VIRTUAL_MIN_LINES, h } from "./util.js";
+import { appendHighlighted } from "./highlight.js";
+
 class CodeView {
   /**
    * @param {string} text the text verbatim; its lines are `text.split("\n")`
@@ -86,3 +89,5 @@ class CodeView {
     if (this.virtual) this.drawWindow();
   }
 }
+
+export { CodeView };

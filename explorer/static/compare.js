@@ -16,10 +16,8 @@
  *            explorable: boolean}} Row
  * @typedef {{target: string, environment: string, inputs: string[], steps: number,
  *            warmup: number, rows: Row[], notes: string[]}} ComparisonData
- * @typedef {{get(name: string): any, set(name: string, value: any): void,
- *            on(event: string, cb: Function): void, off(event: string, cb: Function): void,
- *            save_changes(): void}} Model
  */
+/** @import { Model } from "./util.js" */
 
 /** @param {number|null|undefined} ms */
 function formatMs(ms) {
@@ -64,7 +62,7 @@ const HEADERS = [
 /**
  * @param {HTMLElement} el
  * @param {ComparisonData} data
- * @param {string} metric
+ * @param {"median_ms"|"first_call_ms"} metric
  * @param {string} selected
  * @param {(name: string) => void} pick
  */
@@ -90,6 +88,7 @@ function renderBars(el, data, metric, selected, pick) {
 
 /** @param {{model: Model, el: HTMLElement}} ctx */
 function render({ model, el }) {
+  /** @type {"median_ms"|"first_call_ms"} */
   let metric = "median_ms";
   const root = make("div", undefined, "cmp-root");
   el.appendChild(root);
@@ -124,7 +123,9 @@ function render({ model, el }) {
     root.appendChild(table);
 
     const switcher = make("div", undefined, "cmp-switch");
-    for (const [key, label] of [["median_ms", "steady state per call"], ["first_call_ms", "first call (compile included)"]]) {
+    /** @type {["median_ms"|"first_call_ms", string][]} */
+    const metrics = [["median_ms", "steady state per call"], ["first_call_ms", "first call (compile included)"]];
+    for (const [key, label] of metrics) {
       const button = make("button", label, key === metric ? "cmp-on" : "");
       button.addEventListener("click", () => { metric = key; draw(); });
       switcher.appendChild(button);

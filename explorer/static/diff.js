@@ -9,6 +9,8 @@
  * Every piece of data reaches the DOM through textContent.
  */
 
+/** @import { Model } from "./util.js" */
+
 /**
  * @param {string} tag
  * @param {string} [cls]
@@ -46,7 +48,7 @@ const CSS = `
 `;
 
 /**
- * @param {{model: any, el: HTMLElement}} ctx
+ * @param {{model: Model, el: HTMLElement}} ctx
  */
 function render({ model, el }) {
   const style = h("style");

@@ -1,59 +1,29 @@
+// @ts-check
 // The graph canvas: one FX/ATen graph pane, grouped by module, laid out when opened.
-// Concatenated after graph_tree.js, graph_layout.js and graph_panel.js into one ES module.
+// The tree (graph_tree.js), the layout (graph_layout.js) and the search and side panel
+// (graph_panel.js) are its parts.
 // Only the visible units are laid out: a collapsed group is one box, an expanded group
 // lays out its own children once (cached), so opening a block re-lays out that block and
 // the few levels above it, never the whole graph.
 
-const GC_SVG = "http://www.w3.org/2000/svg";
-const GC_OPEN_UNITS = 60; // at most this many boxes when a graph opens
+/** @import { GcNode, GcGroup, GcUnit } from "./graph_tree.js" */
+/** @import { LayeredLayout, LayoutUnit, Point } from "./graph_layout.js" */
+/** @import { Selection } from "./panes.typedefs.js" */
+
+/** @typedef {{x: number, y: number, w: number, h: number}} GcBox  a unit's box in the world */
+/** @typedef {Partial<Pick<Selection, "src"|"node"|"kernel">>} GcSelection  what the canvas shows */
+/** @import { Ctx } from "./util.js" */
+import { GC_LABEL_MAX, gcEl, gcSvg, gcClip, gcShortTarget, gcMetaText, gcGroupNote, gcUnitKey, gcPathD } from "./graph_draw.js";
+import { gcBuildTree, gcGroupEdges, gcOpenDefault } from "./graph_tree.js";
+import { gcLayeredLayout } from "./graph_layout.js";
+import { gcRunSearch, gcSearchKey, gcRenderSide } from "./graph_panel.js";
+
 const GC_OPEN_SCALE = 0.6; // smallest zoom a graph opens at
-const GC_REPEAT_MIN = 4; // numbered siblings (h.0, h.1, ...) from this many are repeated blocks
 const GC_NODE_H = 34;
 const GC_GROUP_H = 40;
 const GC_CHAR_W = 6.6; // monospace 11px
 const GC_PAD = 10; // inside an expanded group's frame
 const GC_HEAD = 20; // an expanded group's title bar
-const GC_LABEL_MAX = 34;
-const GC_SEARCH_MAX = 40;
-
-function gcEl(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function gcSvg(tag, attrs) {
-  const e = document.createElementNS(GC_SVG, tag);
-  for (const k in attrs) e.setAttribute(k, String(attrs[k]));
-  return e;
-}
-
-function gcClip(text, max = GC_LABEL_MAX) {
-  return text.length > max ? text.slice(0, max - 1) + "…" : text;
-}
-
-/** `torch.ops.aten.view.default` -> `view`; `operator.getitem` -> `getitem`. */
-function gcShortTarget(n) {
-  if (n.op === "placeholder" || n.op === "output" || n.op === "get_attr") return n.op;
-  const t = n.target || "";
-  const m = /^torch\.ops\.[\w]+\.([\w]+)(?:\.[\w]+)?$/.exec(t);
-  return m ? m[1] : t.split(".").pop() || t;
-}
-
-function gcMetaText(m) {
-  return m ? `${m.dtype}[${(m.shape || []).join(", ")}]` : "";
-}
-
-/** A collapsed group's second line: its size, and where a run of nodes came from. */
-function gcGroupNote(g) {
-  const count = `${g.members.length.toLocaleString()} nodes`;
-  return g.note ? `${count} · ${g.note}` : count;
-}
-
-function gcUnitKey(u) {
-  return typeof u === "number" ? "n" + u : "g" + u.key;
-}
 
 /**
  * One graph pane on a pannable, zoomable canvas with search and a details side panel.
@@ -64,7 +34,7 @@ class GraphCanvas {
   /**
    * @param {HTMLElement} host
    * @param {{kind: string, id: string, stage: string, label: string, text: string, nodes: GcNode[]}} pane
-   * @param {{selection: any, select: (c: any) => void, srcClass: (s: string) => string, send: (m: any) => void}} ctx
+   * @param {Pick<Ctx, "selection"|"select"|"srcClass">} ctx
    */
   constructor(host, pane, ctx) {
     const t0 = performance.now();
@@ -72,18 +42,23 @@ class GraphCanvas {
     this.pane = pane;
     this.ctx = ctx;
     this.nodes = pane.nodes || [];
+    /** @type {Map<string, number>} */
     this.byName = new Map();
+    /** @type {Map<string, number[]>} */
     this.bySrc = new Map();
+    /** @type {Map<string, number[]>} */
     this.byKernel = new Map();
     this.nodes.forEach((n, i) => {
       for (const k of n.kernels || []) {
-        if (!this.byKernel.has(k)) this.byKernel.set(k, []);
-        this.byKernel.get(k).push(i);
+        const list = this.byKernel.get(k);
+        if (list) list.push(i);
+        else this.byKernel.set(k, [i]);
       }
       if (!this.byName.has(n.name)) this.byName.set(n.name, i);
       if (n.src) {
-        if (!this.bySrc.has(n.src)) this.bySrc.set(n.src, []);
-        this.bySrc.get(n.src).push(i);
+        const list = this.bySrc.get(n.src);
+        if (list) list.push(i);
+        else this.bySrc.set(n.src, [i]);
       }
     });
     const tree = gcBuildTree(this.nodes);
@@ -93,73 +68,65 @@ class GraphCanvas {
     this.expanded = new Set([this.root]);
     this.view = { x: 0, y: 0, k: 1 };
     this.sel = -1;
+    /** @type {GcSelection} */
     this.selection = ctx.selection || {};
+    /** @type {[Element, string[]][]} the highlighted units and their classes */
     this.marked = [];
+    /** @type {[EventTarget, string, (e: any) => void, AddEventListenerOptions|undefined][]} */
     this.listeners = [];
-    this.stats = { nodes: this.nodes.length, units: 0, openMs: 0, layoutMs: 0 };
+    this.stats = { nodes: this.nodes.length, units: 0, openMs: 0, layoutMs: 0, renderMs: 0 };
+    /** @type {number[]} the search's hits, and the one the arrow keys are on */
+    this.hits = [];
+    this.hitAt = 0;
+    this.dragged = false;
+    /** @type {(() => void)|null} ends a drag in progress */
+    this.endDrag = null;
+    /** @type {ResizeObserver|null} */
+    this.resizer = null;
+    /** @type {Map<string, GcBox>} every visible unit's box, by gcUnitKey */
+    this.boxes = new Map();
+    /** @type {Map<GcGroup, Point>} each expanded group's inner origin */
+    this.origins = new Map();
+    /** @type {Map<string, SVGElement>} */
+    this.unitEls = new Map();
+    this.world = { w: 0, h: 0 };
+    this.el = gcEl("div", "gc");
+    this.search = gcEl("input", "gc-search");
+    this.results = gcEl("div", "gc-results");
+    this.viewport = gcEl("div", "gc-view");
+    this.info = gcEl("span", "gc-info");
+    this.side = gcEl("div", "gc-side");
+    this.svg = gcSvg("svg", { class: "gc-svg" });
+    this.worldEl = gcSvg("g", { class: "gc-world" });
+    this.overlay = gcSvg("g", { class: "gc-overlay" });
     this.buildDom();
-    this.openDefault();
+    gcOpenDefault(this.root, this.expanded);
     this.render();
     this.fit(true);
     this.update(this.selection);
     this.stats.openMs = performance.now() - t0;
     if (!this.viewport.clientWidth && typeof ResizeObserver !== "undefined") {
       // Opened while hidden (a pane in a closed tab): fit once it gets a size.
-      this.resizer = new ResizeObserver(() => {
+      const resizer = new ResizeObserver(() => {
         if (!this.viewport.clientWidth) return;
-        this.resizer.disconnect();
+        resizer.disconnect();
         this.resizer = null;
         this.fit(true);
       });
-      this.resizer.observe(this.viewport);
+      this.resizer = resizer;
+      resizer.observe(this.viewport);
     }
   }
 
   // ---- structure -------------------------------------------------------------------------
 
-  /**
-   * What is open when a graph opens: level by level, the biggest groups first, while the
-   * view stays under GC_OPEN_UNITS boxes. Repeated blocks (h.0, h.1, ... four or more
-   * numbered siblings) open or stay closed together, and stay closed: the model reads as
-   * its blocks first. Boxes the view made (runs of nodes, the inputs) stay closed.
-   */
-  openDefault() {
-    let frontier = this.root.kids.filter((k) => typeof k !== "number");
-    let shown = this.root.kids.length;
-    while (frontier.length) {
-      const families = new Map();
-      for (const g of frontier) {
-        if (g.synthetic) continue; // runs and the inputs box exist to stay folded
-        const m = /^(.*?)\.?\d+$/.exec(g.label);
-        const key = m && !g.synthetic ? `${g.parent.key}\u0002${m[1]}` : g.key;
-        if (!families.has(key)) families.set(key, []);
-        families.get(key).push(g);
-      }
-      const size = (fam) => fam.reduce((s, g) => s + g.members.length, 0);
-      const opened = [];
-      for (const fam of [...families.values()].sort((a, b) => size(b) - size(a))) {
-        const extra = fam.reduce((s, g) => s + g.kids.length - 1, 0);
-        const repeated = fam.length >= GC_REPEAT_MIN;
-        if (fam.every((g) => g.kids.length <= 1) || (!repeated && shown + extra <= GC_OPEN_UNITS)) {
-          for (const g of fam) this.expanded.add(g);
-          opened.push(...fam);
-          shown += extra;
-        }
-      }
-      frontier = opened.flatMap((g) => g.kids.filter((k) => typeof k !== "number"));
-    }
-  }
-
-  isOpen(g) {
-    return this.expanded.has(g);
-  }
-
-  /** The box that shows node i now: the node, or its outermost collapsed group. */
+  /** The box that shows node i now: the node, or its outermost collapsed group. @param {number} i @returns {GcUnit} */
   repOf(i) {
     for (const g of this.chain[i]) if (!this.expanded.has(g)) return g;
     return i;
   }
 
+  /** @param {GcGroup} g @param {boolean} [open] @returns {boolean} whether it changed */
   toggle(g, open = !this.expanded.has(g)) {
     if (open === this.expanded.has(g)) return false;
     if (open) this.expanded.add(g);
@@ -170,6 +137,7 @@ class GraphCanvas {
 
   // ---- layout ----------------------------------------------------------------------------
 
+  /** @param {GcUnit} u @returns {LayoutUnit} */
   sizeOf(u) {
     if (typeof u === "number") {
       const n = this.nodes[u];
@@ -187,19 +155,21 @@ class GraphCanvas {
     return { w: Math.max(title, second, 80) + 20, h: GC_GROUP_H };
   }
 
+  /** @param {GcGroup} g @returns {LayeredLayout & {sizes: LayoutUnit[]}} */
   layoutOf(g) {
     if (g.layout) return g.layout;
     const sizes = g.kids.map((k) => this.sizeOf(k));
     const edges = gcGroupEdges(g, this.nodes, this.chain);
-    g.layout = gcLayeredLayout(sizes, edges);
-    g.layout.sizes = sizes;
-    return g.layout;
+    const layout = { ...gcLayeredLayout(sizes, edges), sizes };
+    g.layout = layout;
+    return layout;
   }
 
   /** Absolute boxes of every visible unit, and each expanded group's inner origin. */
   place() {
     this.boxes = new Map();
     this.origins = new Map();
+    /** @param {GcGroup} g @param {number} ox @param {number} oy */
     const walk = (g, ox, oy) => {
       this.origins.set(g, { x: ox, y: oy });
       const l = this.layoutOf(g);
@@ -214,24 +184,20 @@ class GraphCanvas {
       });
     };
     walk(this.root, 0, 0);
-    const l = this.root.layout;
+    const l = this.layoutOf(this.root);
     this.world = { w: l.width, h: l.height };
   }
 
   // ---- DOM -------------------------------------------------------------------------------
 
   buildDom() {
-    this.el = gcEl("div", "gc");
     const bar = gcEl("div", "gc-bar");
-    this.search = gcEl("input", "gc-search");
     this.search.type = "search";
     this.search.placeholder = "find node (name or op)";
     this.search.setAttribute("aria-label", "find a node by name or target");
-    this.results = gcEl("div", "gc-results");
     this.results.hidden = true;
     const searchBox = gcEl("div", "gc-searchbox");
     searchBox.append(this.search, this.results);
-    this.info = gcEl("span", "gc-info");
     const zoomIn = gcEl("button", "gc-btn", "+");
     zoomIn.title = "zoom in (or Ctrl + wheel)";
     const zoomOut = gcEl("button", "gc-btn", "−");
@@ -242,8 +208,6 @@ class GraphCanvas {
     reset.title = "collapse every block";
     bar.append(searchBox, this.info, zoomIn, zoomOut, fit, reset);
     const body = gcEl("div", "gc-body");
-    this.viewport = gcEl("div", "gc-view");
-    this.svg = gcSvg("svg", { class: "gc-svg" });
     const defs = gcSvg("defs", {});
     const marker = gcSvg("marker", {
       id: "gc-arrow",
@@ -256,38 +220,42 @@ class GraphCanvas {
     });
     marker.append(gcSvg("path", { d: "M0,0 L8,4 L0,8 z", class: "gc-arrowhead" }));
     defs.append(marker);
-    this.worldEl = gcSvg("g", { class: "gc-world" });
     this.svg.append(defs, this.worldEl);
     this.viewport.append(this.svg);
-    this.side = gcEl("div", "gc-side");
     body.append(this.viewport, this.side);
     this.el.append(bar, body);
     this.host.append(this.el);
 
-    const zoomMiddle = (f) => this.zoomAt(this.viewport.clientWidth / 2, this.viewport.clientHeight / 2, f);
+    const zoomMiddle = (/** @type {number} */ f) => this.zoomAt(this.viewport.clientWidth / 2, this.viewport.clientHeight / 2, f);
     this.on(zoomIn, "click", () => zoomMiddle(1.25));
     this.on(zoomOut, "click", () => zoomMiddle(0.8));
     this.on(fit, "click", () => this.fit(false));
     this.on(reset, "click", () => {
       this.expanded = new Set([this.root]);
       this.clearLayouts(this.root);
-      this.openDefault();
+      gcOpenDefault(this.root, this.expanded);
       this.render();
       this.fit(true);
     });
-    this.on(this.search, "input", () => this.runSearch());
-    this.on(this.search, "keydown", (e) => this.searchKey(e));
+    this.on(this.search, "input", () => gcRunSearch(this));
+    this.on(this.search, "keydown", (e) => gcSearchKey(this, e));
     this.on(this.search, "blur", () => setTimeout(() => (this.results.hidden = true), 150));
     this.on(this.svg, "wheel", (e) => this.wheel(e), { passive: false });
     this.on(this.svg, "pointerdown", (e) => this.pointerDown(e));
     this.on(this.svg, "click", (e) => this.click(e));
   }
 
+  /**
+   * addEventListener, undone by destroy().
+   * @param {EventTarget} target @param {string} type @param {(e: any) => void} fn
+   * @param {AddEventListenerOptions} [opts]
+   */
   on(target, type, fn, opts) {
     target.addEventListener(type, fn, opts);
     this.listeners.push([target, type, fn, opts]);
   }
 
+  /** @param {GcGroup} g */
   clearLayouts(g) {
     g.layout = null;
     for (const k of g.kids) if (typeof k !== "number") this.clearLayouts(k);
@@ -304,9 +272,10 @@ class GraphCanvas {
     const units = gcSvg("g", { class: "gc-units" });
     this.overlay = gcSvg("g", { class: "gc-overlay" });
     let count = 0;
+    /** @param {GcGroup} g */
     const walk = (g) => {
-      const origin = this.origins.get(g);
-      const l = g.layout;
+      const origin = /** @type {Point} */ (this.origins.get(g));
+      const l = this.layoutOf(g);
       for (const [e, [a, b]] of gcGroupEdges(g, this.nodes, this.chain).entries()) {
         const pts = l.routes[e].map((p) => ({ x: p.x + origin.x, y: p.y + origin.y }));
         const path = gcSvg("path", { d: gcPathD(pts), class: "gc-edge" });
@@ -315,7 +284,7 @@ class GraphCanvas {
         edges.append(path);
       }
       for (const k of g.kids) {
-        const box = this.boxes.get(gcUnitKey(k));
+        const box = /** @type {GcBox} */ (this.boxes.get(gcUnitKey(k)));
         if (typeof k !== "number" && this.expanded.has(k)) {
           frames.append(this.frameEl(k, box));
           walk(k);
@@ -335,6 +304,7 @@ class GraphCanvas {
     this.stats.renderMs = performance.now() - t0;
   }
 
+  /** @param {GcGroup} g @param {GcBox} box */
   frameEl(g, box) {
     const el = gcSvg("g", { class: "gc-frame" + (g.synthetic ? " gc-synthetic" : "") });
     el.append(gcSvg("rect", { x: box.x, y: box.y, width: box.w, height: box.h, rx: 6 }));
@@ -349,26 +319,30 @@ class GraphCanvas {
     return el;
   }
 
+  /** @param {GcUnit} u @param {GcBox} box */
   unitEl(u, box) {
     const group = typeof u !== "number";
-    const n = group ? null : this.nodes[u];
-    const cls = group ? "gc-unit gc-group" + (u.synthetic ? " gc-synthetic" : "") : `gc-unit gc-node gc-op-${n.op}`;
+    const cls = typeof u !== "number"
+      ? "gc-unit gc-group" + (u.synthetic ? " gc-synthetic" : "")
+      : `gc-unit gc-node gc-op-${this.nodes[u].op}`;
     const el = gcSvg("g", { class: cls, transform: `translate(${box.x},${box.y})` });
     el.append(gcSvg("rect", { width: box.w, height: box.h, rx: group ? 6 : 4 }));
     const a = gcSvg("text", { x: 8, y: 14, class: "gc-t1" });
     const b = gcSvg("text", { x: 8, y: group ? 31 : 28, class: "gc-t2" });
-    if (group) {
+    const title = gcSvg("title", {});
+    if (typeof u !== "number") {
       a.textContent = `▸ ${gcClip(u.label)}`;
       b.textContent = gcClip(gcGroupNote(u));
       el.dataset.group = u.key;
+      title.textContent = u.key.replace(/\u0001.*/, "") || u.label;
     } else {
+      const n = this.nodes[u];
       a.textContent = gcClip(n.name);
       b.textContent = gcClip(`${gcShortTarget(n)} ${gcMetaText(n.meta && n.meta[0])}`);
       el.dataset.node = String(u);
       if (n.kernels && n.kernels.length) el.classList.add("gc-has-kernel");
+      title.textContent = `${n.name} = ${n.target}`;
     }
-    const title = gcSvg("title", {});
-    title.textContent = group ? u.key.replace(/\u0001.*/, "") || u.label : `${n.name} = ${n.target}`;
     el.append(title, a, b);
     this.unitEls.set(gcUnitKey(u), el);
     return el;
@@ -381,7 +355,7 @@ class GraphCanvas {
     this.worldEl.setAttribute("transform", `translate(${v.x},${v.y}) scale(${v.k})`);
   }
 
-  /** Fit the graph in the view; on open, keep text readable (full width, from the top). */
+  /** Fit the graph in the view; on open, keep text readable (full width, from the top). @param {boolean} onOpen */
   fit(onOpen) {
     const vw = this.viewport.clientWidth || 800;
     const vh = this.viewport.clientHeight || 560;
@@ -396,7 +370,7 @@ class GraphCanvas {
     this.applyView();
   }
 
-  /** Wheel and trackpad scroll pan; with Ctrl or Cmd (and trackpad pinch) they zoom. */
+  /** Wheel and trackpad scroll pan; with Ctrl or Cmd (and trackpad pinch) they zoom. @param {WheelEvent} e */
   wheel(e) {
     e.preventDefault();
     if (!(e.ctrlKey || e.metaKey)) {
@@ -409,6 +383,7 @@ class GraphCanvas {
     this.zoomAt(e.clientX - r.left, e.clientY - r.top, Math.exp(-e.deltaY * 0.01));
   }
 
+  /** @param {number} px @param {number} py @param {number} factor */
   zoomAt(px, py, factor) {
     const v = this.view;
     const k = Math.min(3, Math.max(0.05, v.k * factor));
@@ -418,11 +393,12 @@ class GraphCanvas {
     this.applyView();
   }
 
+  /** @param {PointerEvent} e */
   pointerDown(e) {
     if (e.button !== 0) return;
     const start = { x: e.clientX, y: e.clientY, vx: this.view.x, vy: this.view.y };
     this.dragged = false;
-    const move = (m) => {
+    const move = (/** @type {PointerEvent} */ m) => {
       const dx = m.clientX - start.x;
       const dy = m.clientY - start.y;
       if (!this.dragged && Math.abs(dx) + Math.abs(dy) < 4) return;
@@ -441,7 +417,7 @@ class GraphCanvas {
     this.endDrag = up;
   }
 
-  /** Pan so that a unit's box is in the middle of the view, zooming in if it is tiny. */
+  /** Pan so that a unit's box is in the middle of the view, zooming in if it is tiny. @param {GcUnit} u */
   centre(u) {
     const box = this.boxes.get(gcUnitKey(u));
     if (!box) return;
@@ -456,28 +432,33 @@ class GraphCanvas {
 
   // ---- interaction -----------------------------------------------------------------------
 
+  /** @param {MouseEvent} e */
   click(e) {
     if (this.dragged) return;
-    const hit = e.target.closest("[data-node], [data-group]");
+    const hit = /** @type {Element} */ (e.target).closest("[data-node], [data-group]");
+    if (!(hit instanceof HTMLElement || hit instanceof SVGElement)) return;
     if (!hit) return;
     if (hit.dataset.node !== undefined) {
       this.choose(Number(hit.dataset.node), false);
       return;
     }
-    const g = this.findGroup(hit.dataset.group);
+    const g = this.findGroup(hit.dataset.group || "");
     if (!g) return;
     // Keep the clicked box where it was on screen while the layout changes around it.
     const before = this.boxes.get(gcUnitKey(g));
     this.toggle(g);
     this.render();
     const after = this.boxes.get(gcUnitKey(g));
+    if (!before || !after) return;
     this.view.x += (before.x - after.x) * this.view.k;
     this.view.y += (before.y - after.y) * this.view.k;
     this.applyView();
     this.update(this.selection);
   }
 
+  /** @param {string} key @returns {GcGroup|null} */
   findGroup(key) {
+    /** @param {GcGroup} g @returns {GcGroup|null} */
     const walk = (g) => {
       if (g.key === key) return g;
       for (const k of g.kids) {
@@ -490,7 +471,7 @@ class GraphCanvas {
     return walk(this.root);
   }
 
-  /** Select node i (through ctx) and show it; `follow` also brings it into view. */
+  /** Select node i (through ctx) and show it; `follow` also brings it into view. @param {number} i @param {boolean} follow */
   choose(i, follow) {
     const n = this.nodes[i];
     this.selection = { ...this.selection, node: n.name, src: n.src };
@@ -512,14 +493,7 @@ class GraphCanvas {
     this.update(this.selection);
   }
 
-  runSearch() {
-    gcRunSearch(this);
-  }
-
-  searchKey(e) {
-    gcSearchKey(this, e);
-  }
-
+  /** @param {number} i */
   pick(i) {
     this.results.hidden = true;
     this.choose(i, true);
@@ -531,12 +505,13 @@ class GraphCanvas {
    * Re-highlight for a selection ({compile, stage, src, node, kernel}) without relayout:
    * the selected source line's nodes in its colour, the selected node and its neighbours,
    * the nodes that went into the selected kernel; a collapsed block stands in for its nodes.
-   * @param {{src?: string|null, node?: string|null, kernel?: string|null}} selection
+   * @param {GcSelection} selection
    */
   update(selection) {
     this.selection = selection || {};
     for (const [el, cls] of this.marked) el.classList.remove(...cls);
     this.marked = [];
+    /** @param {GcUnit} u @param {string[]} cls */
     const mark = (u, ...cls) => {
       const el = this.unitEls.get(gcUnitKey(u));
       if (el && cls.every(Boolean)) {
@@ -548,7 +523,7 @@ class GraphCanvas {
     if (src && this.bySrc.has(src)) {
       const cls = this.ctx.srcClass(src);
       const seen = new Set();
-      for (const i of this.bySrc.get(src)) {
+      for (const i of this.bySrc.get(src) || []) {
         const rep = this.repOf(i);
         if (seen.has(rep)) continue;
         seen.add(rep);
@@ -559,14 +534,15 @@ class GraphCanvas {
     const kernel = this.selection.kernel;
     if (kernel && this.byKernel.has(kernel)) {
       const seen = new Set();
-      for (const i of this.byKernel.get(kernel)) {
+      for (const i of this.byKernel.get(kernel) || []) {
         const rep = this.repOf(i);
         if (!seen.has(rep)) mark(rep, "gc-kin");
         seen.add(rep);
       }
     }
     const name = this.selection.node;
-    this.sel = name != null && this.byName.has(name) ? this.byName.get(name) : -1;
+    const at = name != null ? this.byName.get(name) : undefined;
+    this.sel = at === undefined ? -1 : at;
     this.overlay.replaceChildren();
     if (this.sel >= 0) {
       const n = this.nodes[this.sel];
@@ -575,9 +551,13 @@ class GraphCanvas {
       for (const j of n.inputs || []) this.neighbour(rep, this.repOf(j), true, mark);
       for (const j of n.users || []) this.neighbour(rep, this.repOf(j), false, mark);
     }
-    this.renderSide();
+    gcRenderSide(this);
   }
 
+  /**
+   * @param {GcUnit} rep @param {GcUnit} other @param {boolean} isInput
+   * @param {(u: GcUnit, ...cls: string[]) => void} mark
+   */
   neighbour(rep, other, isInput, mark) {
     if (other === rep) return;
     mark(other, isInput ? "gc-nb-in" : "gc-nb-out");
@@ -591,10 +571,6 @@ class GraphCanvas {
     );
   }
 
-  renderSide() {
-    gcRenderSide(this);
-  }
-
   destroy() {
     for (const [target, type, fn, opts] of this.listeners) target.removeEventListener(type, fn, opts);
     this.listeners = [];
@@ -604,14 +580,4 @@ class GraphCanvas {
   }
 }
 
-/** An SVG path through points: vertical-tangent curves, so edges leave and enter boxes cleanly. */
-function gcPathD(pts) {
-  let d = `M${pts[0].x.toFixed(1)},${pts[0].y.toFixed(1)}`;
-  for (let i = 1; i < pts.length; i++) {
-    const a = pts[i - 1];
-    const b = pts[i];
-    const my = ((a.y + b.y) / 2).toFixed(1);
-    d += ` C${a.x.toFixed(1)},${my} ${b.x.toFixed(1)},${my} ${b.x.toFixed(1)},${b.y.toFixed(1)}`;
-  }
-  return d;
-}
+export { GraphCanvas };

@@ -1,9 +1,9 @@
+// @ts-check
 // Layered (Sugiyama-style) layout for the graph canvas: cycle breaking, layering, dummy
 // nodes on long edges, barycentric crossing reduction, x placement by isotonic regression,
 // and edges routed through their dummy nodes. Pure functions, no DOM: graph.js lays out
 // one expanded group at a time with it, so the graphs it sees are the visible units of one
 // level (tens to a few hundred), never the whole 5,000-node graph.
-// No import/export statements: this file is concatenated into one ES module with graph.js.
 
 /**
  * @typedef {{w: number, h: number}} LayoutUnit  a box to place; units come in graph order
@@ -40,8 +40,8 @@ function gcLayeredLayout(units, edges) {
   if (n === 0) return { width: 0, height: 0, pos: [], routes: [] };
   // 1. Cycle breaking by graph order: every edge points from a lower to a higher index.
   const fwd = edges.map(([a, b]) => (a < b ? [a, b] : [b, a]));
-  const succ = Array.from({ length: n }, () => []);
-  const pred = Array.from({ length: n }, () => []);
+  const succ = Array.from({ length: n }, () => /** @type {number[]} */ ([]));
+  const pred = Array.from({ length: n }, () => /** @type {number[]} */ ([]));
   fwd.forEach(([a, b]) => {
     succ[a].push(b);
     pred[b].push(a);
@@ -62,8 +62,8 @@ function gcLayeredLayout(units, edges) {
   // 3. Dummy vertices: one per layer an edge skips; vertex v < n is a unit.
   const vw = Array.from(units, (u) => u.w);
   const vlayer = Array.from(layer);
-  const up = Array.from({ length: n }, () => []); // neighbours one layer above
-  const down = Array.from({ length: n }, () => []);
+  const up = Array.from({ length: n }, () => /** @type {number[]} */ ([])); // neighbours one layer above
+  const down = Array.from({ length: n }, () => /** @type {number[]} */ ([]));
   const chains = fwd.map(([a, b]) => {
     const chain = [a];
     let prev = a;
@@ -84,7 +84,7 @@ function gcLayeredLayout(units, edges) {
     return chain;
   });
   const nv = vw.length;
-  const rows = Array.from({ length: depth }, () => []);
+  const rows = Array.from({ length: depth }, () => /** @type {number[]} */ ([]));
   for (let v = 0; v < nv; v++) rows[vlayer[v]].push(v);
   // 4. Crossing reduction: barycentre sweeps, keeping the best order seen.
   const rank = new Float64Array(nv);
@@ -122,7 +122,7 @@ function gcLayeredLayout(units, edges) {
   // 5. x placement: each vertex wants the mean x of its neighbours; the order and the
   // gaps within a layer are constraints; solved per layer exactly (isotonic regression).
   const x = new Float64Array(nv);
-  const gap = (a, b) => (vw[a] + vw[b]) / 2 + (a < n && b < n ? GC_LAYOUT_GAP_X : GC_LAYOUT_GAP_DUMMY);
+  const gap = (/** @type {number} */ a, /** @type {number} */ b) => (vw[a] + vw[b]) / 2 + (a < n && b < n ? GC_LAYOUT_GAP_X : GC_LAYOUT_GAP_DUMMY);
   for (const row of rows) {
     let at = 0;
     row.forEach((v, i) => {
@@ -166,6 +166,7 @@ function gcLayeredLayout(units, edges) {
     minX = Math.min(minX, x[v] - vw[v] / 2);
     maxX = Math.max(maxX, x[v] + vw[v] / 2);
   }
+  /** @type {Point[]} */
   const pos = [];
   for (let i = 0; i < n; i++) pos.push({ x: x[i] - minX, y: layerY[layer[i]] });
   const routes = chains.map((chain, e) => {
@@ -180,14 +181,20 @@ function gcLayeredLayout(units, edges) {
   return { width: maxX - minX, height: Math.max(0, y - GC_LAYOUT_GAP_Y), pos, routes };
 }
 
-/** Place one layer: as close to `want` as the order and the gaps allow (least squares). */
+/**
+ * Place one layer: as close to `want` as the order and the gaps allow (least squares).
+ * @param {number[]} row @param {number[]} want @param {(a: number, b: number) => number} gap
+ * @param {Float64Array} x
+ */
 function gcPlaceRow(row, want, gap, x) {
   // With offsets c_i (the cumulative minimum gaps), x_i = y_i + c_i and the gap
   // constraints become y non-decreasing: pool adjacent violators solves it in O(n).
   const m = row.length;
   const c = new Float64Array(m);
   for (let i = 1; i < m; i++) c[i] = c[i - 1] + gap(row[i - 1], row[i]);
+  /** @type {number[]} */
   const blockSum = [];
+  /** @type {number[]} */
   const blockLen = [];
   for (let i = 0; i < m; i++) {
     blockSum.push(want[i] - c[i]);
@@ -208,10 +215,14 @@ function gcPlaceRow(row, want, gap, x) {
   });
 }
 
-/** Edge crossings between consecutive layers (insertion count over the lower ends). */
+/**
+ * Edge crossings between consecutive layers (insertion count over the lower ends).
+ * @param {number[][]} rows @param {number[][]} down @param {Float64Array} rank
+ */
 function gcCountCrossings(rows, down, rank) {
   let total = 0;
   for (let l = 0; l + 1 < rows.length; l++) {
+    /** @type {number[]} */
     const ends = [];
     for (const v of rows[l]) {
       const below = down[v].map((u) => rank[u]).sort((a, b) => a - b);
@@ -222,7 +233,7 @@ function gcCountCrossings(rows, down, rank) {
   return total;
 }
 
-/** Number of pairs i < j with a[i] > a[j], by merge sort. */
+/** Number of pairs i < j with a[i] > a[j], by merge sort. @param {number[]} a */
 function gcInversions(a) {
   if (a.length < 2) return 0;
   let count = 0;
@@ -248,3 +259,5 @@ function gcInversions(a) {
   }
   return count;
 }
+
+export { gcLayeredLayout };

@@ -1,8 +1,12 @@
+// @ts-check
 // The graph canvas's search box and side panel (a node's details, kernels, inputs, users):
-// functions of a GraphCanvas `c`, called by its methods. Concatenated with graph.js into one
-// ES module, so no import/export statements.
+// functions of a GraphCanvas `c`, called by its methods.
 
-/** Fill the search results: exact name, then name prefix, then name or target substring. */
+import { GC_SEARCH_MAX, gcEl, gcSvg, gcClip, gcShortTarget, gcMetaText, gcPathD } from "./graph_draw.js";
+import { gcLayeredLayout } from "./graph_layout.js";
+/** @import { GraphCanvas } from "./graph.js" */
+
+/** Fill the search results: exact name, then name prefix, then name or target substring. @param {GraphCanvas} c */
 function gcRunSearch(c) {
   const q = c.search.value.trim().toLowerCase();
   c.results.replaceChildren();
@@ -12,8 +16,11 @@ function gcRunSearch(c) {
     c.results.hidden = true;
     return;
   }
+  /** @type {number[]} */
   const exact = [];
+  /** @type {number[]} */
   const prefix = [];
+  /** @type {number[]} */
   const rest = [];
   c.nodes.forEach((n, i) => {
     const name = n.name.toLowerCase();
@@ -40,7 +47,7 @@ function gcRunSearch(c) {
   c.results.hidden = false;
 }
 
-/** Arrow keys move in the results, Enter picks, Escape closes. */
+/** Arrow keys move in the results, Enter picks, Escape closes. @param {GraphCanvas} c @param {KeyboardEvent} e */
 function gcSearchKey(c, e) {
   const rows = c.results.querySelectorAll(".gc-hit");
   if (e.key === "ArrowDown" || e.key === "ArrowUp") {
@@ -57,7 +64,7 @@ function gcSearchKey(c, e) {
   }
 }
 
-/** The selected node: what it is, where it came from, its kernels, inputs and users. */
+/** The selected node: what it is, where it came from, its kernels, inputs and users. @param {GraphCanvas} c */
 function gcRenderSide(c) {
   c.side.replaceChildren();
   if (c.sel < 0) {
@@ -95,6 +102,7 @@ const GC_HOOD_CHARS = 16;
 /**
  * The selected node with its inputs above and its users below, laid out as a small layered
  * graph; clicking a neighbour follows that edge. Long lists are cut (the lists below are not).
+ * @param {GraphCanvas} c @param {number} i
  */
 function gcNeighbourhood(c, i) {
   const n = c.nodes[i];
@@ -103,7 +111,7 @@ function gcNeighbourhood(c, i) {
   const ids = [...ins.slice(0, GC_HOOD_MAX), i, ...outs.slice(0, GC_HOOD_MAX)];
   const at = ids.indexOf(i);
   const units = ids.map((j) => ({ w: Math.min(GC_HOOD_CHARS, c.nodes[j].name.length) * 6.6 + 14, h: 22 }));
-  const edges = ids.flatMap((_, k) => (k < at ? [[k, at]] : k > at ? [[at, k]] : []));
+  const edges = ids.flatMap((_, k) => /** @type {[number, number][]} */ (k < at ? [[k, at]] : k > at ? [[at, k]] : []));
   const l = gcLayeredLayout(units, edges);
   const box = gcEl("div", "gc-hood");
   const svg = gcSvg("svg", { class: "gc-hood-svg", viewBox: `-4 -4 ${l.width + 8} ${l.height + 8}` });
@@ -131,7 +139,10 @@ function gcNeighbourhood(c, i) {
   return box;
 }
 
-/** Neighbours as buttons; clicking one follows the edge to it. */
+/**
+ * Neighbours as buttons; clicking one follows the edge to it.
+ * @param {GraphCanvas} c @param {string} title @param {number[]} list @param {string} cls
+ */
 function gcSideList(c, title, list, cls) {
   c.side.append(gcEl("div", "gc-side-h", `${title} (${list.length})`));
   const box = gcEl("div", `gc-side-list ${cls}`);
@@ -145,3 +156,5 @@ function gcSideList(c, title, list, cls) {
   }
   c.side.append(box);
 }
+
+export { gcRunSearch, gcSearchKey, gcRenderSide };

@@ -72,3 +72,5 @@ function appendHighlighted(line, language, into) {
     }
   }
 }
+
+export { appendHighlighted };

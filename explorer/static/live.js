@@ -8,11 +8,14 @@
  * `auto` (recompile on idle), `status` `{state, message, line, stale, version}`,
  * `versions` `[{version, label, source, summary}]`, `shown` (version on show),
  * `magic_line` (the `%%compile` line that "write back to cell" keeps on top).
- * Messages to Python: `{type: "edit", text}`, `{type: "recompile"}`, `{type: "show",
- * version}`. The idle pause is kept in Python (`debounce_ms`), so that setting
+ * Requests to Python are anywidget commands (`experimental.invoke`): `_edit` `{text}`,
+ * `_recompile`, `_show` `{version}`. The idle pause is kept in Python (`debounce_ms`), so that setting
  * `.source` from Python and typing here behave the same.
  * Text reaches the DOM through textContent only.
  */
+
+import { invoke } from "./util.js";
+/** @import { Experimental, Model } from "./util.js" */
 
 /**
  * @param {string} tag
@@ -78,9 +81,17 @@ const CSS = `
 `;
 
 /**
- * @param {{model: any, el: HTMLElement}} ctx
+ * @param {{model: Model, el: HTMLElement, experimental?: Experimental}} ctx
+ * @returns {() => void} cleanup
  */
-function render({ model, el }) {
+function render({ model, el, experimental }) {
+  const aborted = new AbortController();
+  /** A request to Python; a failed one shows in the status line. @param {string} name @param {any} msg */
+  const ask = (name, msg) => {
+    invoke(experimental, name, msg, aborted.signal).catch((/** @type {Error} */ err) => {
+      if (!aborted.signal.aborted) status.textContent = `${name.slice(1)} failed: ${err.message}`;
+    });
+  };
   const style = h("style");
   style.textContent = CSS;
   const root = h("div", "tce-live");
@@ -154,7 +165,7 @@ function render({ model, el }) {
 
   function edited() {
     paint();
-    model.send({ type: "edit", text: input.value });
+    ask("_edit", { text: input.value });
   }
 
   input.addEventListener("input", edited);
@@ -176,7 +187,7 @@ function render({ model, el }) {
       }
     } else if (ev.key === "Enter" && (ev.ctrlKey || ev.shiftKey)) {
       ev.preventDefault();
-      model.send({ type: "recompile" });
+      ask("_recompile", {});
     } else if (ev.key === "Enter" && !ev.altKey && !ev.metaKey) {
       // inserted here: the notebook around the widget may claim Enter for itself
       ev.preventDefault();
@@ -216,7 +227,7 @@ function render({ model, el }) {
     model.set("auto", auto.checked);
     model.save_changes();
   });
-  recompile.addEventListener("click", () => model.send({ type: "recompile" }));
+  recompile.addEventListener("click", () => ask("_recompile", {}));
 
   function pullStatus() {
     const st = model.get("status") || {};
@@ -234,7 +245,7 @@ function render({ model, el }) {
     for (const v of versions) {
       const b = h("button", v.version === shown ? "shown" : "", v.label);
       b.title = v.summary || "";
-      b.addEventListener("click", () => model.send({ type: "show", version: v.version }));
+      b.addEventListener("click", () => ask("_show", { version: v.version }));
       history.append(b);
     }
     if (versions.length) {
@@ -248,7 +259,7 @@ function render({ model, el }) {
   async function writeBack(button) {
     const magic = model.get("magic_line") || "";
     // the version on show, else what the editor holds
-    const shown = (model.get("versions") || []).find((v) => v.version === model.get("shown"));
+    const shown = (model.get("versions") || []).find((/** @type {{version: number, source: string}} */ v) => v.version === model.get("shown"));
     const source = shown ? shown.source : input.value;
     const cell = el.closest(".jp-Cell, .jp-CodeCell");
     const content = cell && cell.querySelector(".jp-InputArea-editor .cm-content");
@@ -278,6 +289,15 @@ function render({ model, el }) {
   model.on("change:status", pullStatus);
   model.on("change:versions", pullVersions);
   model.on("change:shown", pullVersions);
+  return () => {
+    aborted.abort();
+    model.off("change:code", pullCode);
+    model.off("change:options", pullOptions);
+    model.off("change:auto", pullOptions);
+    model.off("change:status", pullStatus);
+    model.off("change:versions", pullVersions);
+    model.off("change:shown", pullVersions);
+  };
 }
 
 export default { render };

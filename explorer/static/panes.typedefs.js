@@ -421,3 +421,5 @@
  * @property {LoweredStageInfo[]} stages
  */
 /** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane} Pane */
+
+export {}; // a module: other files take these types with @import

@@ -3,13 +3,12 @@
 // recompile reasons, and the advisor's findings. Each is `render<Kind>(el, pane, ctx)`
 // and returns a PaneHandle; they reach the rest of the explorer only through ctx.
 
-/**
- * @callback Renderer
- * @param {HTMLElement} el
- * @param {any} pane
- * @param {Ctx} ctx
- * @returns {PaneHandle}
- */
+/** @import { GraphView } from "./store.js" */
+/** @import { Ctx, PaneHandle, Renderer } from "./util.js" */
+/** @import { Block, CodePane, FindingsPane, GraphBreaksPane, RecompileReasonsPane } from "./panes.typedefs.js" */
+import { h, hlClass } from "./util.js";
+import { CodeView } from "./code_view.js";
+import { GraphCanvas } from "./graph.js";
 
 /** @param {Ctx} ctx @param {string|null|undefined} key */
 function toggleSrc(ctx, key) {
@@ -211,3 +210,12 @@ function renderFindings(el, pane, ctx) {
   }
   return { update: () => {} };
 }
+
+export {
+  renderBlocks,
+  renderCode,
+  renderGraph,
+  renderGraphBreaks,
+  renderRecompileReasons,
+  renderFindings,
+};

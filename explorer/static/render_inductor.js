@@ -2,6 +2,13 @@
 // Renderers of Inductor's panes: output code with its kernels, the fused schedule, and
 // a Triton kernel's lowering.
 
+/** @import { OutputCodeView } from "./store.js" */
+/** @import { Renderer } from "./util.js" */
+/** @import { KernelInfo, LoweredStageInfo, SchedulePane, TritonLoweringPane } from "./panes.typedefs.js" */
+import { PALETTE, h, showKernel, gridText, timingRows, detailTable, hlClass } from "./util.js";
+import { CodeView } from "./code_view.js";
+import { renderBlocks } from "./render_frame.js";
+
 /**
  * Output code verbatim; a kernel's lines carry its colour when one of its source lines
  * is selected. Clicking a kernel line or chip selects the kernel; the selected kernel's
@@ -264,3 +271,5 @@ function renderTritonLowering(el, pane, ctx) {
   });
   return { update: () => refresh() };
 }
+
+export { renderOutputCode, renderSchedule, renderTritonLowering };

@@ -1,6 +1,9 @@
 // @ts-check
 // Renderers of choices and costs: compile time, kernel time, autotuning.
 
+/** @import { Renderer } from "./util.js" */
+import { h, showKernel, kernelName, fmt, detailTable, hlClass } from "./util.js";
+
 /** @type {Renderer} */
 function renderMetrics(el, pane) {
   el.append(h("div", { cls: "tce-block" }, [h("div", { cls: "tce-block-title", text: "Summary" }), detailTable(pane.summary)]));
@@ -203,3 +206,4 @@ function renderUnknown(el, pane) {
   return { update: () => {} };
 }
 
+export { renderMetrics, renderKernelTiming, renderAutotuning, renderUnknown };

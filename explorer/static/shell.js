@@ -1,27 +1,27 @@
 // @ts-check
 // The shell: header, compile tree, stage tabs, source pane. It routes the selection to
-// the open pane's renderer (`RENDERERS[kind](el, pane, ctx)`) and colours every view by
-// the selected source line (or the selected kernel's lines). anywidget calls `render`.
+// the open pane's renderer (`RENDERERS[kind](el, pane, ctx)`, generated from
+// explorer/panes/kinds.py) and colours every view by the selected source line (or the
+// selected kernel's lines). anywidget calls `render`; requests to Python (a pane, the
+// HTML export) are anywidget commands (`experimental.invoke`).
 
-const RENDERERS = /** @type {Object<string, Renderer>} */ ({
-  code: renderCode,
-  graph: renderGraph,
-  output_code: renderOutputCode,
-  schedule: renderSchedule,
-  graph_breaks: renderGraphBreaks,
-  recompile_reasons: renderRecompileReasons,
-  metrics: renderMetrics,
-  kernel_timing: renderKernelTiming,
-  autotuning: renderAutotuning,
-  triton_lowering: renderTritonLowering,
-  findings: renderFindings,
-});
+/** @import { Model, Ctx, Experimental, PaneHandle } from "./util.js" */
+/** @import { GcNode } from "./graph_tree.js" */
+/** @import { CompileEntry, Index, OutputCodePane, Selection } from "./panes.typedefs.js" */
+import { SEL_KEYS, MARKER_TEXT, h, download, invoke, scrollWithin, hlClass } from "./util.js";
+import { appendHighlighted } from "./highlight.js";
+import { RENDERERS } from "./renderers.js";
+import { renderUnknown } from "./render_runtime.js";
+import { Store } from "./store.js";
 
 class Shell {
-  /** @param {Model} model @param {HTMLElement} el */
-  constructor(model, el) {
+  /** @param {Model} model @param {HTMLElement} el @param {Experimental|undefined} experimental */
+  constructor(model, el, experimental) {
     this.model = model;
-    this.store = new Store(model);
+    this.experimental = experimental;
+    /** ends the requests to Python still waiting when the view goes */
+    this.aborted = new AbortController();
+    this.store = new Store(model, experimental, this.aborted.signal);
     this.standalone = this.store.standalone;
     /** @type {Map<string, any>} pane state kept across re-renders (graph mode, lowering) */
     this.state = new Map();
@@ -34,19 +34,25 @@ class Shell {
     this.renderCount = 0;
     this.root = h("div", { cls: "tce-root" + (this.standalone ? " tce-standalone" : "") });
     el.append(this.root);
+    // the shell's parts, filled (and put in place again) by buildShell on every index
+    this.status = h("span", { cls: "tce-status" });
+    this.tree = h("nav", { cls: "tce-compiles", attrs: { "aria-label": "compiles" } });
+    this.sourcePane = h("section", { cls: "tce-source", attrs: { "aria-label": "source" } });
+    this.tabs = h("div", { cls: "tce-tabs", attrs: { role: "tablist", "aria-orientation": "vertical" } });
+    this.paneErrors = h("div", { cls: "tce-pane-errors" });
+    this.pane = h("div", { cls: "tce-pane" });
+    this.paneTitle = h("div", { cls: "tce-pane-title" });
+    /** @type {Map<string, HTMLElement>} source key -> its row in the source pane */
+    this.sourceRows = new Map();
     this.onIndex = () => { this.store.readIndex(); this.setIndex(); };
     this.onSelection = () => this.applySelection(this.model.get("selection"));
-    /** @param {any} msg */
-    this.onMsg = (msg) => { if (!this.store.receive(msg)) this.handleMessage(msg); };
     model.on("change:index", this.onIndex);
     model.on("change:selection", this.onSelection);
-    model.on("msg:custom", this.onMsg);
     /** @type {Ctx} */
     this.ctx = {
       selection: /** @type {Selection} */ ({}),
       select: (change) => this.select(change),
       srcClass: (key) => this.srcClass(key),
-      send: (msg) => this.model.send(msg),
       state: this.state,
       labels: {},
       kernel: (kid) => {
@@ -59,9 +65,9 @@ class Shell {
   }
 
   destroy() {
+    this.aborted.abort();
     this.model.off("change:index", this.onIndex);
     this.model.off("change:selection", this.onSelection);
-    this.model.off("msg:custom", this.onMsg);
     if (this.handle && this.handle.destroy) this.handle.destroy();
     this.root.remove();
   }
@@ -142,16 +148,6 @@ class Shell {
     }
   }
 
-  /** @param {any} msg */
-  handleMessage(msg) {
-    if (msg && msg.type === "export_html" && typeof msg.html === "string") {
-      download(new Blob([msg.html], { type: "text/html" }), this.exportName());
-      this.status.textContent = "exported";
-    } else if (msg && msg.type === "export_html" && msg.error) {
-      this.status.textContent = `export failed: ${msg.error}`;
-    }
-  }
-
   exportName() {
     const base = String(this.index.target || "exploration").replace(/[^\w.-]+/g, "_");
     return `torch-compile-explorer-${base}.html`;
@@ -163,8 +159,14 @@ class Shell {
       download(new Blob([html], { type: "text/html" }), this.exportName());
       return;
     }
-    this.status.textContent = "exporting…";
-    this.model.send({ type: "export_html" });
+    const status = this.status;
+    status.textContent = "exporting…";
+    invoke(this.experimental, "_export_html", {}, this.aborted.signal).then((html) => {
+      download(new Blob([html], { type: "text/html" }), this.exportName());
+      status.textContent = "exported";
+    }, (/** @type {Error} */ err) => {
+      status.textContent = `export failed: ${err.message}`;
+    });
   }
   buildShell() {
     const view = this.index;
@@ -177,7 +179,7 @@ class Shell {
       opts.mode && `mode ${opts.mode}`,
       view.source === "trace" ? "loaded from a trace" : "",
     ].filter(Boolean).join(" · ");
-    this.status = h("span", { cls: "tce-status" });
+    this.status.textContent = "";
     const header = h("div", { cls: "tce-header" }, [
       h("span", { cls: "tce-title", text: view.title }),
       h("span", { cls: "tce-facts", text: facts }),
@@ -191,12 +193,6 @@ class Shell {
     const notes = h("div", { cls: "tce-notes" });
     for (const n of view.notes || []) notes.append(h("div", { cls: "tce-note", text: n }));
     for (const e of view.errors || []) notes.append(h("div", { cls: "tce-error", text: `${e.stage}: ${e.message}` }));
-    this.tree = h("nav", { cls: "tce-compiles", attrs: { "aria-label": "compiles" } });
-    this.sourcePane = h("section", { cls: "tce-source", attrs: { "aria-label": "source" } });
-    this.tabs = h("div", { cls: "tce-tabs", attrs: { role: "tablist", "aria-orientation": "vertical" } });
-    this.paneErrors = h("div", { cls: "tce-pane-errors" });
-    this.pane = h("div", { cls: "tce-pane" });
-    this.paneTitle = h("div", { cls: "tce-pane-title" });
     const stage = h("section", { cls: "tce-stage" }, [this.paneTitle, this.paneErrors, this.pane]);
     const nav = h("div", { cls: "tce-nav" }, [this.tree, h("div", { cls: "tce-stages" }, [
       h("div", { cls: "tce-heading", text: "Stages" }), this.tabs])]);
@@ -401,12 +397,15 @@ class Shell {
 
 /**
  * anywidget entry point.
- * @param {{model: Model, el: HTMLElement}} ctx
+ * @param {{model: Model, el: HTMLElement, experimental?: Experimental}} ctx
  * @returns {() => void} cleanup
  */
-function render({ model, el }) {
-  const shell = new Shell(model, el);
+function render({ model, el, experimental }) {
+  const shell = new Shell(model, el, experimental);
   return () => shell.destroy();
 }
 
 export default { render };
+// for pages that inline the bundle and draw one graph (tests/graph_fixtures.py)
+export { GraphCanvas } from "./graph.js";
+export { graphView } from "./store.js";

@@ -1,10 +1,15 @@
 // @ts-check
 // The store: the index, the selection, and the panes, fetched when first opened. In the
-// notebook a pane comes from Python (a custom message answered with the pane's JSON);
+// notebook a pane comes from Python (the widget's `_pane` anywidget command);
 // in the exported page from the gzip+base64 blob the page carries, decompressed by the
 // browser's DecompressionStream. Either way each pane is fetched once, and a graph or an
 // output code is expanded once from the compact form Python sends (paneView) into what
 // the renderers read: one object per graph node, and per-line tables of their texts.
+
+/** @import { Experimental, Model } from "./util.js" */
+/** @import { GcNode } from "./graph_tree.js" */
+/** @import { GraphNodes, GraphPane, Index, OutputCodePane } from "./panes.typedefs.js" */
+import { PALETTE, invoke } from "./util.js";
 
 const PANE_KEY_SEP = "\n"; // as explorer/export.py joins compile key and pane id
 
@@ -116,24 +121,30 @@ function graphView(g) {
 }
 
 class Store {
-  /** @param {Model} model */
-  constructor(model) {
+  /**
+   * @param {Model} model @param {Experimental|undefined} experimental
+   * @param {AbortSignal} signal ends the requests to Python still waiting
+   */
+  constructor(model, experimental, signal) {
     this.model = model;
+    this.experimental = experimental;
+    this.signal = signal;
     this.standalone = Boolean(model.get("_standalone"));
     /** @type {Map<string, Promise<any>>} */
     this.panes = new Map();
-    /** @type {Map<string, {resolve: (p: any) => void, reject: (e: Error) => void}>} */
-    this.waiting = new Map();
+    /** @type {Index} */
+    this.index = model.get("index");
+    /** @type {Map<string, number>} source key -> its colour */
+    this.palette = new Map();
+    /** @type {Map<string, string>} source key -> its short label, as Python made it */
+    this.srcLabels = new Map();
     this.readIndex();
   }
 
   readIndex() {
-    /** @type {Index} */
     this.index = this.model.get("index");
     this.panes.clear();
-    /** @type {Map<string, number>} */
     this.palette = new Map((this.index ? this.index.src_keys : []).map((k, i) => [k, i % PALETTE]));
-    /** @type {Map<string, string>} source key -> its short label, as Python made it */
     this.srcLabels = new Map((this.index ? this.index.src_keys : []).map((k, i) => [k, this.index.src_labels[i]]));
   }
 
@@ -150,7 +161,7 @@ class Store {
     const key = this.key(compile, pane);
     let got = this.panes.get(key);
     if (!got) {
-      got = (this.standalone ? this.fromPage(key) : this.fromKernel(key, compile, pane)).then(paneView);
+      got = (this.standalone ? this.fromPage(key) : this.fromKernel(compile, pane)).then(paneView);
       this.panes.set(key, got);
       got.catch(() => this.panes.delete(key));
     }
@@ -166,23 +177,13 @@ class Store {
     return JSON.parse(await new Response(stream).text());
   }
 
-  /** @param {string} key @param {string|null} compile @param {string} pane @returns {Promise<any>} */
-  fromKernel(key, compile, pane) {
-    return new Promise((resolve, reject) => {
-      this.waiting.set(key, { resolve, reject });
-      this.model.send({ type: "pane", compile, pane });
-    });
-  }
-
-  /** A reply from Python. @param {any} msg @returns {boolean} whether it was a pane */
-  receive(msg) {
-    if (!msg || msg.type !== "pane") return false;
-    const key = this.key(msg.compile, msg.pane);
-    const w = this.waiting.get(key);
-    if (!w) return true;
-    this.waiting.delete(key);
-    if (msg.error) w.reject(new Error(msg.error));
-    else w.resolve(msg.data);
-    return true;
+  /**
+   * The pane from Python: the widget's `_pane` command builds it (and caches it there).
+   * @param {string|null} compile @param {string} pane @returns {Promise<any>}
+   */
+  fromKernel(compile, pane) {
+    return invoke(this.experimental, "_pane", { compile, pane }, this.signal);
   }
 }
+
+export { Store, graphView };

@@ -1,22 +1,35 @@
 // @ts-check
 /**
- * The torch.compile explorer front-end, helpers. The explorer is one ES module made of
- * the files listed in explorer/_static.py BUNDLE_ORDER, concatenated; names are shared.
+ * The torch.compile explorer front-end, helpers and the types the modules share. The
+ * explorer is ES modules bundled by esbuild (js/build.mjs) into explorer/static/dist/.
  *
  * Safety: every piece of data goes into the DOM through `textContent` or `setAttribute`
  * on attributes we name; nothing is ever parsed as markup.
  */
 
+/** @import { KernelRef, KernelTimingInfo, Selection } from "./panes.typedefs.js" */
+
 /**
  * @typedef {{get(name: string): any, set(name: string, value: any): void,
  *            on(event: string, cb: Function): void, off(event: string, cb: Function): void,
  *            save_changes(): void, send(msg: any): void}} Model
+ * @typedef {{invoke(name: string, msg?: any, options?: {buffers?: DataView[],
+ *            signal?: AbortSignal}): Promise<[any, DataView[]]>}} Experimental  anywidget's
+ *            command API: `invoke` calls a widget method marked `@anywidget.experimental.command`
  * @typedef {{selection: Selection, select: (change: Partial<Selection>) => void,
- *            srcClass: (key: string|null|undefined) => string, send: (msg: any) => void,
+ *            srcClass: (key: string|null|undefined) => string,
  *            state: Map<string, any>, labels: Object<string, string>,
  *            kernel: (id: string) => KernelRef|null, srcLabel: (key: string) => string}} Ctx
  * @typedef {{update(selection: Selection): void, reveal?: (i: number) => void,
  *            revealKernel?: (id: string) => void, destroy?: () => void}} PaneHandle
+ */
+
+/**
+ * @callback Renderer
+ * @param {HTMLElement} el
+ * @param {any} pane
+ * @param {Ctx} ctx
+ * @returns {PaneHandle}
  */
 
 const PALETTE = 8;
@@ -56,6 +69,26 @@ function download(blob, name) {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+/**
+ * Ask Python through an anywidget command (a method marked
+ * `@anywidget.experimental.command` on the widget), which answers `{data}` or `{error}`;
+ * an error rejects. `signal` ends the wait (anywidget's own default gives up after 3 s,
+ * less than building a large pane or the HTML export can take).
+ *
+ * Example: `const pane = await invoke(experimental, "_pane", {compile, pane}, signal);`
+ * @param {Experimental|undefined} experimental @param {string} name @param {any} msg
+ * @param {AbortSignal} signal
+ * @returns {Promise<any>}
+ */
+async function invoke(experimental, name, msg, signal) {
+  if (!experimental) {
+    throw new Error(`cannot ask Python for ${name}: this front-end has no anywidget command API (anywidget >= 0.9.8 has it)`);
+  }
+  const [reply] = await experimental.invoke(name, msg, { signal });
+  if (reply && typeof reply.error === "string") throw new Error(reply.error);
+  return reply.data;
 }
 
 /**
@@ -127,3 +160,22 @@ function hlClass(ctx, key) {
   const c = ctx.srcClass(key);
   return c ? ` hl ${c}` : "";
 }
+
+export {
+  PALETTE,
+  LINE_H,
+  VIRTUAL_MIN_LINES,
+  SEL_KEYS,
+  MARKER_TEXT,
+  h,
+  download,
+  invoke,
+  scrollWithin,
+  showKernel,
+  kernelName,
+  fmt,
+  timingRows,
+  gridText,
+  detailTable,
+  hlClass,
+};

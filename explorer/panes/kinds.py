@@ -1,0 +1,150 @@
+"""The pane kinds, registered once: each kind's class, builder and browser renderer.
+
+``KINDS`` is the one table. ``build_pane`` looks a kind's builder up in it, the JSDoc
+``Pane`` union lists its classes, and ``explorer/static/renderers.js`` (the browser's
+``RENDERERS``, kind -> ``render<Kind>(el, pane, ctx)``) is generated from it by
+``renderers_js()``; ``tests/test_panes.py`` regenerates and compares, so adding a kind
+here is the whole registration. After changing the table run::
+
+    python -c "from explorer.panes import renderers_js; print(renderers_js(), end='')" \
+        > explorer/static/renderers.js && npm run build
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .frame import build_code, build_graph, build_graph_breaks, build_recompile_reasons
+from .inductor import build_output_code, build_schedule, build_triton_lowering
+from .runtime import build_autotuning, build_findings, build_kernel_timing, build_metrics
+from .types import (
+    AutotuningPane,
+    CodePane,
+    FindingsPane,
+    GraphBreaksPane,
+    GraphPane,
+    KernelTimingPane,
+    MetricsPane,
+    OutputCodePane,
+    PaneHead,
+    RecompileReasonsPane,
+    SchedulePane,
+    TritonLoweringPane,
+)
+
+__all__ = ["KINDS", "PaneKind", "kind_of", "renderers_js"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PaneKind:
+    """One kind of pane: the class its data is (whose ``kind`` default names the kind),
+    the pure function that builds it, and the JS function (in ``explorer/static/<module>``)
+    that draws it.
+
+    Example:
+        >>> kind_of("graph").renderer
+        'renderGraph'
+    """
+
+    cls: type[PaneHead]
+    build: Callable[[Any, Any, str], PaneHead]
+    module: str
+    renderer: str
+
+    @property
+    def kind(self) -> str:
+        """The kind's name: what the class sets ``kind`` to."""
+        (field,) = [f for f in dataclasses.fields(self.cls) if f.name == "kind"]
+        return str(field.default)
+
+
+KINDS: tuple[PaneKind, ...] = (
+    PaneKind(cls=CodePane, build=build_code, module="render_frame.js", renderer="renderCode"),
+    PaneKind(cls=GraphPane, build=build_graph, module="render_frame.js", renderer="renderGraph"),
+    PaneKind(
+        cls=OutputCodePane,
+        build=build_output_code,
+        module="render_inductor.js",
+        renderer="renderOutputCode",
+    ),
+    PaneKind(
+        cls=SchedulePane,
+        build=build_schedule,
+        module="render_inductor.js",
+        renderer="renderSchedule",
+    ),
+    PaneKind(
+        cls=GraphBreaksPane,
+        build=build_graph_breaks,
+        module="render_frame.js",
+        renderer="renderGraphBreaks",
+    ),
+    PaneKind(
+        cls=RecompileReasonsPane,
+        build=build_recompile_reasons,
+        module="render_frame.js",
+        renderer="renderRecompileReasons",
+    ),
+    PaneKind(
+        cls=AutotuningPane,
+        build=build_autotuning,
+        module="render_runtime.js",
+        renderer="renderAutotuning",
+    ),
+    PaneKind(
+        cls=KernelTimingPane,
+        build=build_kernel_timing,
+        module="render_runtime.js",
+        renderer="renderKernelTiming",
+    ),
+    PaneKind(
+        cls=MetricsPane, build=build_metrics, module="render_runtime.js", renderer="renderMetrics"
+    ),
+    PaneKind(
+        cls=TritonLoweringPane,
+        build=build_triton_lowering,
+        module="render_inductor.js",
+        renderer="renderTritonLowering",
+    ),
+    PaneKind(
+        cls=FindingsPane, build=build_findings, module="render_frame.js", renderer="renderFindings"
+    ),
+)
+
+_BY_NAME = {k.kind: k for k in KINDS}
+
+
+def kind_of(name: str) -> PaneKind:
+    """The registered kind called ``name``; a KeyError names the kinds there are."""
+    found = _BY_NAME.get(name)
+    if found is None:
+        msg = f"no pane kind {name!r}; the kinds are {', '.join(_BY_NAME)}"
+        raise KeyError(msg)
+    return found
+
+
+def renderers_js() -> str:
+    """The text of ``explorer/static/renderers.js``: the browser's kind -> renderer table.
+
+    Example:
+        >>> "graph: renderGraph," in renderers_js()
+        True
+    """
+    modules: dict[str, list[str]] = {}
+    for k in KINDS:
+        modules.setdefault(k.module, []).append(k.renderer)
+    lines = [
+        "// @ts-check",
+        "// GENERATED from explorer/panes/kinds.py KINDS by explorer.panes.kinds.renderers_js();",
+        "// do not edit. Each pane kind's renderer, as the shell looks it up by `pane.kind`.",
+        "",
+        '/** @import { Renderer } from "./util.js" */',
+    ]
+    lines += [f'import {{ {", ".join(names)} }} from "./{m}";' for m, names in modules.items()]
+    lines += ["", "/** @type {Object<string, Renderer>} */", "const RENDERERS = {"]
+    lines += [f"  {k.kind}: {k.renderer}," for k in KINDS]
+    lines += ["};", "", "export { RENDERERS };", ""]
+    return "\n".join(lines)

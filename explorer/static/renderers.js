@@ -1,0 +1,25 @@
+// @ts-check
+// GENERATED from explorer/panes/kinds.py KINDS by explorer.panes.kinds.renderers_js();
+// do not edit. Each pane kind's renderer, as the shell looks it up by `pane.kind`.
+
+/** @import { Renderer } from "./util.js" */
+import { renderCode, renderGraph, renderGraphBreaks, renderRecompileReasons, renderFindings } from "./render_frame.js";
+import { renderOutputCode, renderSchedule, renderTritonLowering } from "./render_inductor.js";
+import { renderAutotuning, renderKernelTiming, renderMetrics } from "./render_runtime.js";
+
+/** @type {Object<string, Renderer>} */
+const RENDERERS = {
+  code: renderCode,
+  graph: renderGraph,
+  output_code: renderOutputCode,
+  schedule: renderSchedule,
+  graph_breaks: renderGraphBreaks,
+  recompile_reasons: renderRecompileReasons,
+  autotuning: renderAutotuning,
+  kernel_timing: renderKernelTiming,
+  metrics: renderMetrics,
+  triton_lowering: renderTritonLowering,
+  findings: renderFindings,
+};
+
+export { RENDERERS };

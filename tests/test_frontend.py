@@ -1,0 +1,95 @@
+"""The front end as shipped: ES modules, the committed esbuild bundles, one table of kinds.
+
+The bundles under ``explorer/static/dist/`` are package data built by ``npm run build``;
+these tests rebuild them from the sources and compare, so a change to a module that was
+not rebuilt fails here (the type check, ``tsc``, runs in ``scripts/test.sh``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from explorer._static import STATIC_DIR, WIDGET_MODULES, inline_module, widget_module
+from explorer.panes import KINDS, renderers_js
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE = shutil.which("node")
+ESBUILD = ROOT / "node_modules" / "esbuild"
+needs_node = pytest.mark.skipif(NODE is None, reason="needs node (v20) on PATH")
+needs_esbuild = pytest.mark.skipif(
+    NODE is None or not ESBUILD.is_dir(),
+    reason="needs node and the npm packages: run `npm ci` at the repository root",
+)
+SOURCES = sorted(p for p in STATIC_DIR.glob("*.js"))
+
+
+@needs_esbuild
+def test_the_committed_bundles_are_a_fresh_build_of_the_sources(tmp_path):
+    done = subprocess.run(
+        [NODE, "js/build.mjs", "--outdir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    built = sorted(p.name for p in tmp_path.glob("*.js"))
+    assert built == sorted(f"{name}.js" for name in WIDGET_MODULES)
+    stale = [
+        name for name in built
+        if (tmp_path / name).read_text(encoding="utf-8") != widget_module(name[:-3])
+    ]  # fmt: skip
+    assert not stale, (
+        f"explorer/static/dist/{', '.join(stale)} is not what the sources build; "
+        "run `npm run build` and commit the result"
+    )
+
+
+def test_every_source_is_a_module_of_real_imports_and_no_longer_than_600_lines():
+    for path in SOURCES:
+        text = path.read_text(encoding="utf-8")
+        assert text.count("\n") <= 600, f"{path.name} has {text.count(chr(10))} lines"
+        assert re.search(r"^export\b", text, re.M), f"{path.name} exports nothing"
+        for target in re.findall(r'^import .* from "([^"]+)";$', text, re.M):
+            assert target.startswith("./") and (STATIC_DIR / target).is_file(), (
+                f"{path.name} imports {target}: only sibling modules, no network imports"
+            )
+
+
+def test_the_js_registry_of_renderers_is_generated_from_the_table_of_kinds():
+    committed = (STATIC_DIR / "renderers.js").read_text(encoding="utf-8")
+    assert committed == renderers_js(), (
+        "explorer/static/renderers.js is out of date with explorer/panes/kinds.py KINDS; "
+        "regenerate it with: python -c \"from explorer.panes import renderers_js; "
+        "print(renderers_js(), end='')\" > explorer/static/renderers.js && npm run build"
+    )
+
+
+@needs_node
+def test_the_renderers_the_browser_loads_are_the_kinds_python_builds():
+    # the module graph itself, evaluated by node: each kind's function, by name
+    script = (
+        'const m = await import("./explorer/static/renderers.js");'
+        "console.log(JSON.stringify(Object.entries(m.RENDERERS).map(([k, f]) => [k, f.name])));"
+    )
+    done = subprocess.run(
+        [NODE, "--input-type=module", "-e", script],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    loaded = [tuple(pair) for pair in json.loads(done.stdout)]
+    assert loaded == [(k.kind, k.renderer) for k in KINDS]
+    # and each kind's class is the one whose data its builder returns
+    assert len({k.kind for k in KINDS}) == len(KINDS)
+    for k in KINDS:
+        assert k.build.__annotations__["return"] == k.cls.__name__, k.kind
+
+
+def test_the_inlined_module_gathers_the_bundles_exports():
+    text = inline_module("explorer", "explorerModule")
+    assert "export {" not in text[-400:]
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("const explorerModule = {")]
+    assert "default: " in line and "GraphCanvas: " in line
