@@ -70,7 +70,8 @@ def harness_html(pane: dict) -> str:
     from explorer._static import css_text, inline_module
 
     data = json.dumps(pane).replace("</", "<\\/")
-    return _HARNESS.format(css=css_text(), js=inline_module("explorer", "explorerModule"), pane=data)
+    js = inline_module("explorer", "explorerModule")
+    return _HARNESS.format(css=css_text(), js=js, pane=data)
 
 
 def graph_pane(exp, stage: str) -> dict:
