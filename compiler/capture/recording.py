@@ -305,8 +305,9 @@ def _with_cached_choice(
     return (dataclasses.replace(only, chosen=True, config={**best, **only.config}),)
 
 
-# the lines inspect.findsource accepts as a function's first line (Python 3.11)
-_FIRST_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+# a line Python 3.11's inspect.findsource takes as where a function starts (later
+# versions start at co_firstlineno whatever it holds): a decorator, a def, a lambda
+_FIRST_LINE = re.compile(r"\s*(?:@|def\s|async\s+def\s)|.*(?<!\w)lambda[:\s]")
 
 
 def _source_of(code: CodeType) -> str | None:
