@@ -1,7 +1,9 @@
 """Capture overhead on real models on the CPU, and where it goes.
 
 Two models built from transformers configs (no weights): BERT inference and a GPT-2
-training step (forward, loss, backward, AdamW), 2 layers by default. In one process,
+training step (forward, loss, backward, AdamW), 2 layers by default; a third, T5
+inference (encoder and decoder), with ``--models t5_inference``. ``cold_model_capture.py``
+times the same models in fresh processes with empty caches. In one process,
 with Inductor's C++ kernels already built by an untimed warm-up (so compile time is
 Dynamo, AOTAutograd and Inductor's Python work, where capture's cost shows most), each
 repeat times, in rotating order:
@@ -25,7 +27,7 @@ first (the second finds sympy's caches warm); the texts must be equal, and the s
 of each are printed.
 
 Run: ``python benchmarks/model_capture_overhead.py [--repeats 5] [--layers 2]
-[--models bert_inference gpt2_training] [--fusion-ir]``
+[--models bert_inference gpt2_training t5_inference] [--fusion-ir]``
 """
 
 from __future__ import annotations
@@ -80,7 +82,24 @@ def _gpt2(layers: int) -> Built:
     return step, (), False
 
 
-MODELS: dict[str, Callable[[int], Built]] = {"bert_inference": _bert, "gpt2_training": _gpt2}
+def _t5(layers: int) -> Built:
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    config = T5Config(num_layers=layers, num_decoder_layers=layers)
+    model = T5ForConditionalGeneration(config).eval()
+    ids = torch.randint(0, config.vocab_size, (2, 64))
+
+    def forward(input_ids: torch.Tensor, decoder_input_ids: torch.Tensor) -> Any:
+        return model(input_ids=input_ids, decoder_input_ids=decoder_input_ids)
+
+    return forward, (ids, ids[:, :16]), True
+
+
+MODELS: dict[str, Callable[[int], Built]] = {
+    "bert_inference": _bert,
+    "gpt2_training": _gpt2,
+    "t5_inference": _t5,
+}
 
 
 @contextlib.contextmanager
@@ -209,7 +228,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per side")
     parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--models", nargs="*", default=list(MODELS)[:2], choices=list(MODELS))
     parser.add_argument("--fusion-ir", action="store_true", help="see the module doc")
     args = parser.parse_args()
     if args.fusion_ir:

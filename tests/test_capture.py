@@ -45,6 +45,38 @@ def test_pointwise_function_records_dynamo_and_aot_graphs_with_source_lines():
 
 
 
+def _decorated(fn):
+    return fn
+
+
+@_decorated
+def _decorated_sin(x):
+    return x.sin() * 2
+
+
+def test_recorded_source_is_what_inspect_reads_for_each_frame():
+    """Capture reads a frame's source through linecache; inspect is the oracle, also
+    for a graph break's resume function, a lambda and code with no file."""
+    namespace: dict[str, object] = {}
+    exec("def from_exec(x):\n    return x.cos() + 1\n", namespace)
+    targets = [programs.data_dependent, _decorated_sin, lambda x: x.tan() - 1]
+    targets.append(namespace["from_exec"])
+    for target in targets:
+        exp = compiler.explore(target, torch.randn(8), backend="eager")
+        assert exp.compiles
+        for c in exp.compiles:
+            assert c.bytecode is not None
+            code = target.__code__  # type: ignore[attr-defined]
+            if c.code_name == code.co_name:
+                try:
+                    expected = inspect.getsource(code)
+                except OSError:
+                    expected = None
+                assert c.bytecode.source == expected
+            elif c.bytecode.source is not None:  # a resume function: its own lines of the file
+                assert c.bytecode.source in inspect.getsource(programs)
+
+
 def test_decompiling_waits_until_the_decompiled_source_is_first_read(monkeypatch):
     depyf = pytest.importorskip("depyf")
     calls = []

@@ -15,8 +15,10 @@ import dis
 import functools
 import inspect
 import json
+import linecache
 import logging
 import platform
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -170,10 +172,7 @@ class Recording:
             "original": dis.Bytecode(original).dis(),
             "transformed": dis.Bytecode(transformed).dis(),
         }
-        try:
-            meta["source"] = inspect.getsource(original)
-        except (OSError, TypeError):
-            meta["source"] = None
+        meta["source"] = _source_of(original)
         if self.decompile:
             # depyf takes a noticeable part of a compile: decompile when a view asks
             meta["decompile"] = functools.partial(_decompile, transformed)
@@ -306,6 +305,31 @@ def _with_cached_choice(
     return (dataclasses.replace(only, chosen=True, config={**best, **only.config}),)
 
 
+# a line Python 3.11's inspect.findsource takes as where a function starts (later
+# versions start at co_firstlineno whatever it holds): a decorator, a def, a lambda
+_FIRST_LINE = re.compile(r"\s*(?:@|def\s|async\s+def\s)|.*(?<!\w)lambda[:\s]")
+
+
+def _source_of(code: CodeType) -> str | None:
+    """``inspect.getsource(code)``, or None where it raises.
+
+    Read through linecache first: ``inspect.getsource`` first maps every loaded module
+    to its file (a ``realpath`` per module, about 0.1 s on the first compile of a process
+    that has torch loaded) to find the loader of a file that is not on disk. Where
+    linecache has no lines, or the first line is not one inspect would start at, inspect
+    reads it as before.
+    """
+    filename, first = code.co_filename, code.co_firstlineno
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename)
+    if 0 < first <= len(lines) and (first == 1 or _FIRST_LINE.match(lines[first - 1])):
+        return "".join(inspect.getblock(lines[first - 1 :]))
+    try:
+        return inspect.getsource(code)
+    except (OSError, TypeError):
+        return None
+
+
 def _decompile(code: CodeType) -> tuple[str | None, str | None]:
     """(decompiled source, None) or (None, why not)."""
     try:
@@ -323,20 +347,25 @@ def environment(device: str = "cpu") -> Environment:
     """Versions and device of this process."""
     import torch
 
-    triton = ""
-    with contextlib.suppress(Exception):
-        from importlib.metadata import version
-
-        triton = version("triton")
     if device.startswith("cuda") and torch.cuda.is_available():
         device = f"{device} ({torch.cuda.get_device_name(0)})"
     return Environment(
         torch=_compat.torch_version(),
-        triton=triton,
+        triton=_triton_version(),
         python=sys.version.split()[0],
         platform=platform.platform(),
         device=device,
     )
+
+
+@functools.cache
+def _triton_version() -> str:
+    # once per process: looking a distribution up scans every folder on sys.path
+    with contextlib.suppress(Exception):
+        from importlib.metadata import version
+
+        return version("triton")
+    return ""
 
 
 @contextlib.contextmanager

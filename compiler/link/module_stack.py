@@ -28,6 +28,7 @@ The trace reconstruction does the same, so both sources agree.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 
@@ -95,6 +96,7 @@ def module_paths(nn_module_stack: Mapping[str, object]) -> Stack:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=8192)  # capture normalises the same few paths for every node
 def _normalise(raw: str) -> str:
     text = raw
     for root in ("L['self']", 'L["self"]', "self"):

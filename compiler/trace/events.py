@@ -49,10 +49,9 @@ class Event:
 
 def event_from_dict(record: dict[str, Any], payload: str | None, line: int = 0) -> Event | None:
     """Build an Event from a trace object (the JSON of one line, or ``record.metadata``)."""
-    keys = [k for k in record if k not in CONTEXT_KEYS]
-    if not keys:
+    key = next((k for k in record if k not in CONTEXT_KEYS), None)
+    if key is None:
         return None
-    key = keys[0]
     compile_id = None
     if record.get("frame_id") is not None or record.get("compiled_autograd_id") is not None:
         compile_id = CompileId(
