@@ -1,4 +1,4 @@
-"""How small an Exploration's JSON and page are: schema 3.0's compact form against plain.
+"""How small an Exploration's JSON and page are: the compact form (schema 3.0 on) against plain.
 
 For each recording (``notebooks/recordings``, ``tests/data/recordings``) and, with
 ``--gpt2``, a 4-layer GPT-2 training step captured here (the ``record_gpu.py --large``
