@@ -26,6 +26,16 @@ echo "test.sh: mypy --strict compiler/"
 "$PY" -m mypy
 # The front end's npm packages (esbuild, typescript, pinned by package-lock.json): the
 # type check below and the test that rebuilds the committed bundles need them.
+if ! command -v npm >/dev/null 2>&1; then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+        echo "test.sh: installing Debian's nodejs and npm (for the front end's checks)"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+    else
+        echo "test.sh: error: npm not found. The front end's type check and bundle test need" \
+            "Node.js 18+ with npm: install them (Debian: sudo apt-get install nodejs npm)" >&2
+        exit 1
+    fi
+fi
 if [[ ! -x node_modules/.bin/tsc || ! -d node_modules/esbuild ]]; then
     echo "test.sh: npm ci (esbuild, typescript)"
     npm ci --no-audit --no-fund
