@@ -9,19 +9,8 @@
  * Every piece of data reaches the DOM through textContent.
  */
 
+import { h } from "./util.js";
 /** @import { Model } from "./util.js" */
-
-/**
- * @param {string} tag
- * @param {string} [cls]
- * @param {string} [text]
- */
-function h(tag, cls, text) {
-  const el = document.createElement(tag);
-  if (cls) el.className = cls;
-  if (text !== undefined) el.textContent = text;
-  return el;
-}
 
 const CSS = `
 .tce-diff { font: 12px/1.4 var(--jp-ui-font-family, sans-serif); border: 1px solid #ccc;
@@ -53,18 +42,18 @@ const CSS = `
 function render({ model, el }) {
   const style = h("style");
   style.textContent = CSS;
-  const root = h("div", "tce-diff");
+  const root = h("div", { cls: "tce-diff" });
   el.replaceChildren(style, root);
-  const bar = h("div", "tce-diff-bar");
-  const pickA = /** @type {HTMLSelectElement} */ (h("select", "tce-diff-a"));
-  const pickB = /** @type {HTMLSelectElement} */ (h("select", "tce-diff-b"));
+  const bar = h("div", { cls: "tce-diff-bar" });
+  const pickA = /** @type {HTMLSelectElement} */ (h("select", { cls: "tce-diff-a" }));
+  const pickB = /** @type {HTMLSelectElement} */ (h("select", { cls: "tce-diff-b" }));
   const showAll = /** @type {HTMLInputElement} */ (h("input"));
   showAll.type = "checkbox";
-  const allLabel = h("label", "", " unchanged stages too");
+  const allLabel = h("label", { text: " unchanged stages too" });
   allLabel.prepend(showAll);
-  bar.append(h("span", "", "Diff"), pickA, h("span", "", "→"), pickB, allLabel);
-  const summary = h("div", "tce-diff-summary");
-  const body = h("div", "tce-diff-body");
+  bar.append(h("span", { text: "Diff" }), pickA, h("span", { text: "→" }), pickB, allLabel);
+  const summary = h("div", { cls: "tce-diff-summary" });
+  const body = h("div", { cls: "tce-diff-body" });
   root.append(bar, summary, body);
 
   function fillPickers() {
@@ -72,7 +61,7 @@ function render({ model, el }) {
     const pick = model.get("pick") || {};
     for (const [sel, key] of /** @type {[HTMLSelectElement, string][]} */ ([[pickA, "a"], [pickB, "b"]])) {
       sel.replaceChildren(...labels.map((l) => {
-        const o = /** @type {HTMLOptionElement} */ (h("option", "", l));
+        const o = /** @type {HTMLOptionElement} */ (h("option", { text: l }));
         o.value = l;
         return o;
       }));
@@ -95,9 +84,9 @@ function render({ model, el }) {
    * @param {Object<string, string>} marks  1-based line -> node status
    */
   function column(lines, cls, marks) {
-    const col = h("div", "tce-diff-col");
+    const col = h("div", { cls: "tce-diff-col" });
     lines.forEach((text, i) => {
-      const row = h("div", "tce-diff-line", text || " ");
+      const row = h("div", { cls: "tce-diff-line", text: text || " " });
       const c = cls.get(i);
       if (c) row.classList.add(c);
       const mark = marks[String(i + 1)];
@@ -113,16 +102,16 @@ function render({ model, el }) {
     body.replaceChildren();
     for (const st of view.stages || []) {
       if (!st.changed && !showAll.checked) continue;
-      const box = /** @type {HTMLDetailsElement} */ (h("details", "tce-diff-stage"));
+      const box = /** @type {HTMLDetailsElement} */ (h("details", { cls: "tce-diff-stage" }));
       box.dataset.stage = st.stage;
       box.open = st.changed;
       const extra = st.presence !== "both" ? ` (${st.presence})` : st.changed ? "" : " (same)";
-      box.append(h("summary", "", `${st.compile} ${st.stage}${extra}`));
+      box.append(h("summary", { text: `${st.compile} ${st.stage}${extra}` }));
       if (st.nodes.length) {
-        const list = h("div", "tce-diff-nodes");
+        const list = h("div", { cls: "tce-diff-nodes" });
         for (const n of st.nodes) {
           const detail = n.detail ? `: ${n.detail}` : "";
-          list.append(h("div", `tce-diff-node ${n.status}`, `${n.status} ${n.name}${detail}`));
+          list.append(h("div", { cls: `tce-diff-node ${n.status}`, text: `${n.status} ${n.name}${detail}` }));
         }
         box.append(list);
       }
@@ -136,7 +125,7 @@ function render({ model, el }) {
         for (let i = a0; i < a1; i++) aCls.set(i, c === "ins" ? "" : c === "rep" ? "rep" : "del");
         for (let j = b0; j < b1; j++) bCls.set(j, c === "del" ? "" : c === "rep" ? "rep" : "ins");
       }
-      const cols = h("div", "tce-diff-cols");
+      const cols = h("div", { cls: "tce-diff-cols" });
       cols.append(column(st.a_lines, aCls, st.a_marks || {}), column(st.b_lines, bCls, st.b_marks || {}));
       box.append(cols);
       body.append(box);

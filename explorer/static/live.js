@@ -14,20 +14,8 @@
  * Text reaches the DOM through textContent only.
  */
 
-import { invoke } from "./util.js";
+import { h, invoke } from "./util.js";
 /** @import { Experimental, Model } from "./util.js" */
-
-/**
- * @param {string} tag
- * @param {string} [cls]
- * @param {string} [text]
- */
-function h(tag, cls, text) {
-  const el = document.createElement(tag);
-  if (cls) el.className = cls;
-  if (text !== undefined) el.textContent = text;
-  return el;
-}
 
 const KEYWORDS = new Set(("False None True and as assert async await break class continue def del " +
   "elif else except finally for from global if import in is lambda nonlocal not or pass raise " +
@@ -94,18 +82,18 @@ function render({ model, el, experimental }) {
   };
   const style = h("style");
   style.textContent = CSS;
-  const root = h("div", "tce-live");
+  const root = h("div", { cls: "tce-live" });
   // JupyterLab's keyboard shortcuts (Enter, arrows, A/B, ...) must not see the editor's keys
   root.setAttribute("data-lm-suppress-shortcuts", "true");
   el.replaceChildren(style, root);
 
   // -- controls ------------------------------------------------------------------------
-  const bar = h("div", "tce-live-bar");
+  const bar = h("div", { cls: "tce-live-bar" });
   /** @param {string} name @param {string[]} values */
   const choice = (name, values) => {
-    const sel = /** @type {HTMLSelectElement} */ (h("select", `tce-live-${name}`));
+    const sel = /** @type {HTMLSelectElement} */ (h("select", { cls: `tce-live-${name}` }));
     for (const v of values) {
-      const o = /** @type {HTMLOptionElement} */ (h("option", "", v || "default"));
+      const o = /** @type {HTMLOptionElement} */ (h("option", { text: v || "default" }));
       o.value = v;
       sel.append(o);
     }
@@ -114,14 +102,14 @@ function render({ model, el, experimental }) {
   const backend = choice("backend", ["inductor", "aot_eager", "eager"]);
   const mode = choice("mode", ["", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"]);
   const dynamic = choice("dynamic", ["", "true", "false"]);
-  const fullgraph = /** @type {HTMLInputElement} */ (h("input", "tce-live-fullgraph"));
+  const fullgraph = /** @type {HTMLInputElement} */ (h("input", { cls: "tce-live-fullgraph" }));
   fullgraph.type = "checkbox";
-  const auto = /** @type {HTMLInputElement} */ (h("input", "tce-live-auto"));
+  const auto = /** @type {HTMLInputElement} */ (h("input", { cls: "tce-live-auto" }));
   auto.type = "checkbox";
-  const recompile = h("button", "tce-live-recompile", "Recompile");
+  const recompile = h("button", { cls: "tce-live-recompile", text: "Recompile" });
   /** @param {string} text @param {HTMLElement} input */
   const labelled = (text, input) => {
-    const l = h("label", "", `${text} `);
+    const l = h("label", { text: `${text} ` });
     l.append(input);
     return l;
   };
@@ -129,19 +117,19 @@ function render({ model, el, experimental }) {
     labelled("fullgraph", fullgraph), labelled("recompile on edit", auto), recompile);
 
   // -- the editor: a transparent textarea over a highlighted copy ------------------------
-  const ed = h("div", "tce-live-ed");
-  const gutter = h("div", "tce-live-gutter");
-  const area = h("div", "tce-live-area");
-  const hl = h("pre", "tce-live-hl");
-  const input = /** @type {HTMLTextAreaElement} */ (h("textarea", "tce-live-input"));
+  const ed = h("div", { cls: "tce-live-ed" });
+  const gutter = h("div", { cls: "tce-live-gutter" });
+  const area = h("div", { cls: "tce-live-area" });
+  const hl = h("pre", { cls: "tce-live-hl" });
+  const input = /** @type {HTMLTextAreaElement} */ (h("textarea", { cls: "tce-live-input" }));
   input.spellcheck = false;
   input.setAttribute("autocapitalize", "off");
   input.setAttribute("autocomplete", "off");
   area.append(hl, input);
   ed.append(gutter, area);
 
-  const status = h("div", "tce-live-status");
-  const history = h("div", "tce-live-history");
+  const status = h("div", { cls: "tce-live-status" });
+  const history = h("div", { cls: "tce-live-history" });
   root.append(bar, ed, status, history);
 
   let pushed = -1;
@@ -152,13 +140,13 @@ function render({ model, el, experimental }) {
     const errLine = st.state === "error" && !st.superseded ? st.line : null;
     const lines = text.split("\n");
     gutter.replaceChildren(...lines.map((_, i) => {
-      const d = h("div", i + 1 === errLine ? "err" : "", String(i + 1));
+      const d = h("div", { cls: i + 1 === errLine ? "err" : "", text: String(i + 1) });
       return d;
     }));
     hl.replaceChildren();
     lines.forEach((line, i) => {
-      const row = h("span", i + 1 === errLine ? "errline" : "");
-      for (const [cls, piece] of tokens(line)) row.append(cls ? h("span", cls, piece) : document.createTextNode(piece));
+      const row = h("span", { cls: i + 1 === errLine ? "errline" : "" });
+      for (const [cls, piece] of tokens(line)) row.append(cls ? h("span", { cls, text: piece }) : document.createTextNode(piece));
       hl.append(row, document.createTextNode("\n"));
     });
   }
@@ -233,7 +221,7 @@ function render({ model, el, experimental }) {
     const st = model.get("status") || {};
     status.className = `tce-live-status ${st.state || ""}`;
     status.textContent = st.message || "";
-    if (st.stale) status.append(h("div", "tce-live-stale", `showing the last good result (version ${st.version}), marked stale`));
+    if (st.stale) status.append(h("div", { cls: "tce-live-stale", text: `showing the last good result (version ${st.version}), marked stale` }));
     root.dataset.state = st.state || "";
     paint();
   }
@@ -241,15 +229,15 @@ function render({ model, el, experimental }) {
   function pullVersions() {
     const versions = model.get("versions") || [];
     const shown = model.get("shown");
-    history.replaceChildren(h("span", "", versions.length ? "versions:" : ""));
+    history.replaceChildren(h("span", { text: versions.length ? "versions:" : "" }));
     for (const v of versions) {
-      const b = h("button", v.version === shown ? "shown" : "", v.label);
+      const b = h("button", { cls: v.version === shown ? "shown" : "", text: v.label });
       b.title = v.summary || "";
       b.addEventListener("click", () => ask("_show", { version: v.version }));
       history.append(b);
     }
     if (versions.length) {
-      const back = h("button", "tce-live-writeback", "write back to cell");
+      const back = h("button", { cls: "tce-live-writeback", text: "write back to cell" });
       back.addEventListener("click", () => writeBack(back));
       history.append(back);
     }
