@@ -63,6 +63,14 @@ def test_every_source_is_a_module_of_real_imports_and_no_longer_than_600_lines()
             )
 
 
+def test_no_folder_of_sources_holds_more_than_12_modules_at_its_top():
+    folders: dict[str, list[str]] = {}
+    for path in SOURCES:
+        folders.setdefault(path.parent.relative_to(STATIC).as_posix(), []).append(path.name)
+    for folder, names in folders.items():
+        assert len(names) <= 12, f"explorer/static/{folder} holds {len(names)} modules: {names}"
+
+
 def test_the_js_registry_of_renderers_is_generated_from_the_table_of_kinds():
     committed = (STATIC_DIR / "panes" / "renderers.js").read_text(encoding="utf-8")
     assert committed == renderers_js(), (
