@@ -1,8 +1,10 @@
 """The front-end assets shipped as package data (``explorer/static/``).
 
-The JS sources are ES modules in ``explorer/static/*.js``; esbuild bundles each widget's
-entry module and what it imports into one file under ``explorer/static/dist/``
-(``npm run build``, ``js/build.mjs``), committed so that users never need Node.
+The JS sources are ES modules under ``explorer/static/``: the widgets' entry modules and
+the shared helpers at its top, the pane renderers in ``panes/``, the graph canvas in
+``graph/``. esbuild bundles each widget's entry module and what it imports into one file
+under ``explorer/static/dist/`` (``npm run build``, ``js/build.mjs``), committed so that
+users never need Node.
 ``tests/test_frontend.py`` rebuilds and compares, so the shipped bundle is never stale.
 The widgets' ``_esm`` are these files; the exported page inlines ``dist/explorer.js``.
 """

@@ -40,7 +40,7 @@ if [[ ! -x node_modules/.bin/tsc || ! -d node_modules/esbuild ]]; then
     echo "test.sh: npm ci (esbuild, typescript)"
     npm ci --no-audit --no-fund
 fi
-echo "test.sh: tsc --checkJs (explorer/static/*.js)"
+echo "test.sh: tsc --checkJs (explorer/static/**/*.js)"
 node_modules/.bin/tsc -p tsconfig.json
 
 rc=0

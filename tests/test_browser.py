@@ -367,7 +367,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The explorer in the page (class names from explorer/static/*.js)
+# The explorer in the page (class names from explorer/static/**/*.js)
 # ---------------------------------------------------------------------------------------------
 
 # Errors that come from the widget: anywidget imports the bundle from a blob: URL and logs

@@ -26,7 +26,9 @@ needs_esbuild = pytest.mark.skipif(
     NODE is None or not ESBUILD.is_dir(),
     reason="needs node and the npm packages: run `npm ci` at the repository root",
 )
-SOURCES = sorted(p for p in STATIC_DIR.glob("*.js"))
+STATIC = STATIC_DIR.resolve()
+# every JS module under static/, its subfolders' too, but not the bundles in dist/
+SOURCES = sorted(p for p in STATIC.rglob("*.js") if p.relative_to(STATIC).parts[0] != "dist")
 
 
 @needs_esbuild
@@ -50,21 +52,31 @@ def test_the_committed_bundles_are_a_fresh_build_of_the_sources(tmp_path):
 
 def test_every_source_is_a_module_of_real_imports_and_no_longer_than_600_lines():
     for path in SOURCES:
+        name = path.relative_to(STATIC).as_posix()
         text = path.read_text(encoding="utf-8")
-        assert text.count("\n") <= 600, f"{path.name} has {text.count(chr(10))} lines"
-        assert re.search(r"^export\b", text, re.M), f"{path.name} exports nothing"
+        assert text.count("\n") <= 600, f"{name} has {text.count(chr(10))} lines"
+        assert re.search(r"^export\b", text, re.M), f"{name} exports nothing"
         for target in re.findall(r'^import .* from "([^"]+)";$', text, re.M):
-            assert target.startswith("./") and (STATIC_DIR / target).is_file(), (
-                f"{path.name} imports {target}: only sibling modules, no network imports"
+            found = (path.parent / target).resolve()
+            assert target.startswith(("./", "../")) and found in SOURCES, (
+                f"{name} imports {target}: only the explorer's own modules, no network imports"
             )
 
 
+def test_no_folder_of_sources_holds_more_than_12_modules_at_its_top():
+    folders: dict[str, list[str]] = {}
+    for path in SOURCES:
+        folders.setdefault(path.parent.relative_to(STATIC).as_posix(), []).append(path.name)
+    for folder, names in folders.items():
+        assert len(names) <= 12, f"explorer/static/{folder} holds {len(names)} modules: {names}"
+
+
 def test_the_js_registry_of_renderers_is_generated_from_the_table_of_kinds():
-    committed = (STATIC_DIR / "renderers.js").read_text(encoding="utf-8")
+    committed = (STATIC_DIR / "panes" / "renderers.js").read_text(encoding="utf-8")
     assert committed == renderers_js(), (
-        "explorer/static/renderers.js is out of date with explorer/panes/kinds.py KINDS; "
+        "explorer/static/panes/renderers.js is out of date with explorer/panes/kinds.py KINDS; "
         "regenerate it with: python -c \"from explorer.panes import renderers_js; "
-        "print(renderers_js(), end='')\" > explorer/static/renderers.js && npm run build"
+        "print(renderers_js(), end='')\" > explorer/static/panes/renderers.js && npm run build"
     )
 
 
@@ -72,7 +84,7 @@ def test_the_js_registry_of_renderers_is_generated_from_the_table_of_kinds():
 def test_the_renderers_the_browser_loads_are_the_kinds_python_builds():
     # the module graph itself, evaluated by node: each kind's function, by name
     script = (
-        'const m = await import("./explorer/static/renderers.js");'
+        'const m = await import("./explorer/static/panes/renderers.js");'
         "console.log(JSON.stringify(Object.entries(m.RENDERERS).map(([k, f]) => [k, f.name])));"
     )
     done = subprocess.run(

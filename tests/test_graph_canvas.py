@@ -32,7 +32,7 @@ from explorer.export import to_html
 from explorer.panes import build_pane
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
-# more numbered blocks than the canvas keeps closed together (GC_REPEAT_MIN in graph.js)
+# more numbered blocks than the canvas keeps closed together (GC_REPEAT_MIN in graph/tree.js)
 LAYERS = 6
 
 if chromium_missing():

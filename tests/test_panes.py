@@ -23,7 +23,7 @@ RECORDING = Path(__file__).parent / "data" / "recordings" / "cuda_pointwise.json
 EVIL = programs.MARKUP
 REGENERATE = (
     "python -c \"from explorer.panes import typedefs; print(typedefs(), end='')\" "
-    "> explorer/static/panes.typedefs.js"
+    "> explorer/static/panes/typedefs.js"
 )
 
 
@@ -278,9 +278,9 @@ def test_markup_in_user_code_stays_plain_text_in_the_panes_and_the_html(tmp_path
 
 
 def test_the_committed_typedefs_match_the_pane_classes():
-    committed = static_text("panes.typedefs.js")
+    committed = static_text("panes/typedefs.js")
     assert committed == typedefs(), (
-        "explorer/static/panes.typedefs.js is out of date with explorer/panes/types.py; "
+        "explorer/static/panes/typedefs.js is out of date with explorer/panes/types.py; "
         f"regenerate it with: {REGENERATE}"
     )
     for kind in ("GraphPane", "OutputCodePane", "FindingsPane", "Index"):

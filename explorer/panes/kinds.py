@@ -1,13 +1,13 @@
 """The pane kinds, registered once: each kind's class, builder and browser renderer.
 
 ``KINDS`` is the one table. ``build_pane`` looks a kind's builder up in it, the JSDoc
-``Pane`` union lists its classes, and ``explorer/static/renderers.js`` (the browser's
+``Pane`` union lists its classes, and ``explorer/static/panes/renderers.js`` (the browser's
 ``RENDERERS``, kind -> ``render<Kind>(el, pane, ctx)``) is generated from it by
 ``renderers_js()``; ``tests/test_panes.py`` regenerates and compares, so adding a kind
 here is the whole registration. After changing the table run::
 
     python -c "from explorer.panes import renderers_js; print(renderers_js(), end='')" \
-        > explorer/static/renderers.js && npm run build
+        > explorer/static/panes/renderers.js && npm run build
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ __all__ = ["KINDS", "PaneKind", "kind_of", "renderers_js"]
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PaneKind:
     """One kind of pane: the class its data is (whose ``kind`` default names the kind),
-    the pure function that builds it, and the JS function (in ``explorer/static/<module>``)
+    the pure function that builds it, and the JS function (in ``explorer/static/panes/<module>``)
     that draws it.
 
     Example:
@@ -62,56 +62,52 @@ class PaneKind:
 
 
 KINDS: tuple[PaneKind, ...] = (
-    PaneKind(cls=CodePane, build=build_code, module="render_frame.js", renderer="renderCode"),
-    PaneKind(cls=GraphPane, build=build_graph, module="render_frame.js", renderer="renderGraph"),
+    PaneKind(cls=CodePane, build=build_code, module="frame.js", renderer="renderCode"),
+    PaneKind(cls=GraphPane, build=build_graph, module="frame.js", renderer="renderGraph"),
     PaneKind(
         cls=OutputCodePane,
         build=build_output_code,
-        module="render_inductor.js",
+        module="inductor.js",
         renderer="renderOutputCode",
     ),
     PaneKind(
         cls=SchedulePane,
         build=build_schedule,
-        module="render_inductor.js",
+        module="inductor.js",
         renderer="renderSchedule",
     ),
     PaneKind(
         cls=GraphBreaksPane,
         build=build_graph_breaks,
-        module="render_frame.js",
+        module="frame.js",
         renderer="renderGraphBreaks",
     ),
     PaneKind(
         cls=RecompileReasonsPane,
         build=build_recompile_reasons,
-        module="render_frame.js",
+        module="frame.js",
         renderer="renderRecompileReasons",
     ),
     PaneKind(
         cls=AutotuningPane,
         build=build_autotuning,
-        module="render_runtime.js",
+        module="runtime.js",
         renderer="renderAutotuning",
     ),
     PaneKind(
         cls=KernelTimingPane,
         build=build_kernel_timing,
-        module="render_runtime.js",
+        module="runtime.js",
         renderer="renderKernelTiming",
     ),
-    PaneKind(
-        cls=MetricsPane, build=build_metrics, module="render_runtime.js", renderer="renderMetrics"
-    ),
+    PaneKind(cls=MetricsPane, build=build_metrics, module="runtime.js", renderer="renderMetrics"),
     PaneKind(
         cls=TritonLoweringPane,
         build=build_triton_lowering,
-        module="render_inductor.js",
+        module="inductor.js",
         renderer="renderTritonLowering",
     ),
-    PaneKind(
-        cls=FindingsPane, build=build_findings, module="render_frame.js", renderer="renderFindings"
-    ),
+    PaneKind(cls=FindingsPane, build=build_findings, module="frame.js", renderer="renderFindings"),
 )
 
 _BY_NAME = {k.kind: k for k in KINDS}
@@ -127,7 +123,7 @@ def kind_of(name: str) -> PaneKind:
 
 
 def renderers_js() -> str:
-    """The text of ``explorer/static/renderers.js``: the browser's kind -> renderer table.
+    """The text of ``explorer/static/panes/renderers.js``: the browser's kind -> renderer table.
 
     Example:
         >>> "graph: renderGraph," in renderers_js()
@@ -141,7 +137,7 @@ def renderers_js() -> str:
         "// GENERATED from explorer/panes/kinds.py KINDS by explorer.panes.kinds.renderers_js();",
         "// do not edit. Each pane kind's renderer, as the shell looks it up by `pane.kind`.",
         "",
-        '/** @import { Renderer } from "./util.js" */',
+        '/** @import { Renderer } from "../util.js" */',
     ]
     lines += [f'import {{ {", ".join(names)} }} from "./{m}";' for m, names in modules.items()]
     lines += ["", "/** @type {Object<string, Renderer>} */", "const RENDERERS = {"]

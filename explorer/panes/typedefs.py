@@ -1,10 +1,10 @@
 """JSDoc typedefs of the pane and index classes: the Python-to-JS contract, written.
 
-``explorer/static/panes.typedefs.js`` holds ``typedefs()``; ``tests/test_panes.py``
+``explorer/static/panes/typedefs.js`` holds ``typedefs()``; ``tests/test_panes.py``
 regenerates and compares. After changing a class in ``explorer/panes/types.py`` run::
 
     python -c "from explorer.panes import typedefs; print(typedefs(), end='')" \
-        > explorer/static/panes.typedefs.js
+        > explorer/static/panes/typedefs.js
 """
 
 from __future__ import annotations

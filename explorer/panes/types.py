@@ -5,7 +5,7 @@ when the user opens it, and crosses to the browser as JSON (``pane_json``). Text
 sent verbatim, one entry per line of ``text.split("\\n")`` in the per-line tables
 (``line_src``, ``source_line``; a graph's and an output code's the browser derives from
 their nodes and kernels); the browser highlights it. ``explorer.panes.typedefs`` turns
-these classes into the JSDoc typedefs ``explorer/static/panes.typedefs.js`` holds, and a
+these classes into the JSDoc typedefs ``explorer/static/panes/typedefs.js`` holds, and a
 test keeps both in step.
 
 Ids: a source key is ``file:line``; a kernel id is ``Kernel.id``; a node is its index

@@ -6,12 +6,12 @@
 // HTML export) are anywidget commands (`experimental.invoke`).
 
 /** @import { Model, Ctx, Experimental, PaneHandle } from "./util.js" */
-/** @import { GcNode } from "./graph_tree.js" */
-/** @import { CompileEntry, Index, OutputCodePane, Selection } from "./panes.typedefs.js" */
+/** @import { GcNode } from "./graph/tree.js" */
+/** @import { CompileEntry, Index, OutputCodePane, Selection } from "./panes/typedefs.js" */
 import { SEL_KEYS, MARKER_TEXT, h, download, invoke, scrollWithin, hlClass } from "./util.js";
 import { appendHighlighted } from "./highlight.js";
-import { RENDERERS } from "./renderers.js";
-import { renderUnknown } from "./render_runtime.js";
+import { RENDERERS } from "./panes/renderers.js";
+import { renderUnknown } from "./panes/runtime.js";
 import { Store } from "./store.js";
 
 class Shell {
@@ -407,5 +407,5 @@ function render({ model, el, experimental }) {
 
 export default { render };
 // for pages that inline the bundle and draw one graph (tests/graph_fixtures.py)
-export { GraphCanvas } from "./graph.js";
+export { GraphCanvas } from "./graph/canvas.js";
 export { graphView } from "./store.js";

@@ -7,8 +7,8 @@
 // the renderers read: one object per graph node, and per-line tables of their texts.
 
 /** @import { Experimental, Model } from "./util.js" */
-/** @import { GcNode } from "./graph_tree.js" */
-/** @import { GraphNodes, GraphPane, Index, OutputCodePane } from "./panes.typedefs.js" */
+/** @import { GcNode } from "./graph/tree.js" */
+/** @import { GraphNodes, GraphPane, Index, OutputCodePane } from "./panes/typedefs.js" */
 import { PALETTE, invoke } from "./util.js";
 
 const PANE_KEY_SEP = "\n"; // as explorer/export.py joins compile key and pane id

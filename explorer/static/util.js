@@ -7,7 +7,7 @@
  * on attributes we name; nothing is ever parsed as markup.
  */
 
-/** @import { KernelRef, KernelTimingInfo, Selection } from "./panes.typedefs.js" */
+/** @import { KernelRef, KernelTimingInfo, Selection } from "./panes/typedefs.js" */
 
 /**
  * @typedef {{get(name: string): any, set(name: string, value: any): void,

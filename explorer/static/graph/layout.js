@@ -1,7 +1,7 @@
 // @ts-check
 // Layered (Sugiyama-style) layout for the graph canvas: cycle breaking, layering, dummy
 // nodes on long edges, barycentric crossing reduction, x placement by isotonic regression,
-// and edges routed through their dummy nodes. Pure functions, no DOM: graph.js lays out
+// and edges routed through their dummy nodes. Pure functions, no DOM: canvas.js lays out
 // one expanded group at a time with it, so the graphs it sees are the visible units of one
 // level (tens to a few hundred), never the whole 5,000-node graph.
 

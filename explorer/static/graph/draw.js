@@ -1,8 +1,8 @@
 // @ts-check
-// Drawing helpers of the graph canvas (graph.js, graph_panel.js): elements, labels, paths.
+// Drawing helpers of the graph canvas (canvas.js, panel.js): elements, labels, paths.
 
-/** @import { GcNode, GcMeta, GcGroup, GcUnit } from "./graph_tree.js" */
-/** @import { Point } from "./graph_layout.js" */
+/** @import { GcNode, GcMeta, GcGroup, GcUnit } from "./tree.js" */
+/** @import { Point } from "./layout.js" */
 
 const GC_SVG = "http://www.w3.org/2000/svg";
 const GC_LABEL_MAX = 34;

@@ -2,9 +2,9 @@
 // The graph canvas's search box and side panel (a node's details, kernels, inputs, users):
 // functions of a GraphCanvas `c`, called by its methods.
 
-import { GC_SEARCH_MAX, gcEl, gcSvg, gcClip, gcShortTarget, gcMetaText, gcPathD } from "./graph_draw.js";
-import { gcLayeredLayout } from "./graph_layout.js";
-/** @import { GraphCanvas } from "./graph.js" */
+import { GC_SEARCH_MAX, gcEl, gcSvg, gcClip, gcShortTarget, gcMetaText, gcPathD } from "./draw.js";
+import { gcLayeredLayout } from "./layout.js";
+/** @import { GraphCanvas } from "./canvas.js" */
 
 /** Fill the search results: exact name, then name prefix, then name or target substring. @param {GraphCanvas} c */
 function gcRunSearch(c) {

@@ -2,10 +2,10 @@
 // GENERATED from explorer/panes/kinds.py KINDS by explorer.panes.kinds.renderers_js();
 // do not edit. Each pane kind's renderer, as the shell looks it up by `pane.kind`.
 
-/** @import { Renderer } from "./util.js" */
-import { renderCode, renderGraph, renderGraphBreaks, renderRecompileReasons, renderFindings } from "./render_frame.js";
-import { renderOutputCode, renderSchedule, renderTritonLowering } from "./render_inductor.js";
-import { renderAutotuning, renderKernelTiming, renderMetrics } from "./render_runtime.js";
+/** @import { Renderer } from "../util.js" */
+import { renderCode, renderGraph, renderGraphBreaks, renderRecompileReasons, renderFindings } from "./frame.js";
+import { renderOutputCode, renderSchedule, renderTritonLowering } from "./inductor.js";
+import { renderAutotuning, renderKernelTiming, renderMetrics } from "./runtime.js";
 
 /** @type {Object<string, Renderer>} */
 const RENDERERS = {

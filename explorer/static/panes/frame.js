@@ -3,12 +3,12 @@
 // recompile reasons, and the advisor's findings. Each is `render<Kind>(el, pane, ctx)`
 // and returns a PaneHandle; they reach the rest of the explorer only through ctx.
 
-/** @import { GraphView } from "./store.js" */
-/** @import { Ctx, PaneHandle, Renderer } from "./util.js" */
-/** @import { Block, CodePane, FindingsPane, GraphBreaksPane, RecompileReasonsPane } from "./panes.typedefs.js" */
-import { h, hlClass } from "./util.js";
-import { CodeView } from "./code_view.js";
-import { GraphCanvas } from "./graph.js";
+/** @import { GraphView } from "../store.js" */
+/** @import { Ctx, PaneHandle, Renderer } from "../util.js" */
+/** @import { Block, CodePane, FindingsPane, GraphBreaksPane, RecompileReasonsPane } from "./typedefs.js" */
+import { h, hlClass } from "../util.js";
+import { CodeView } from "../code_view.js";
+import { GraphCanvas } from "../graph/canvas.js";
 
 /** @param {Ctx} ctx @param {string|null|undefined} key */
 function toggleSrc(ctx, key) {

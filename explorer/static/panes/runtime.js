@@ -1,8 +1,8 @@
 // @ts-check
 // Renderers of choices and costs: compile time, kernel time, autotuning.
 
-/** @import { Renderer } from "./util.js" */
-import { h, showKernel, kernelName, fmt, detailTable, hlClass } from "./util.js";
+/** @import { Renderer } from "../util.js" */
+import { h, showKernel, kernelName, fmt, detailTable, hlClass } from "../util.js";
 
 /** @type {Renderer} */
 function renderMetrics(el, pane) {

@@ -21,7 +21,7 @@
  * @typedef {number|GcGroup} GcUnit  a node index or a group
  * @typedef {LayeredLayout & {sizes: LayoutUnit[]}} GcLayout  a group's children laid out
  */
-/** @import { LayeredLayout, LayoutUnit } from "./graph_layout.js" */
+/** @import { LayeredLayout, LayoutUnit } from "./layout.js" */
 
 const GC_MAX_KIDS = 60; // direct node children of one group before they are split in runs
 const GC_MAX_LOOSE = 16; // the same for top-level nodes beside module groups

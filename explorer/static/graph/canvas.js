@@ -1,22 +1,22 @@
 // @ts-check
 // The graph canvas: one FX/ATen graph pane, grouped by module, laid out when opened.
-// The tree (graph_tree.js), the layout (graph_layout.js) and the search and side panel
-// (graph_panel.js) are its parts.
+// The tree (tree.js), the layout (layout.js), the drawing helpers (draw.js) and the
+// search and side panel (panel.js), all in this folder, are its parts.
 // Only the visible units are laid out: a collapsed group is one box, an expanded group
 // lays out its own children once (cached), so opening a block re-lays out that block and
 // the few levels above it, never the whole graph.
 
-/** @import { GcNode, GcGroup, GcUnit } from "./graph_tree.js" */
-/** @import { LayeredLayout, LayoutUnit, Point } from "./graph_layout.js" */
-/** @import { Selection } from "./panes.typedefs.js" */
+/** @import { GcNode, GcGroup, GcUnit } from "./tree.js" */
+/** @import { LayeredLayout, LayoutUnit, Point } from "./layout.js" */
+/** @import { Selection } from "../panes/typedefs.js" */
 
 /** @typedef {{x: number, y: number, w: number, h: number}} GcBox  a unit's box in the world */
 /** @typedef {Partial<Pick<Selection, "src"|"node"|"kernel">>} GcSelection  what the canvas shows */
-/** @import { Ctx } from "./util.js" */
-import { GC_LABEL_MAX, gcEl, gcSvg, gcClip, gcShortTarget, gcMetaText, gcGroupNote, gcUnitKey, gcPathD } from "./graph_draw.js";
-import { gcBuildTree, gcGroupEdges, gcOpenDefault } from "./graph_tree.js";
-import { gcLayeredLayout } from "./graph_layout.js";
-import { gcRunSearch, gcSearchKey, gcRenderSide } from "./graph_panel.js";
+/** @import { Ctx } from "../util.js" */
+import { GC_LABEL_MAX, gcEl, gcSvg, gcClip, gcShortTarget, gcMetaText, gcGroupNote, gcUnitKey, gcPathD } from "./draw.js";
+import { gcBuildTree, gcGroupEdges, gcOpenDefault } from "./tree.js";
+import { gcLayeredLayout } from "./layout.js";
+import { gcRunSearch, gcSearchKey, gcRenderSide } from "./panel.js";
 
 const GC_OPEN_SCALE = 0.6; // smallest zoom a graph opens at
 const GC_NODE_H = 34;

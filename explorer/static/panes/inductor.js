@@ -2,12 +2,12 @@
 // Renderers of Inductor's panes: output code with its kernels, the fused schedule, and
 // a Triton kernel's lowering.
 
-/** @import { OutputCodeView } from "./store.js" */
-/** @import { Renderer } from "./util.js" */
-/** @import { KernelInfo, LoweredStageInfo, SchedulePane, TritonLoweringPane } from "./panes.typedefs.js" */
-import { PALETTE, h, showKernel, gridText, timingRows, detailTable, hlClass } from "./util.js";
-import { CodeView } from "./code_view.js";
-import { renderBlocks } from "./render_frame.js";
+/** @import { OutputCodeView } from "../store.js" */
+/** @import { Renderer } from "../util.js" */
+/** @import { KernelInfo, LoweredStageInfo, SchedulePane, TritonLoweringPane } from "./typedefs.js" */
+import { PALETTE, h, showKernel, gridText, timingRows, detailTable, hlClass } from "../util.js";
+import { CodeView } from "../code_view.js";
+import { renderBlocks } from "./frame.js";
 
 /**
  * Output code verbatim; a kernel's lines carry its colour when one of its source lines
