@@ -110,7 +110,7 @@ class CompareView(ipywidgets.VBox):  # type: ignore[misc]
         return self
 
     def _show_selected(self, change: dict[str, Any]) -> None:
-        from . import view
+        from .widget import ExplorationWidget
 
         self.output.clear_output(wait=True)
         name = change["new"]
@@ -119,7 +119,7 @@ class CompareView(ipywidgets.VBox):  # type: ignore[misc]
         exploration = self._comparison.row(name).exploration
         if exploration is not None:
             with self.output:
-                display(view(exploration))
+                display(ExplorationWidget(exploration))
 
     def __repr__(self) -> str:
         return f"CompareView({self._comparison!r})"

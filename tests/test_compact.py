@@ -14,7 +14,8 @@ import torch
 
 import compiler
 from compiler import model
-from compiler.model import SCHEMA_VERSION, compact
+from compiler.model import SCHEMA_VERSION
+from compiler.store import compact
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDINGS = sorted(

@@ -14,8 +14,8 @@ import torch
 
 import compiler
 from compiler.model import Derived, Node
-from compiler.model.compact import Unpacker
-from compiler.model.serialize import _build, _Reading
+from compiler.store.compact import Unpacker
+from compiler.store.serialize import _build, _Reading
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDINGS = ROOT / "notebooks" / "recordings"

@@ -15,7 +15,7 @@ from torch._guards import CompileId as TorchCompileId
 
 import compiler
 from compiler import model
-from compiler.model.serialize import KEPT_PROPERTIES
+from compiler.store.serialize import KEPT_PROPERTIES
 
 SCHEMA_FILE = Path(__file__).parent / "data" / "schema.json"
 

@@ -23,7 +23,7 @@ files cost capture time (issue 15), autotuning ran the chosen one only, and the
 explorer's lowered view opens on the chosen variant; lowering a variant again from the
 kernel source and its config gives its stages where one is wanted. (Files written before
 this keep the texts they have; schema 3.0 stores them compressed and any text two
-variants or kernels share once, ``compiler/model/compact.py``.) SASS costs a ``cuobjdump``
+variants or kernels share once, ``compiler/store/compact.py``.) SASS costs a ``cuobjdump``
 run per kernel, so it is deferred: ``with_sass`` disassembles the cubins still in
 Triton's cache when asked.
 """

@@ -8,8 +8,8 @@ log, so a view never needs to know which one it is looking at.
 One module per part of a capture: ``base`` (ids, source locations, the schema
 version), ``graph`` (graphs and FX nodes), ``frame`` (what Dynamo recorded of a frame),
 ``kernel`` (what Inductor generated), ``exploration`` (compiles and the whole capture),
-``derived`` (the one cache of what is computed on first read);
-``serialize`` and ``compact`` write and read the JSON forms.
+``derived`` (the one cache of what is computed on first read). The JSON forms are
+``compiler/store``'s: reading a file links it again, which is ``compiler/link``'s work.
 """
 
 from compiler.model.base import SCHEMA_VERSION, CompileId, SourceLoc, StageError

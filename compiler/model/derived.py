@@ -14,7 +14,7 @@ So ``==``, ``dataclasses.replace``, ``copy.copy`` and ``to_json``, which only lo
 fields (``derived`` is left out of equality, repr and JSON), never compute anything,
 and a copy made with ``replace`` reads the value its original reads. Who registers what:
 ``compiler/link/derive.py`` (graphs, guards, user lines, lowered-line maps) and
-``compiler/trace/build.py`` (live decompiling); ``compiler/model/serialize.py`` for
+``compiler/trace/build.py`` (live decompiling); ``compiler/store/serialize.py`` for
 decompiled text read from a file.
 
 Example:
@@ -92,7 +92,7 @@ class Later:
 
 
 # The metadata of a model class's ``derived`` field (a ``Later`` or None, declared
-# ``compare=False, repr=False``): ``compiler/model/serialize.py`` leaves it out of JSON.
+# ``compare=False, repr=False``): ``compiler/store/serialize.py`` leaves it out of JSON.
 DERIVED = types.MappingProxyType({"derived": True})
 
 

@@ -237,15 +237,15 @@ class Exploration:
 
     def to_json(self, *, indent: int | None = None, compact: bool = True) -> str:
         """Serialize losslessly, schema version first; repeated strings are stored once
-        and long texts compressed unless ``compact=False`` (``compiler/model/compact.py``)."""
-        from compiler.model.serialize import to_json
+        and long texts compressed unless ``compact=False`` (``compiler/store/compact.py``)."""
+        from compiler.store.serialize import to_json
 
         return to_json(self, indent=indent, compact=compact)
 
     @classmethod
     def from_json(cls, text: str) -> Exploration:
         """Read what ``to_json`` wrote (any older schema version, upgraded)."""
-        from compiler.model.serialize import from_json
+        from compiler.store.serialize import from_json
 
         return from_json(text)
 

@@ -56,8 +56,8 @@ class CompareMagics(Magics):
         """
         import compiler
 
-        from .. import view_comparison
         from .._progress import showing_progress
+        from ..compare_widget import CompareView
         from ..compile_log import compile_log
 
         args = parse_argstring(self.compare_cell, line)
@@ -100,7 +100,7 @@ class CompareMagics(Magics):
         if args.log:
             with open(args.log, "w", encoding="utf-8") as f:
                 f.write(compile_log(comparison))
-        display(view_comparison(comparison))
+        display(CompareView(comparison))
 
 
 def _expression_function(

@@ -3,7 +3,7 @@
 The writer walks the dataclasses; the reader rebuilds them from their type hints,
 keeps a list of keys it did not recognise, refuses a newer major version and
 upgrades older majors one step at a time. Since schema 3.0 the writer stores repeated
-strings once and long texts compressed (``compiler/model/compact.py``): a major version, so
+strings once and long texts compressed (``compiler/store/compact.py``): a major version, so
 that a 2.x reader refuses such a file instead of reading table indexes as text. The
 reader still takes the plain form (``to_json(compact=False)``, and 2.x files through
 the upgrade to 3.0) and 1.x through the upgrade to 2.0.
@@ -30,8 +30,8 @@ from compiler import model
 from compiler.errors import SchemaVersionError, TraceFormatError
 from compiler.link.derive import derive
 from compiler.model import SCHEMA_VERSION, Bytecode, Derived, Exploration, Schedule
-from compiler.model.compact import Unpacker, fused_text, pack, schedule_spans
 from compiler.model.derived import is_derived
+from compiler.store.compact import Unpacker, fused_text, pack, schedule_spans
 
 # The first version written in the compact form.
 _COMPACT_SINCE = (3, 0)

@@ -15,7 +15,7 @@ file names, source lines and kernel ids on every node. Schema 2.0 wrote all of i
   compresses well (kernels, line tables such as ``Bytecode.original_lines``);
 - a fused scheduler node's ``text`` is written as its ``[start, end]`` in its schedule's
   ``post_fusion`` text, which already holds every node's text;
-- a field equal to its default is left out (``compiler/model/serialize.py`` does this and the
+- a field equal to its default is left out (``compiler/store/serialize.py`` does this and the
   one above; this module the strings and lists).
 
 Since schema 4.0 nothing computed on first read is written (graph nodes, guard lists,
