@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler import Exploration, Kernel, OutputCode
+from compiler import Exploration, OutputCode
 from compiler.gpu.lowered_lines import def_line_of
 from compiler.link import ids
 
@@ -12,7 +12,6 @@ from .types import (
     Block,
     FusedInfo,
     KernelInfo,
-    KernelTimingInfo,
     LoweredStageInfo,
     OutputCodePane,
     SchedulePane,
@@ -49,22 +48,6 @@ def kernel_sources(oc: OutputCode) -> dict[str, tuple[str, ...]]:
     return {k.id: tuple(filter(None, map(ids.loc_key, k.user_lines))) for k in oc.kernels}
 
 
-def _timing(k: Kernel) -> KernelTimingInfo | None:
-    t = k.timing
-    if t is None:
-        return None
-    return KernelTimingInfo(
-        calls=t.calls,
-        median_us=t.median_us,
-        min_us=t.min_us,
-        bytes=t.bytes,
-        achieved_gbps=t.achieved_gbps,
-        peak_gbps=t.peak_gbps,
-        flops=t.flops,
-        achieved_tflops=t.achieved_tflops,
-    )
-
-
 def build_output_code(exp: Exploration, compile_key: str, pane_id: str) -> OutputCodePane:
     """One output code verbatim and its kernels, each with the lines it spans and the
     lines that call it (the browser marks each line's kernel from them).
@@ -89,7 +72,7 @@ def build_output_code(exp: Exploration, compile_key: str, pane_id: str) -> Outpu
                 post_grad_nodes=k.post_grad_nodes,
                 source_nodes=k.source_nodes,
                 src=srcs.get(k.id, ()),
-                timing=_timing(k),
+                timing=k.timing,
                 grid=k.grid,
                 lowering=ids.lowering_pane(k),
             )

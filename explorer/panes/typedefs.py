@@ -39,14 +39,29 @@ def _js(tp: Any) -> str:
 
 
 def _classes() -> list[type]:
-    out = {
+    """The pane and index classes, and the compiler's classes they carry as they are
+    (``compiler.KernelTiming``)."""
+    todo = [
         v
         for v in vars(pane_types).values()
         if isinstance(v, type)
         and dataclasses.is_dataclass(v)
         and v.__module__ == pane_types.__name__
-    }  # a set: ``Pane`` names PaneHead again
+    ]
+    out: set[type] = set()  # a set: ``Pane`` names PaneHead again
+    while todo:
+        cls = todo.pop()
+        if cls in out:
+            continue
+        out.add(cls)
+        for hint in typing.get_type_hints(cls).values():
+            todo.extend(t for t in _named(hint) if dataclasses.is_dataclass(t))
     return sorted(out, key=lambda c: c.__name__)
+
+
+def _named(tp: Any) -> list[Any]:
+    """``tp`` and every type named inside it (``tuple[KernelInfo, ...] | None``)."""
+    return [tp, *(t for a in typing.get_args(tp) for t in _named(a))]
 
 
 def typedefs() -> str:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from compiler.model import KernelTiming
+
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
 
@@ -129,20 +131,6 @@ class GraphPane(PaneHead):
 
 
 @dataclass(**_FROZEN)
-class KernelTimingInfo:
-    """``compiler.KernelTiming`` as sent to the browser."""
-
-    calls: int
-    median_us: float
-    min_us: float
-    bytes: int | None = None
-    achieved_gbps: float | None = None
-    peak_gbps: float | None = None
-    flops: int | None = None
-    achieved_tflops: float | None = None
-
-
-@dataclass(**_FROZEN)
 class KernelInfo:
     """A kernel of an output code and the user source lines it came from."""
 
@@ -155,7 +143,7 @@ class KernelInfo:
     post_grad_nodes: tuple[str, ...]
     source_nodes: tuple[str, ...]
     src: tuple[str, ...]
-    timing: KernelTimingInfo | None = None
+    timing: KernelTiming | None = None
     grid: tuple[int, ...] = ()
     lowering: str | None = None
 

@@ -7,7 +7,7 @@
  * on attributes we name; nothing is ever parsed as markup.
  */
 
-/** @import { KernelRef, KernelTimingInfo, Selection } from "./panes/typedefs.js" */
+/** @import { KernelRef, KernelTiming, Selection } from "./panes/typedefs.js" */
 
 /**
  * @typedef {{get(name: string): any, set(name: string, value: any): void,
@@ -127,7 +127,7 @@ function fmt(x, digits = 1) {
   return x.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-/** @param {KernelTimingInfo|null} t @returns {string[][]} */
+/** @param {KernelTiming|null} t @returns {string[][]} */
 function timingRows(t) {
   if (!t) return [];
   const pct = t.achieved_gbps !== null && t.peak_gbps ? ` (${fmt((100 * t.achieved_gbps) / t.peak_gbps)}% of copy peak)` : "";

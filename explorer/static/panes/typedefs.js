@@ -199,7 +199,7 @@
  * @property {string[]} post_grad_nodes
  * @property {string[]} source_nodes
  * @property {string[]} src
- * @property {(KernelTimingInfo|null)} timing
+ * @property {(KernelTiming|null)} timing
  * @property {number[]} grid
  * @property {(string|null)} lowering
  */
@@ -209,7 +209,7 @@
  * @property {(string|null)} pane
  */
 /**
- * @typedef {object} KernelTimingInfo
+ * @typedef {object} KernelTiming
  * @property {number} calls
  * @property {number} median_us
  * @property {number} min_us
