@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 import compiler  # noqa: E402
 from explorer.export import PANE_KEY_SEP, html_page, pane_blob, to_html  # noqa: E402
-from explorer.panes import build_index, build_pane, pane_json  # noqa: E402
+from explorer.panes import build_index, build_pane, no_gc, pane_json  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 MODELS = ("gpt2_train", "bert_infer", "resnet_infer")
@@ -152,11 +152,13 @@ def main(argv: list[str] | None = None) -> None:
             json_size = len(exp.to_json(compact=False).encode("utf-8"))
             # (a) index + default pane, Python then the page
             exp = compiler.load_trace(trace)
+            # (the collector paused as the widget builds panes: explorer/widget.py)
             t = time.perf_counter()
             index = build_index(exp)
             index_data = pane_json(index)
             sel = index.default_selection
-            first_data = pane_json(build_pane(exp, sel.compile, sel.stage))
+            with no_gc():
+                first_data = pane_json(build_pane(exp, sel.compile, sel.stage))
             json.dumps(index_data)
             blobs = {PANE_KEY_SEP.join(("" if sel.stage == "findings" else sel.compile, sel.stage)):
                      pane_blob(first_data)}  # fmt: skip
@@ -164,8 +166,10 @@ def main(argv: list[str] | None = None) -> None:
             # (b) the largest graph pane
             ckey, pid = largest_graph(exp, index)
             t = time.perf_counter()
-            graph = build_pane(exp, ckey, pid)
-            blobs[PANE_KEY_SEP.join((ckey, pid))] = pane_blob(pane_json(graph))
+            with no_gc():
+                graph = build_pane(exp, ckey, pid)
+                data = pane_json(graph)
+            blobs[PANE_KEY_SEP.join((ckey, pid))] = pane_blob(data)
             py_graph = time.perf_counter() - t
             js_first, js_graph = open_in_browser(browser, html_page(index_data, blobs), ckey, pid)
             rows.append((name, log, py_first, js_first, pid, len(graph.nodes.name), py_graph,
