@@ -271,20 +271,20 @@ function render({ model, el, experimental }) {
   pullOptions();
   pullStatus();
   pullVersions();
-  model.on("change:code", pullCode);
-  model.on("change:options", pullOptions);
-  model.on("change:auto", pullOptions);
-  model.on("change:status", pullStatus);
-  model.on("change:versions", pullVersions);
-  model.on("change:shown", pullVersions);
+  // one table for subscribing and unsubscribing, so the two cannot drift apart
+  /** @type {[string, () => void][]} */
+  const listeners = [
+    ["change:code", pullCode],
+    ["change:options", pullOptions],
+    ["change:auto", pullOptions],
+    ["change:status", pullStatus],
+    ["change:versions", pullVersions],
+    ["change:shown", pullVersions],
+  ];
+  for (const [event, pull] of listeners) model.on(event, pull);
   return () => {
     aborted.abort();
-    model.off("change:code", pullCode);
-    model.off("change:options", pullOptions);
-    model.off("change:auto", pullOptions);
-    model.off("change:status", pullStatus);
-    model.off("change:versions", pullVersions);
-    model.off("change:shown", pullVersions);
+    for (const [event, pull] of listeners) model.off(event, pull);
   };
 }
 

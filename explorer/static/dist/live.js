@@ -261,20 +261,18 @@ ${source}`;
   pullOptions();
   pullStatus();
   pullVersions();
-  model.on("change:code", pullCode);
-  model.on("change:options", pullOptions);
-  model.on("change:auto", pullOptions);
-  model.on("change:status", pullStatus);
-  model.on("change:versions", pullVersions);
-  model.on("change:shown", pullVersions);
+  const listeners = [
+    ["change:code", pullCode],
+    ["change:options", pullOptions],
+    ["change:auto", pullOptions],
+    ["change:status", pullStatus],
+    ["change:versions", pullVersions],
+    ["change:shown", pullVersions]
+  ];
+  for (const [event, pull] of listeners) model.on(event, pull);
   return () => {
     aborted.abort();
-    model.off("change:code", pullCode);
-    model.off("change:options", pullOptions);
-    model.off("change:auto", pullOptions);
-    model.off("change:status", pullStatus);
-    model.off("change:versions", pullVersions);
-    model.off("change:shown", pullVersions);
+    for (const [event, pull] of listeners) model.off(event, pull);
   };
 }
 var live_default = { render };
