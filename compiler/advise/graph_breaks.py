@@ -114,6 +114,20 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
                 code="torch._dynamo.config.capture_dynamic_output_shape_ops = True",
             ),
         )
+    if "tensor.backward() call" in low:
+        return _Cause(
+            "graph_break.backward",
+            "loss.backward() inside the compiled function breaks the graph",
+            f"`{code}` runs autograd, which Dynamo does not trace: the forward is one "
+            "graph, the backward still runs compiled (AOTAutograd's backward graph), and "
+            "the rest of the function is a resume function. Compile the model (or the "
+            "forward and the loss) and call backward outside the compiled function:\n"
+            "```python\n"
+            "compiled = torch.compile(model)\n"
+            "loss = compiled(x, labels=x).loss\n"
+            "loss.backward()\n"
+            "```",
+        )
     if "torch.compiler.disable" in low:
         return _Cause(
             "graph_break.disabled",
