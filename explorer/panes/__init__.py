@@ -52,7 +52,6 @@ __all__ = [
     "typedefs",
 ]
 
-
 def build_pane(exp: Exploration, compile_key: str | None, pane_id: str) -> Pane:
     """Build pane ``pane_id`` of compile ``compile_key`` (any compile for ``findings``).
 

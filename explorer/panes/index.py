@@ -156,7 +156,8 @@ def _windows(lines: list[int], last: int) -> list[tuple[int, int]]:
 def _window(filename: str, start: int, lines: tuple[str, ...], linked: set[int]) -> SourceWindow:
     """A window of ``lines`` from ``start``, with the source key of each linked line."""
     src = tuple(
-        ids.src_key(filename, n) if n in linked else None for n in range(start, start + len(lines))
+        ids.src_key(filename, n) if n in linked else None
+        for n in range(start, start + len(lines))
     )
     return SourceWindow(start=start, lines=lines, src=src)
 
