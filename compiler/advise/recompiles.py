@@ -10,7 +10,7 @@ from dataclasses import replace
 from compiler.advise._common import Ranked, finding, plural
 from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, src_key
-from compiler.model import Compile, Exploration, RecompileReason
+from compiler.model import Compile, Exploration, Fix, RecompileReason
 
 _TENSOR = re.compile(
     r"tensor '(?P<input>.+?)' (?P<what>[\w ]+?) mismatch(?: at index (?P<dim>\d+))?"
@@ -243,6 +243,10 @@ def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
                 _suggest(inp, what, dims.get((inp, what), set()), exp),
                 f"{plural(len(hits), 'extra compile')}",
                 score=float(len(hits)),
+                # the explorer can compile the target again with every size dynamic
+                fix=Fix(kind="dynamic", code="torch.compile(fn, dynamic=True)")
+                if what == "size"
+                else None,
             )
         )
     return out
