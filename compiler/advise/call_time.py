@@ -87,26 +87,37 @@ def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
             )
         )
     host = max(total - sum(p.ms for p in out), 0.0)
+    advice, fix = _host_advice(exp, t)
     out.append(
         _Part(
             f"the host side ({host:.3f} ms of {total:.3f} ms: guards, wrapper, kernel launches)",
             host,
-            _host_advice(exp),
+            advice,
+            fix,
         )
     )
     return sorted(out, key=lambda p: -p.ms)
 
 
-def _host_advice(exp: Exploration) -> str:
+def _host_advice(exp: Exploration, t: CallTiming) -> tuple[str, Fix | None]:
     mode = (exp.options.mode if exp.options else None) or ""
+    graphs = t.cudagraph_recordings or t.cudagraph_warmups or "reduce-overhead" in mode
+    if graphs and t.cudagraph_replays < 1:
+        # a call that does not replay its recorded graph runs on the host: the same cause
+        # as a re-recording, where the Exploration shows it (grad in an inference call)
+        advice, fix = _rerecording(exp)
+        if fix is not None:
+            return advice, fix
     if "reduce-overhead" in mode:
         return (
             "The GPU waits on Python although the mode asks for CUDA graphs: what stops "
-            "the replay (a skip, re-recordings, a graph break) is listed here."
+            "the replay (a skip, re-recordings, a graph break) is listed here.",
+            None,
         )
     return (
         "The GPU waits on Python: record the call as a CUDA graph so it replays with "
-        'one launch:\n```python\ntorch.compile(fn, mode="reduce-overhead")\n```'
+        'one launch:\n```python\ntorch.compile(fn, mode="reduce-overhead")\n```',
+        None,
     )
 
 
