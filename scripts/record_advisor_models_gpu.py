@@ -106,6 +106,15 @@ def _ms(fn: Callable[[], Any], runs: int = 50) -> list[float]:
     return times
 
 
+# torch's artifact loggers (getArtifactLogger: "<module>.__<artifact>"), which
+# torch._logging.set_logs turns on; the handler reads them directly
+_ARTIFACT_LOGGERS = (
+    "torch._inductor.cudagraph_trees.__cudagraphs",
+    "torch._dynamo.__graph_breaks",
+    "torch._dynamo.__recompiles",
+)
+
+
 class _Lines(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
@@ -125,7 +134,7 @@ def facts(
     counters.clear()
     torch._logging.set_logs(cudagraphs=True, graph_breaks=True, recompiles=True)
     handler = _Lines()
-    for name in ("torch._inductor.cudagraph_trees", "torch._dynamo"):
+    for name in _ARTIFACT_LOGGERS:
         logging.getLogger(name).addHandler(handler)
     compiled = torch.compile(target, **kw)
     eager = _ms(lambda: target(*args))
@@ -138,7 +147,7 @@ def facts(
             return compiled_ng(*args)
 
     ng = _ms(no_grad) if inference else [float("nan")]
-    for name in ("torch._inductor.cudagraph_trees", "torch._dynamo"):
+    for name in _ARTIFACT_LOGGERS:
         logging.getLogger(name).removeHandler(handler)
     torch._logging.set_logs()
     torch.compiler.reset()
