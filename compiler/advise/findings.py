@@ -129,7 +129,11 @@ def tried_summary(f: Finding) -> str:
         )
         if x or y
     ]
+    verdict = ""
     if b.ms is not None and a.ms is not None:
         where = f" on {t.device}" if t.device else ""
         parts.append(f"{b.ms:.3g} -> {a.ms:.3g} ms per call{where}")
-    return f"Tried {t.fix.code or t.fix.kind}: " + ", ".join(parts)
+        if a.ms > 1.1 * b.ms:
+            # fewer compiles but slower calls: the user weighs one against the other
+            verdict = "; each call got slower with the fix, so weigh it against what it saves"
+    return f"Tried {t.fix.code or t.fix.kind}: " + ", ".join(parts) + verdict
