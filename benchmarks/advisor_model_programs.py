@@ -71,6 +71,19 @@ def gpt2_seq_lengths() -> Built:
     return Built(serve, (2,), wrap=False)
 
 
+def gpt2_train_seq_lengths() -> Built:
+    """GPT-2 training on batches of three sequence lengths, the model compiled."""
+    model = _gpt2()
+    compiled = torch.compile(model, backend="aot_eager")
+
+    def train(batch: int) -> None:
+        for seq in (16, 24, 32):
+            x = torch.randint(0, 512, (batch, seq))
+            compiled(x, labels=x).loss.backward()
+
+    return Built(train, (2,), wrap=False)
+
+
 def gpt2_generate_step() -> Built:
     """GPT-2 greedy decoding step that stops on an end-of-sequence token, compiled."""
     model = _gpt2().eval()
@@ -261,6 +274,7 @@ PROGRAMS: dict[str, Callable[[], Built]] = {
         gpt2_train_step,
         gpt2_train_compiled_model,
         gpt2_seq_lengths,
+        gpt2_train_seq_lengths,
         gpt2_generate_step,
         gpt2_checkpointed_train,
         llama_inference,

@@ -62,6 +62,12 @@ EXPECTED: dict[str, Expect] = {
         "Recompiling function wrapper: tensor 'args[0]' size mismatch at index 1. "
         "expected 16, actual 24",
     ),
+    "gpt2_train_seq_lengths": Expect(
+        ("graph_break.logging", "recompile.size"),
+        "the logging.Logger break at modeling_utils.py:4778 in 4 frames, and at seq 24 "
+        "'Recompiling function' wrapper, wrapped_func, forward, ForCausalLMLoss, __init__: "
+        "each 'size mismatch at index 1. expected 16, actual 24'",
+    ),
     "gpt2_generate_step": Expect(
         ("graph_break.scalar_branch",),
         "Graph break from Tensor.item() (capture_scalar_outputs=False) at the "
