@@ -170,3 +170,51 @@ def test_a_slow_cuda_graph_call_with_grad_in_inference_names_no_grad_as_the_fix(
     assert not any("aot_joint_graph" in c.graphs for c in plain.compiles)
     other = dataclasses.replace(plain, call_timing=timing).findings()[0]
     assert other.fix is None and "no_grad" not in other.suggestion
+
+
+RECORDINGS = Path(__file__).parent / "advisor_corpus" / "recordings"
+
+
+def _gpu(job: str) -> tuple[compiler.Exploration, dict]:
+    """An H100 recording of scripts/record_advisor_models_gpu.py and torch's facts
+    measured beside it (plain torch.compile, no explorer)."""
+    import json
+
+    path = RECORDINGS / f"advisor_model_{job}.json"
+    facts_path = RECORDINGS / "advisor_models_gpu_facts.json"
+    if not path.exists() or not facts_path.exists():
+        pytest.skip(f"no H100 recording {path.name} yet (scripts/record_advisor_models_gpu.py)")
+    facts = json.loads(facts_path.read_text())
+    if job not in facts:
+        pytest.skip(f"no facts for {job} in {facts_path.name}")
+    return compiler.Exploration.from_json(path.read_text()), facts[job]
+
+
+def test_h100_resnet18_with_grad_under_reduce_overhead_names_no_grad_and_its_tried_gain():
+    exp, facts = _gpu("resnet18_grad_ro")
+    # torch's facts: compiled slower than eager with grad, faster under no_grad
+    assert facts["compiled_ms"] > facts["eager_ms"] > facts["compiled_no_grad_ms"]
+    first = exp.findings()[0]
+    assert first.kind == "gpu.slower_than_eager"
+    assert first.fix is not None and first.fix.kind == "no_grad"
+    t = exp.call_timing
+    assert t is not None
+    shares = [float(p.split(" (")[0]) for p in first.impact.split(" = ")[1].split(" + ")]
+    assert sum(shares) == pytest.approx(t.compiled_mean_ms or t.compiled_ms, rel=0.01)
+    assert first.tried is not None and not first.tried.error
+    assert first.tried.after.ms is not None and first.tried.before.ms is not None
+    assert first.tried.after.ms < first.tried.before.ms
+
+
+def test_h100_resnet18_under_no_grad_is_clean():
+    exp, facts = _gpu("resnet18_nograd_ro")
+    assert facts["compiled_ms"] < facts["eager_ms"]  # torch's fact: compiling paid off
+    assert [f for f in exp.findings() if f.severity in ("problem", "warning")] == []
+
+
+def test_h100_gpt2_training_step_gets_one_logging_finding_at_the_library_line():
+    exp, facts = _gpu("gpt2_train_step")
+    assert any("logging.Logger" in reason for reason in facts["graph_breaks"])
+    logging = [f for f in exp.findings() if f.kind == "graph_break.logging"]
+    assert len(logging) == 1 and exp.findings()[0] is logging[0]
+    assert "modeling_utils.py" in logging[0].title and logging[0].chain
