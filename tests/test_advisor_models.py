@@ -216,5 +216,5 @@ def test_h100_gpt2_training_step_gets_one_logging_finding_at_the_library_line():
     exp, facts = _gpu("gpt2_train_step")
     assert any("logging.Logger" in reason for reason in facts["graph_breaks"])
     logging = [f for f in exp.findings() if f.kind == "graph_break.logging"]
-    assert len(logging) == 1 and exp.findings()[0] is logging[0]
+    assert len(logging) == 1 and exp.findings()[0] == logging[0]
     assert "modeling_utils.py" in logging[0].title and logging[0].chain
