@@ -185,11 +185,26 @@ def patched_dynamo_config(values: dict[str, Any]) -> contextlib.AbstractContextM
     return dynamo_config.patch(values)  # type: ignore[no-any-return]
 
 
+# settings renamed between torch versions: the newer name, and the older one it replaced
+_DYNAMO_RENAMED = {"ignore_logging_functions": "ignore_logger_methods"}
+
+
+def dynamo_config_name(name: str) -> str:
+    """``name`` as this torch spells it: ``ignore_logging_functions`` (torch 2.13) was
+    ``ignore_logger_methods`` before (still an alias on 2.13)."""
+    import torch._dynamo.config as dynamo_config
+
+    old = _DYNAMO_RENAMED.get(name)
+    if old is not None and not hasattr(dynamo_config, name) and hasattr(dynamo_config, old):
+        return old
+    return name
+
+
 def dynamo_config_value(name: str) -> Any:
     """The current value of a ``torch._dynamo.config`` setting."""
     import torch._dynamo.config as dynamo_config
 
-    return getattr(dynamo_config, name)
+    return getattr(dynamo_config, dynamo_config_name(name))
 
 
 def inductor_option_names() -> frozenset[str]:

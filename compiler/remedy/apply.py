@@ -89,5 +89,6 @@ def applied(fix: Fix, *, wrapped: bool) -> Iterator[None]:
                 value = {*_compat.dynamo_config_value(fix.name), resolve(fix.value)}
             else:
                 value = _VALUES.get(fix.value, fix.value)
-            stack.enter_context(_compat.patched_dynamo_config({fix.name: value}))
+            name = _compat.dynamo_config_name(fix.name)
+            stack.enter_context(_compat.patched_dynamo_config({name: value}))
         yield
