@@ -286,8 +286,8 @@ def _finding(
     suggestion = cause.suggestion
     if lib is not None and chain:
         suggestion = (
-            f"The break is in {lib[0]}, not in your code: your line {chain[0].text} "
-            "reaches it. " + suggestion
+            f"The break is in {lib[0]}, not in your code; your line reaches it "
+            f"({_own_line(gb0)}). " + suggestion
         )
     return finding(
         cause.kind,
@@ -339,6 +339,16 @@ def _shown(loc: SourceLoc, compiled: frozenset[str]) -> bool:
     return lib[0] != "torch" if lib is not None else is_user_file(loc.filename, compiled)
 
 
+def _own_line(gb: GraphBreak) -> str:
+    """``file.py:12 in step: `loss = model(x)``` for the user's line that led to the break."""
+    own = [loc for loc in gb.user_stack if loc.line and is_own_code(loc.filename)]
+    if not own:
+        return "the call into the library"
+    loc = own[-1]
+    code = f": `{loc.code.strip()}`" if loc.code else ""
+    return f"{short_path(loc.filename)}:{loc.line} in {loc.function}{code}"
+
+
 def _chain(gb: GraphBreak, compiled: frozenset[str]) -> tuple[Evidence, ...]:
     """The frames from the user's own line to the break, outermost first (torch's and
     this package's frames left out), each a link to its line; () when the break is in
@@ -356,7 +366,8 @@ def _chain(gb: GraphBreak, compiled: frozenset[str]) -> tuple[Evidence, ...]:
         lib = library_of(loc.filename)
         name = lib[1] if lib else short_path(loc.filename)
         code = loc.code.strip() if loc.code else ""
-        text = f"{name}:{loc.line} in `{loc.function}`" + (f": `{code}`" if code else "")
+        # plain text: it is a link's label in the view and an arrow-joined line in the report
+        text = f"{name}:{loc.line} in {loc.function}" + (f": {code}" if code else "")
         out.append(Evidence(text=text, src=loc_key(loc)))
     return tuple(out)
 
