@@ -98,6 +98,22 @@ def gpt2_generate_step() -> Built:
     return Built(decode_step, (torch.randint(0, 500, (1, 16)),), {"backend": "aot_eager"})
 
 
+def gpt2_greedy_loop() -> Built:
+    """A greedy generation loop over a compiled GPT-2 (no KV cache): the sequence grows by
+    one token per step."""
+    model = _gpt2().eval()
+    compiled = torch.compile(model, backend="aot_eager")
+
+    def generate(ids: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            for _ in range(4):
+                nxt = compiled(ids, use_cache=False).logits[:, -1].argmax(-1)
+                ids = torch.cat([ids, nxt[:, None]], dim=1)
+        return ids
+
+    return Built(generate, (torch.randint(0, 512, (1, 8)),), wrap=False)
+
+
 def gpt2_checkpointed_train() -> Built:
     """GPT-2 training step with gradient checkpointing on."""
     model = _gpt2()
@@ -276,6 +292,7 @@ PROGRAMS: dict[str, Callable[[], Built]] = {
         gpt2_seq_lengths,
         gpt2_train_seq_lengths,
         gpt2_generate_step,
+        gpt2_greedy_loop,
         gpt2_checkpointed_train,
         llama_inference,
         llama_train_compiled_model,

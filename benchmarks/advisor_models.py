@@ -73,6 +73,11 @@ EXPECTED: dict[str, Expect] = {
         "Graph break from Tensor.item() (capture_scalar_outputs=False) at the "
         "`if nxt.item() == 511` line",
     ),
+    "gpt2_greedy_loop": Expect(
+        ("recompile.size",),
+        "Recompiling function wrapper: tensor 'args[0]' size mismatch at index 1. expected "
+        "8, actual 9 (then dynamic: no further recompile over 4 steps)",
+    ),
     "gpt2_checkpointed_train": Expect(
         ("graph_break.logging",),
         "two logging.Logger breaks: transformers/utils/generic.py:1144 (warning_once: "
