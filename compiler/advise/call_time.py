@@ -101,10 +101,14 @@ def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
 
 def _host_advice(exp: Exploration, t: CallTiming) -> tuple[str, Fix | None]:
     mode = (exp.options.mode if exp.options else None) or ""
-    graphs = t.cudagraph_recordings or t.cudagraph_warmups or "reduce-overhead" in mode
-    if graphs and t.cudagraph_replays < 1:
-        # a call that does not replay its recorded graph runs on the host: the same cause
-        # as a re-recording, where the Exploration shows it (grad in an inference call)
+    graphs = (
+        t.cudagraph_replays or t.cudagraph_recordings or t.cudagraph_warmups
+    ) or "reduce-overhead" in mode
+    if graphs:
+        # Host time under CUDA graphs with a training graph that never ran backward is CUDA
+        # graph trees' own work for the pending backward (a new generation every call,
+        # memory-pool checkpoints): on the H100, timm resnet18 spent 13.6 of 15.5 ms per call
+        # there with grad, and the same compile under torch.no_grad() ran in 0.87 ms.
         advice, fix = _rerecording(exp)
         if fix is not None:
             return advice, fix
@@ -136,10 +140,10 @@ def _rerecording(exp: Exploration) -> tuple[str, Fix | None]:
         return (
             "Grad is enabled in a call that never runs backward: AOTAutograd compiled a "
             "training graph (joint, forward, backward), and CUDA graph trees keep each "
-            "forward's saved tensors for a backward that never comes, so later calls "
-            "cannot replay the recorded graph and record again. Run inference without "
-            "autograd:\n```python\nwith torch.no_grad():   # or torch.inference_mode()\n"
-            "    out = compiled(x)\n```",
+            "forward's saved tensors for a backward that never comes: every call starts a "
+            "new generation on the host, and calls that cannot replay record again. Run "
+            "inference without autograd:\n```python\nwith torch.no_grad():   # or "
+            "torch.inference_mode()\n    out = compiled(x)\n```",
             Fix(kind="no_grad", code="with torch.no_grad():"),
         )
     return (
