@@ -91,12 +91,14 @@ EXPECTED: dict[str, Expect] = {
     ),
     "gpu_resnet18_grad_ro": Expect(
         ("gpu.slower_than_eager",),
-        "H100: compiled slower than eager under reduce-overhead with grad enabled; CUDA "
-        "graph recordings logged after warm-up; compiled under torch.no_grad() far faster",
+        "H100 facts: eager 4.61 ms, compiled 10.3 ms median (mean 12.9, 1.38-36.7) under "
+        "reduce-overhead with grad enabled, 28 'Recording function' lines; the same compile "
+        "under torch.no_grad() 0.87 ms",
     ),
     "gpu_gpt2_train_step": Expect(
         ("graph_break.logging", "graph_break.backward"),
-        "H100: the same logging.Logger break at modeling_utils.py:4778, then Tensor.backward()",
+        "H100 facts: the logging.Logger break (warning_once about loss_type; transformers "
+        "there has it at modeling_utils.py:4635), then Tensor.backward()",
     ),
 }
 CLEAN_FACT = "no graph break, no recompile, one graph (Dynamo's counters)"
