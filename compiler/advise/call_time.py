@@ -41,12 +41,11 @@ def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
     total = t.compiled_mean_ms or t.compiled_ms
     out: list[_Part] = []
     if t.cudagraph_recordings > 0:
+        # recording_ms is None when no timed call recorded (the recordings counted happened
+        # in the profiled calls or the warm-ups): then none of the timed time is theirs
         cost = t.recording_ms
-        if cost is None and t.compiled_mean_ms is not None:
-            # not measured per recording: the mean's excess over the median is theirs
-            cost = max(t.compiled_mean_ms - t.compiled_ms, 0.0) / t.cudagraph_recordings
-        ms = t.cudagraph_recordings * (cost or 0.0)
-        each = f", {cost:.2f} ms each" if cost else ""
+        ms = t.cudagraph_recordings * cost if cost is not None else 0.0
+        each = f", {cost:.2f} ms each" if cost is not None else ", none in the timed calls"
         out.append(
             _Part(
                 f"CUDA graph re-recordings ({t.cudagraph_recordings:.2f} CUDA graph "
@@ -171,6 +170,16 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> Ranked:
         ),
         *(Evidence(text=f"{p.ms:.3f} ms: {p.name}") for p in split),
     ]
+    if t.cudagraph_recordings and t.recording_ms is not None:
+        # how a rare, long recording weighs against the typical call: the median call of a
+        # run where under half the calls record is one that did not
+        evidence.append(
+            Evidence(
+                text=f"{t.cudagraph_recordings:.2f} CUDA graph recordings per call, each "
+                f"adding {t.recording_ms:.2f} ms over the median call without one",
+                stage=compile_pane("compilation_metrics"),
+            )
+        )
     for c in _training_graphs(exp)[:1]:
         evidence.append(
             Evidence(
