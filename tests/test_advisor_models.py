@@ -164,6 +164,14 @@ def test_a_slow_cuda_graph_call_with_grad_in_inference_names_no_grad_as_the_fix(
     assert "torch.no_grad()" in first.suggestion and "training graph" in first.suggestion
     shares = [float(p.split(" (")[0]) for p in first.impact.split(" = ")[1].split(" + ")]
     assert sum(shares) == pytest.approx(timing.compiled_ms, abs=0.01)
+    # the timed calls, where kept, are split by whether they recorded
+    calls = dataclasses.replace(
+        timing, compiled_calls_ms=(1.9, 14.0, 71.6), compiled_call_events=("", "", "recording")
+    )
+    texts = [e.text for e in dataclasses.replace(exp, call_timing=calls).findings()[0].evidence]
+    assert "3 timed calls: 1 recorded a CUDA graph (mean 71.60 ms); the 2 that did not" in (
+        " ".join(texts)
+    )
     # without grad (an inference graph) the same timing gets no grad advice
     with torch.no_grad():
         plain = compiler.explore(model, torch.randn(2, 3, 16, 16), backend="aot_eager")

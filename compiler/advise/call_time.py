@@ -153,6 +153,24 @@ def _rerecording(exp: Exploration) -> tuple[str, Fix | None]:
     )
 
 
+def _calls_by_recording(t: CallTiming) -> str:
+    """The timed calls split by whether they recorded a CUDA graph, where they were kept."""
+    if not t.compiled_calls_ms or len(t.compiled_call_events) != len(t.compiled_calls_ms):
+        return ""
+    pairs = list(zip(t.compiled_calls_ms, t.compiled_call_events, strict=True))
+    rec = [ms for ms, ev in pairs if "recording" in ev]
+    plain = sorted(ms for ms, ev in pairs if not ev)
+    text = f"{len(pairs)} timed calls: {len(rec)} recorded a CUDA graph"
+    if rec:
+        text += f" (mean {sum(rec) / len(rec):.2f} ms)"
+    if plain:
+        text += (
+            f"; the {len(plain)} that did not: median {plain[len(plain) // 2]:.2f} ms, "
+            f"{plain[0]:.2f} to {plain[-1]:.2f} ms"
+        )
+    return text
+
+
 def _slower_than_eager(exp: Exploration, t: CallTiming) -> Ranked:
     # a quarter slower at the median, or slower in every run, is no measuring noise
     clearly = t.speedup < 0.8 or t.compiled_spread_ms[0] > t.eager_spread_ms[1] > 0
@@ -180,6 +198,9 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> Ranked:
                 stage=compile_pane("compilation_metrics"),
             )
         )
+    split_calls = _calls_by_recording(t)
+    if split_calls:
+        evidence.append(Evidence(text=split_calls, stage=compile_pane("compilation_metrics")))
     for c in _training_graphs(exp)[:1]:
         evidence.append(
             Evidence(

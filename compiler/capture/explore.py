@@ -352,6 +352,8 @@ def call_timing(run: Callable[[], Any], profiled: Any, graph_events: list[Any]) 
         compiled_mean_ms=statistics.fmean(compiled),
         recording_ms=_extra_cost(compiled, events, "recording"),
         warmup_ms=_extra_cost(compiled, events, "warmup"),
+        compiled_calls_ms=tuple(compiled),
+        compiled_call_events=tuple(",".join(ev) for ev in events),
     )
     notes = _call_notes(timing, profiled, len(during_timing))
     return dataclasses.replace(timing, notes=tuple(notes))

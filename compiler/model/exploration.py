@@ -145,6 +145,10 @@ class CallTiming:
     compiled_mean_ms: float | None = None
     recording_ms: float | None = None
     warmup_ms: float | None = None
+    # each timed compiled call, in order: its time and the CUDA graph events it logged
+    # ("recording", "warmup", comma-joined; "" for none)
+    compiled_calls_ms: tuple[float, ...] = ()
+    compiled_call_events: tuple[str, ...] = ()
 
     @property
     def speedup(self) -> float:
