@@ -53,7 +53,12 @@ def resolve(dotted: str) -> Any:
 
 
 def compile_args(fix: Fix, args: CompileArgs) -> CompileArgs:
-    """``args`` with what ``fix`` changes in the ``torch.compile`` call itself."""
+    """``args`` with what ``fix`` changes in the ``torch.compile`` call itself.
+
+    Example:
+        >>> compile_args(Fix(kind="dynamic"), CompileArgs("inductor", None, None, False)).dynamic
+        True
+    """
     if fix.kind == "dynamic":
         return CompileArgs(args.backend, args.mode, True, args.fullgraph)
     if fix.kind == "backend":
