@@ -76,7 +76,7 @@ _INLINE = re.compile(r"`(?P<code>[^`\n]+)`")
 
 
 def suggestion_parts(markdown: str) -> tuple[SuggestionPart, ...]:
-    """A suggestion's Markdown as text, inline code and code blocks, so that a view draws
+    r"""A suggestion's Markdown as text, inline code and code blocks, so that a view draws
     code as code and never shows a fence; the report keeps the Markdown itself.
 
     Example:
