@@ -54,6 +54,7 @@ from compiler.model import (
     StageError,
     TensorMeta,
 )
+from compiler.remedy.tried import try_fixes
 from compiler.trace.load import load_trace
 
 __all__ = [
@@ -105,5 +106,6 @@ __all__ = [
     "load_trace",
     "recording",
     "reporting",
+    "try_fixes",
     "with_sass",
 ]

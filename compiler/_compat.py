@@ -177,6 +177,36 @@ def patched_configs(inductor: dict[str, Any], functorch: dict[str, Any]) -> Iter
         yield
 
 
+def patched_dynamo_config(values: dict[str, Any]) -> contextlib.AbstractContextManager[None]:
+    """Set ``torch._dynamo.config`` values for one block (its ``ConfigModule.patch``,
+    torch 2.11/2.13); a set-valued setting gets the set given, restored on exit."""
+    import torch._dynamo.config as dynamo_config
+
+    return dynamo_config.patch(values)  # type: ignore[no-any-return]
+
+
+# settings renamed between torch versions: the newer name, and the older one it replaced
+_DYNAMO_RENAMED = {"ignore_logging_functions": "ignore_logger_methods"}
+
+
+def dynamo_config_name(name: str) -> str:
+    """``name`` as this torch spells it: ``ignore_logging_functions`` (torch 2.13) was
+    ``ignore_logger_methods`` before (still an alias on 2.13)."""
+    import torch._dynamo.config as dynamo_config
+
+    old = _DYNAMO_RENAMED.get(name)
+    if old is not None and not hasattr(dynamo_config, name) and hasattr(dynamo_config, old):
+        return old
+    return name
+
+
+def dynamo_config_value(name: str) -> Any:
+    """The current value of a ``torch._dynamo.config`` setting."""
+    import torch._dynamo.config as dynamo_config
+
+    return getattr(dynamo_config, dynamo_config_name(name))
+
+
 def inductor_option_names() -> frozenset[str]:
     """Names accepted in ``torch.compile(options=...)`` (``torch._inductor.list_options``)."""
     import torch._inductor
@@ -339,6 +369,8 @@ def graph_module_of_trace_call() -> torch.fx.GraphModule | None:
             return None
         frame = frame.f_back  # type: ignore[assignment]
     return None
+
+
 def triton_cache_dir() -> Path | None:
     """Triton's cache folder in this process: ``TRITON_CACHE_DIR`` (Inductor sets it to
     ``<inductor cache>/triton/<device>`` on its first Triton kernel when the user has

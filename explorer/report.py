@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from compiler.advise.findings import Finding
+from compiler.advise.findings import Finding, tried_summary
 from compiler.errors import ExploreError
 from compiler.link.user_code import compiled_files, is_user_file
 from compiler.model import (
@@ -125,12 +125,17 @@ def findings_markdown(findings: tuple[Finding, ...] | list[Finding]) -> str:
     for i, f in enumerate(findings, start=1):
         impact = f" (costs {f.impact})" if f.impact else ""
         out.append(f"{i}. **{_MARK.get(f.severity, f.severity)}** {f.title}{impact}")
+        if f.chain:
+            out.append("   - reached from: " + " → ".join(e.text for e in f.chain))
         for e in f.evidence:
             where = [f"`{v}`" for v in (e.compile, e.stage, e.src, e.node, e.kernel) if v]
             out.append(f"   - {e.text}" + (f" — {' · '.join(where)}" if where else ""))
         if f.suggestion:
             out.append("")
             out.extend(f"   {line}" if line else "" for line in f.suggestion.splitlines())
+        tried = tried_summary(f)
+        if tried:
+            out += ["", f"   {tried}"]
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 

@@ -545,3 +545,43 @@ def test_explorer_in_notebook7(server: Server, browser: Any) -> None:
         browser, server, f"notebooks/{NB7_NOTEBOOK}", NB7_NOTEBOOK, "notebook7_explorer.png"
     )
     print("Notebook 7:", found)
+
+
+FINDINGS_NOTEBOOK = "explorer_findings.ipynb"
+# a print between two graphs: the advisor's finding suggests a Dynamo setting in a code block
+FINDINGS_CELLS = [
+    "%load_ext explorer",
+    "import torch\n\nx = torch.randn(8)",
+    '%%compile --backend eager\ny = x.sin()\nprint("halfway")\ny.cos()',
+]
+
+
+def test_findings_pane_in_jupyterlab_shows_code_blocks_not_fences(
+    server: Server, browser: Any
+) -> None:
+    """The widget's findings pane draws the suggestion's code as a highlighted block; no
+    Markdown fence or backtick reaches the page."""
+    from playwright.sync_api import expect
+
+    write_notebook(server.root / FINDINGS_NOTEBOOK, FINDINGS_CELLS)
+    messages = Messages()
+    page = open_page(browser, messages)
+    try:
+        page.goto(server.url(f"lab/tree/{FINDINGS_NOTEBOOK}"), wait_until="domcontentloaded")
+        wait_for_kernel(page, FINDINGS_NOTEBOOK)
+        run_all_cells(page, FINDINGS_NOTEBOOK, len(FINDINGS_CELLS))
+        root = explorer_in_cell(page, 2)
+        root.locator('.tce-tabs .tce-tab[data-stage="findings"]').click()
+        card = root.locator(".tce-finding.tce-problem").first
+        expect(card).to_be_visible(timeout=STEP_MS)
+        block = card.locator("pre.tce-suggestion-code")
+        expect(block).to_have_count(1)
+        expect(block).to_contain_text("reorderable_logging_functions.add(print)")
+        expect(block.locator("span[class^='t-']").first).to_be_attached()
+        assert "`" not in card.locator(".tce-suggestion").inner_text()
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        card.screenshot(path=str(ARTIFACTS / "jupyterlab_findings.png"))
+        assert not widget_errors(messages), "\n".join(widget_errors(messages))
+    finally:
+        page.context.close()
+        server.shutdown_kernels()

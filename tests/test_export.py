@@ -449,3 +449,29 @@ def test_a_real_models_graph_opens_grouped_by_module_and_a_block_expands(open_pa
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "export_gpt2_dynamo_graph.png"))
     assert problems == []
+
+
+def test_a_findings_suggestion_shows_highlighted_code_blocks_and_no_markdown_fences(
+    open_page, tmp_path
+):
+    """The committed TORCH_TRACE log (a print between two graphs): its finding's
+    suggestion carries a fenced Python block in Markdown; the page draws it as a code
+    block with highlighted names and shows no fence or backtick anywhere in the card."""
+    from playwright.sync_api import expect
+
+    exp = compiler.load_trace(ROOT / "tests" / "data" / "traces" / "graph_break_eager")
+    finding = exp.findings()[0]
+    assert "```python" in finding.suggestion  # the Markdown the report keeps
+    path = tmp_path / "fences.html"
+    to_html(exp, path)
+    page, problems = open_page(path)
+    card = page.locator(".tce-finding", has_text=finding.title).first
+    block = card.locator("pre.tce-suggestion-code")
+    expect(block).to_have_count(1)
+    expect(block).to_contain_text("torch._dynamo.config.reorderable_logging_functions.add(print)")
+    expect(block.locator("span.t-k, span.t-nb, span.t-n, span.t-o").first).to_be_attached()
+    expect(card.locator("code.tce-inline-code").first).to_be_attached()
+    assert "`" not in card.locator(".tce-suggestion").inner_text()
+    expect(card.locator(".tce-tried")).to_contain_text("loaded from a trace")
+    page.screenshot(path=str(ARTIFACTS / "findings_code_blocks.png"))
+    assert problems == []

@@ -27,6 +27,7 @@ ROOM_ORDER = (
     "advise",
     "diff",
     "capture",
+    "remedy",
     "compare",
     "__init__",
     "live",

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from compiler.advise.findings import Evidence, Finding
-from compiler.model import Compile
+from compiler.model import Compile, Fix
 
 # problem > warning > info; the advisor sorts on this first, then on the score.
 SEVERITY_ORDER = {"problem": 0, "warning": 1, "info": 2}
@@ -42,6 +42,8 @@ def finding(
     suggestion: str,
     impact: str = "",
     score: float = 0.0,
+    chain: tuple[Evidence, ...] = (),
+    fix: Fix | None = None,
 ) -> Ranked:
     """A Ranked Finding in one call, so rules read as their content."""
     return Ranked(
@@ -52,6 +54,8 @@ def finding(
             evidence=tuple(evidence),
             suggestion=suggestion,
             impact=impact,
+            chain=chain,
+            fix=fix,
         ),
         score,
     )

@@ -7,13 +7,15 @@ severity the costlier first (graphs split off, extra compiles, milliseconds).
 
 from __future__ import annotations
 
-from compiler.advise import caches, compile_time, gpu, graph_breaks, recompiles
+from dataclasses import replace
+
+from compiler.advise import caches, call_time, compile_time, gpu, graph_breaks, recompiles
 from compiler.advise._common import SEVERITY_ORDER, Ranked
 from compiler.advise.findings import Finding
 from compiler.model import Exploration
 
 # Order of families when severity and cost tie: what breaks the program first.
-_FAMILIES = (graph_breaks, recompiles, gpu, caches, compile_time)
+_FAMILIES = (graph_breaks, recompiles, call_time, gpu, caches, compile_time)
 
 
 def diagnose(exp: Exploration) -> tuple[Finding, ...]:
@@ -41,4 +43,21 @@ def diagnose(exp: Exploration) -> tuple[Finding, ...]:
     ranked.sort(
         key=lambda item: (SEVERITY_ORDER[item[1].finding.severity], -item[1].score, item[0])
     )
-    return tuple(r.finding for _, r in ranked)
+    return tuple(_with_tried(exp, r.finding) for _, r in ranked)
+
+
+def _with_tried(exp: Exploration, f: Finding) -> Finding:
+    """``f`` with what trying its fix measured (``Exploration.tried_fixes``), or why it
+    was not tried."""
+    if f.fix is None:
+        return f
+    tried = next((t for t in exp.tried_fixes if t.fix == f.fix), None)
+    if tried is not None:
+        return replace(f, tried=tried)
+    if exp.source != "live":
+        note = (f"Not tried: this exploration was loaded from a {exp.source} file, so the "
+                "explorer cannot run the program again.")  # fmt: skip
+    else:
+        note = ("Not tried yet: compiler.try_fixes(exp, target, *inputs) compiles the target "
+                "again with this fix and measures before and after.")  # fmt: skip
+    return replace(f, tried_note=note)

@@ -13,7 +13,7 @@ import re
 from compiler.advise._common import Ranked, finding
 from compiler.advise.findings import Evidence
 from compiler.link.ids import KernelId, PaneId, compile_pane, kernel_of, key_of, loc_key
-from compiler.model import CallTiming, Compile, Exploration, Kernel, Node
+from compiler.model import Compile, Exploration, Kernel, Node
 
 _SLOWER = 1 / 1.05  # within 5% of eager is noise on a busy GPU
 _LOW_BW = 0.3  # of the measured copy bandwidth
@@ -27,8 +27,6 @@ _TF32_OFF = re.compile(r'"allow_tf32"\s*:\s*false')
 def findings(exp: Exploration) -> list[Ranked]:
     """GPU findings from measured timings; nothing where nothing was measured."""
     out: list[Ranked] = []
-    if exp.call_timing is not None:
-        out.extend(_slower_than_eager(exp, exp.call_timing))
     for c in exp.compiles:
         out.extend(_kernels(exp, c))
         out.extend(_autotune(exp, c))
@@ -100,134 +98,6 @@ def _timed(c: Compile) -> list[tuple[KernelId, Kernel, float]]:
         (kernel_of(k), k, k.timing.median_us * k.timing.calls)
         for k in c.kernels()
         if k.timing is not None
-    ]
-
-
-def _slower_than_eager(exp: Exploration, t: CallTiming) -> list[Ranked]:
-    if t.speedup >= _SLOWER:
-        return []
-    # a quarter slower at the median, or slower in every run, is no measuring noise
-    clearly = t.speedup < 0.8 or t.compiled_spread_ms[0] > t.eager_spread_ms[1] > 0
-    parts: list[str] = []
-    advice: list[str] = []
-    evidence: list[Evidence] = []
-    first = exp.compiles[0] if exp.compiles else None
-    first_key = key_of(first) if first else None
-    if t.cpu_ms is not None and t.cpu_ms >= 0.5 * t.compiled_ms:
-        parts.append(
-            f"the host side ({t.cpu_ms:.3f} ms of {t.compiled_ms:.3f} ms: guards, "
-            "wrapper, kernel launches)"
-        )
-        mode = (exp.options.mode if exp.options else None) or ""
-        if "reduce-overhead" in mode:
-            advice.append(
-                "The GPU waits on Python although the mode asks for CUDA graphs: what "
-                "stops the replay (a skip, re-recordings, a graph break) is listed here."
-            )
-        else:
-            advice.append(
-                "The GPU waits on Python: record the call as a CUDA graph so it replays "
-                'with one launch:\n```python\ntorch.compile(fn, mode="reduce-overhead")\n```'
-            )
-    if t.cudagraph_recordings > 0:
-        parts.append(f"{t.cudagraph_recordings:g} CUDA graph recordings per call")
-        advice.append(
-            "CUDA graphs are re-recorded on every call: a new input shape or a tensor "
-            "kept from the previous call forces it. Keep shapes fixed (pad to buckets, "
-            "`torch._dynamo.mark_static`) and mark step boundaries with "
-            "`torch.compiler.cudagraph_mark_step_begin()`."
-        )
-    if t.input_copy_bytes > 0:
-        parts.append(f"{t.input_copy_bytes / 1e6:.2f} MB of input copies per call")
-        advice.append(
-            "Inputs are copied into the CUDA graph's static buffers every call. Pass the "
-            "same tensors each time (update them in place), or make them parameters or "
-            "buffers of the module, which the graph uses without copying."
-        )
-    for c in exp.compiles:
-        if c.metrics.cudagraph_skip_reason:
-            parts.append(
-                f"CUDA graphs skipped in {c.compile_id}: {c.metrics.cudagraph_skip_reason}"
-            )
-            evidence.append(
-                Evidence(
-                    text=f"skipped: {c.metrics.cudagraph_skip_reason}",
-                    compile=key_of(c),
-                    stage=compile_pane("compilation_metrics"),
-                )
-            )
-            advice.append(
-                "CUDA graphs were skipped for the reason torch gives; remove that cause "
-                "(CPU tensors, mutated inputs, dynamic shapes) to get the replay."
-            )
-    breaks = [(c, gb) for c in exp.compiles for gb in c.graph_breaks]
-    if breaks:
-        graphs = sum(1 for c in exp.compiles if "dynamo_output_graph" in c.graphs)
-        c, gb = breaks[0]
-        parts.append(f"{graphs} graphs per call, split by {len(breaks)} graph break(s)")
-        evidence.append(
-            Evidence(
-                text=f"graph break: {gb.summary}",
-                compile=key_of(c),
-                stage=compile_pane("dynamo_graph_break_reason"),
-                src=loc_key(gb.location),
-            )
-        )
-        advice.append(
-            "Each graph break adds a guard check, a second graph call and the Python "
-            "between them to every call: fix the break (see its finding) first."
-        )
-    partitions = exp.counters.get("inductor.cudagraph_partitions", 0)
-    if partitions:
-        parts.append(f"the CUDA graph split into {partitions} partitions")
-    if t.device_ms is not None and t.device_ms > t.eager_ms * _SLOWER:
-        slow = max(
-            ((kid, k, tot, c) for c in exp.compiles for kid, k, tot in _timed(c)),
-            key=lambda r: r[2],
-            default=None,
-        )
-        parts.append(
-            f"the kernels themselves ({t.device_ms:.3f} ms on the device vs "
-            f"{t.eager_ms:.3f} ms for the whole eager call)"
-        )
-        if slow is not None:
-            kid, k, tot, c = slow
-            evidence.append(
-                Evidence(
-                    text=f"slowest kernel {k.name}: {tot:.1f} µs measured",
-                    compile=key_of(c),
-                    stage=compile_pane("kernel_timing"),
-                    kernel=kid,
-                )
-            )
-        advice.append(
-            "The generated kernels are slower than eager's: look at the slowest "
-            'one; `mode="max-autotune"` tunes matmuls and their epilogues.'
-        )
-    if not parts:
-        parts.append("no single part measured: compare the Kernel time pane with eager")
-    evidence.insert(
-        0,
-        Evidence(
-            text=f"eager {t.eager_ms:.3f} ms, compiled {t.compiled_ms:.3f} ms per call "
-            f"({t.speedup:.2f}x) over {t.runs} runs",
-            compile=first_key,
-            stage=compile_pane(
-                "kernel_timing" if first and _timed(first) else "compilation_metrics"
-            ),
-        ),
-    )
-    return [
-        finding(
-            "gpu.slower_than_eager",
-            "problem" if clearly else "warning",
-            f"Compiled is slower than eager ({t.compiled_ms:.3f} ms vs {t.eager_ms:.3f} ms "
-            f"per call); the time goes to {parts[0]}",
-            evidence,
-            "\n\n".join(advice) or "Measure again with more runs; the difference is small.",
-            f"{t.compiled_ms - t.eager_ms:.3f} ms per call",
-            score=1000.0 * (t.compiled_ms - t.eager_ms),
-        )
     ]
 
 
@@ -390,8 +260,6 @@ def _autotune(exp: Exploration, c: Compile) -> list[Ranked]:
             )
         )
     return out
-
-
 
 
 def _mutated_input(c: Compile) -> tuple[PaneId, Node | None]:

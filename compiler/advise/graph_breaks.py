@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from compiler.advise._common import Ranked, finding, plural, resume_of
 from compiler.advise.findings import Evidence
-from compiler.link.ids import SrcKey, compile_pane, key_of, loc_key
-from compiler.link.user_code import compiled_files, is_user_file
-from compiler.model import Compile, Exploration, GraphBreak, SourceLoc
+from compiler.link.ids import SrcKey, compile_pane, key_of, loc_key, short_path
+from compiler.link.user_code import compiled_files, is_own_code, is_user_file, library_of
+from compiler.model import Compile, Exploration, Fix, GraphBreak, SourceLoc
 
 # The condition's node, as Dynamo prints it under "computed as follows": "gt = gt(sum_1, 0)".
 _COND_NODE = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*) = \w+\(", re.MULTILINE)
@@ -30,6 +30,7 @@ class _Cause:
     kind: str
     title: str
     suggestion: str
+    fix: Fix | None = None
 
 
 def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
@@ -90,6 +91,12 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
             "torch._dynamo.config.capture_scalar_outputs = True\n"
             "```\n"
             "or keep it a 0-d tensor (`x * x.sum()` rather than `x * x.sum().item()`).",
+            Fix(
+                kind="dynamo_config",
+                name="capture_scalar_outputs",
+                value="True",
+                code="torch._dynamo.config.capture_scalar_outputs = True",
+            ),
         )
     if "dynamic shape operator" in low or "capture_dynamic_output_shape_ops" in low:
         return _Cause(
@@ -99,6 +106,26 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
             "size. Let Dynamo trace it with an unbacked size:\n"
             "```python\n"
             "torch._dynamo.config.capture_dynamic_output_shape_ops = True\n"
+            "```",
+            Fix(
+                kind="dynamo_config",
+                name="capture_dynamic_output_shape_ops",
+                value="True",
+                code="torch._dynamo.config.capture_dynamic_output_shape_ops = True",
+            ),
+        )
+    if "tensor.backward() call" in low:
+        return _Cause(
+            "graph_break.backward",
+            "loss.backward() inside the compiled function breaks the graph",
+            f"`{code}` runs autograd, which Dynamo does not trace: the forward is one "
+            "graph, the backward still runs compiled (AOTAutograd's backward graph), and "
+            "the rest of the function is a resume function. Compile the model (or the "
+            "forward and the loss) and call backward outside the compiled function:\n"
+            "```python\n"
+            "compiled = torch.compile(model)\n"
+            "loss = compiled(x, labels=x).loss\n"
+            "loss.backward()\n"
             "```",
         )
     if "torch.compiler.disable" in low:
@@ -111,25 +138,44 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
         )
     logging_fn = _logging_call(gb)
     if logging_fn == "logger":
+        method = _logger_method(gb)
+        fn = f"logging.Logger.{method}"
+        message = _logged_message(gb)
+        said = ""
+        if message:
+            said = f' It logs: "{message}"; changing what the message names avoids the call.'
         return _Cause(
             "graph_break.logging",
-            "A logging.Logger call inside the compiled code breaks the graph",
-            f"`{code}` logs between two graphs. Move it out of the compiled function, or "
-            "let Dynamo drop the call while compiling (it then does not log from "
-            "compiled code):\n"
+            f"A `logger.{method}` call breaks the graph",
+            f"`{code}` calls a logging.Logger method, which Dynamo cannot put in a graph.{said} "
+            "Let Dynamo drop the call while compiling (it then does not log from compiled "
+            "code):\n"
             "```python\n"
-            "torch._dynamo.config.ignore_logging_functions.add(logger.warning)\n"
-            "```",
+            "import logging\n"
+            f"torch._dynamo.config.ignore_logging_functions.add({fn})\n"
+            "```\n"
+            "or move the logging out of the compiled function.",
+            Fix(
+                kind="dynamo_config",
+                name="ignore_logging_functions",
+                value=fn,
+                code=f"torch._dynamo.config.ignore_logging_functions.add({fn})",
+            ),
         )
     if logging_fn:
+        setting = f"torch._dynamo.config.reorderable_logging_functions.add({logging_fn})"
         return _Cause(
             "graph_break.logging",
             "Printing or logging inside the compiled code breaks the graph",
             f"`{code}` runs Python I/O between two graphs. Move it out of the compiled "
             "function, or let Dynamo run it after the graph instead of breaking:\n"
-            "```python\n"
-            f"torch._dynamo.config.reorderable_logging_functions.add({logging_fn})\n"
-            "```",
+            f"```python\n{setting}\n```",
+            Fix(
+                kind="dynamo_config",
+                name="reorderable_logging_functions",
+                value=logging_fn,
+                code=setting,
+            ),
         )
     if "marked as skipped" in low or "does not know how to trace" in low or "c extension" in low:
         name = _callee(gb) or "a function"
@@ -174,75 +220,156 @@ def _resumes(exp: Exploration, c: Compile, gb: GraphBreak) -> list[Compile]:
 
 
 def findings(exp: Exploration) -> list[Ranked]:
-    """One finding per graph break cause and place, with what it cost."""
+    """One finding per graph break cause: the same break site (torch's own location of
+    the break, library code included) and the same kind of break is one finding, however
+    many frames the break reached and however many compiles it repeated in."""
     compiled = compiled_files(exp.compiles)
-    groups: dict[tuple[str, SrcKey | None, str], list[tuple[Compile, GraphBreak]]] = {}
+    groups: dict[tuple[str, SrcKey | None], list[tuple[Compile, GraphBreak]]] = {}
     for c in exp.compiles:
         for gb in c.graph_breaks:
             where = loc_key(user_location(gb, compiled))
-            groups.setdefault((gb.summary, where, c.code_name), []).append((c, gb))
+            groups.setdefault((gb.summary, where), []).append((c, gb))
+    return [_finding(exp, where, hits, compiled) for (_, where), hits in groups.items()]
+
+
+def _finding(
+    exp: Exploration,
+    where: SrcKey | None,
+    hits: list[tuple[Compile, GraphBreak]],
+    compiled: frozenset[str],
+) -> Ranked:
+    c0, gb0 = hits[0]
+    cause = _classify(gb0, compiled)
+    frames = list({id(c): c for c, _ in hits}.values())
+    resumes = list({id(r): r for c, gb in hits for r in _resumes(exp, c, gb)}.values())
+    site = user_location(gb0, compiled)
+    lib = library_of(site.filename) if site is not None else None
+    chain = _chain(gb0, compiled)
+    evidence = []
+    code = f": `{site.code.strip()}`" if site is not None and site.code else ""
+    for c in frames[:6]:
+        evidence.append(
+            Evidence(
+                text=f"{c.compile_id} `{c.code_name}`: {gb0.summary}{code}",
+                compile=key_of(c),
+                stage=compile_pane("dynamo_graph_break_reason"),
+                src=where,
+            )
+        )
+    node = _condition_node(c0, gb0)
+    if node is not None:
+        evidence.append(
+            Evidence(
+                text=f"the condition is `{node}` in the graph before the break",
+                compile=key_of(c0),
+                stage=compile_pane("dynamo_output_graph"),
+                node=node,
+            )
+        )
+    for r in resumes[:2]:
+        graph = "dynamo_output_graph"
+        evidence.append(
+            Evidence(
+                text=f"resume function `{r.code_name}` compiled as {r.compile_id}",
+                compile=key_of(r),
+                stage=compile_pane(graph) if graph in r.graphs else None,
+            )
+        )
+    where_text = ""
+    if site is not None:
+        name = lib[1] if lib else short_path(site.filename)
+        fn = f" in `{site.function}`" if site.function else ""
+        where_text = f" at {name}:{site.line}{fn}"
+    title = f"{cause.title}{where_text}"
+    if lib is not None:
+        title = f"{cause.title} inside {lib[0]}{where_text}"
+    suggestion = cause.suggestion
+    if lib is not None and chain:
+        suggestion = (
+            f"The break is in {lib[0]}, not in your code; your line reaches it "
+            f"({_own_line(gb0)}). " + suggestion
+        )
+    return finding(
+        cause.kind,
+        "problem",
+        title,
+        evidence,
+        suggestion + "\n`torch.compile(..., fullgraph=True)` turns any remaining break into "
+        "an error.",
+        _impact(frames, resumes, hits),
+        score=float(len(hits) + len(resumes)),
+        chain=chain,
+        fix=cause.fix,
+    )
+
+
+def _impact(
+    frames: list[Compile], resumes: list[Compile], hits: list[tuple[Compile, GraphBreak]]
+) -> str:
+    """What the break cost, counted from the compiles it reached."""
+    graphless = [c for c in frames if "dynamo_output_graph" not in c.graphs]
+    cut_short = {id(c) for c, gb in hits if "skipping the rest of the function" in gb.reason}
+    graphs = sum(1 for c in (*frames, *resumes) if "dynamo_output_graph" in c.graphs)
+    names = list(dict.fromkeys(c.code_name for c in frames))
+    listed = ", ".join(f"`{n}`" for n in names[:6]) + (" ..." if len(names) > 6 else "")
+    where = plural(len(names), "frame")
+    if len(frames) > len(names):
+        where = f"{plural(len(frames), 'compile')} of {where}"
+    parts = [f"breaks {where} ({listed})"]
+    if graphless:
+        parts.append(f"{len(graphless)} of them compiled no graph and ran eagerly")
+    if cut_short:
+        parts.append(f"{len(cut_short)} ran the rest of its code eagerly after its graph")
+    parts.append(
+        f"{plural(graphs, 'graph')} and {plural(len(resumes), 'resume function')} "
+        "compiled around the break"
+    )
+    per_call = graphs / len(frames)
+    if len(names) == 1 and per_call > 1:
+        parts.append(f"{plural(round(per_call), 'graph')} instead of one per call")
+    seconds = sum(c.metrics.entire_frame_seconds or 0.0 for c in (*frames, *resumes))
+    if seconds:
+        parts.append(f"{seconds:.1f} s of compile time in these compiles")
+    return "; ".join(parts)
+
+
+def _shown(loc: SourceLoc, compiled: frozenset[str]) -> bool:
+    """A frame worth showing in a chain: user or library code, not torch's own."""
+    lib = library_of(loc.filename)
+    return lib[0] != "torch" if lib is not None else is_user_file(loc.filename, compiled)
+
+
+def _own_line(gb: GraphBreak) -> str:
+    """``file.py:12 in step: `loss = model(x)``` for the user's line that led to the break."""
+    own = [loc for loc in gb.user_stack if loc.line and is_own_code(loc.filename)]
+    if not own:
+        return "the call into the library"
+    loc = own[-1]
+    code = f": `{loc.code.strip()}`" if loc.code else ""
+    return f"{short_path(loc.filename)}:{loc.line} in {loc.function}{code}"
+
+
+def _chain(gb: GraphBreak, compiled: frozenset[str]) -> tuple[Evidence, ...]:
+    """The frames from the user's own line to the break, outermost first (torch's and
+    this package's frames left out), each a link to its line; () when the break is in
+    the user's own line itself."""
+    stack = [loc for loc in gb.user_stack if loc.line]
+    own = [i for i, loc in enumerate(stack) if is_own_code(loc.filename)]
+    if not own:
+        return ()
+    # the innermost own frame: the user's line that led into library code
+    frames = [loc for loc in stack[own[-1] :] if _shown(loc, compiled)]
+    if len(frames) < 2:
+        return ()
     out = []
-    for (_, where, _), hits in groups.items():
-        c0, gb0 = hits[0]
-        cause = _classify(gb0, compiled)
-        resumes = {id(r): r for c, gb in hits for r in _resumes(exp, c, gb)}
-        graphs = sum(
-            1
-            for comp in (*{id(c): c for c, _ in hits}.values(), *resumes.values())
-            if "dynamo_output_graph" in comp.graphs
-        )
-        evidence = []
-        for c, gb in hits[:3]:
-            loc = f" at {where}" if where else ""
-            uloc = user_location(gb, compiled)
-            code = f": `{uloc.code.strip()}`" if uloc and uloc.code else ""
-            evidence.append(
-                Evidence(
-                    text=f"{gb.summary}{loc}{code}",
-                    compile=key_of(c),
-                    stage=compile_pane("dynamo_graph_break_reason"),
-                    src=where,
-                )
-            )
-        node = _condition_node(c0, gb0)
-        if node is not None:
-            evidence.append(
-                Evidence(
-                    text=f"the condition is `{node}` in the graph before the break",
-                    compile=key_of(c0),
-                    stage=compile_pane("dynamo_output_graph"),
-                    node=node,
-                )
-            )
-        for r in list(resumes.values())[:2]:
-            graph = "dynamo_output_graph"
-            evidence.append(
-                Evidence(
-                    text=f"resume function `{r.code_name}` compiled as {r.compile_id}",
-                    compile=key_of(r),
-                    stage=compile_pane(graph) if graph in r.graphs else None,
-                )
-            )
-        # the same break in several compiles of the frame (recompiles): count per compile
-        per_call = max(1, round(graphs / len({id(c) for c, _ in hits})))
-        impact = (
-            f"{plural(per_call, 'graph')} instead of one per call, "
-            f"{plural(len(resumes), 'resume function')} compiled"
-        )
-        title = f"{cause.title}{f' at {where}' if where else ''}"
-        out.append(
-            finding(
-                cause.kind,
-                "problem",
-                title,
-                evidence,
-                cause.suggestion
-                + "\n`torch.compile(..., fullgraph=True)` turns any remaining break into an error.",
-                impact,
-                score=float(len(hits) + len(resumes)),
-            )
-        )
-    return out
+    for loc in frames:
+        lib = library_of(loc.filename)
+        name = lib[1] if lib else short_path(loc.filename)
+        code = loc.code.strip() if loc.code else ""
+        # plain text: it is a link's label in the view and an arrow-joined line in the report
+        text = f"{name}:{loc.line} in {loc.function}" + (f": {code}" if code else "")
+        out.append(Evidence(text=text, src=loc_key(loc)))
+    return tuple(out)
 
 
 def _condition_node(c: Compile, gb: GraphBreak) -> str | None:
@@ -272,6 +399,24 @@ def _logging_call(gb: GraphBreak) -> str:
     if "print" in name:
         return "print"
     return "logger" if "logging" in name or "logger" in name else ""
+
+
+_LOGGER_CALL = re.compile(
+    r"method: <Logger [^>]*>\.(?P<method>\w+), args: \[ConstantVariable\(str: '(?P<msg>[^']*)"
+)
+
+
+def _logger_method(gb: GraphBreak) -> str:
+    """The Logger method the break is on (``warning_once``), from Dynamo's debug context."""
+    m = _LOGGER_CALL.search(gb.reason) or re.search(r"<Logger [^>]*>\.(?P<method>\w+)", gb.reason)
+    return m["method"] if m else "warning"
+
+
+def _logged_message(gb: GraphBreak) -> str:
+    """The message the call would have logged, when Dynamo's context carries it."""
+    m = _LOGGER_CALL.search(gb.reason)
+    # its backticks would read as code spans in the suggestion's Markdown
+    return m["msg"][:160].replace("`", "'") if m else ""
 
 
 def _callee(gb: GraphBreak) -> str:

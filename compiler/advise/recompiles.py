@@ -10,7 +10,7 @@ from dataclasses import replace
 from compiler.advise._common import Ranked, finding, plural
 from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, src_key
-from compiler.model import Compile, Exploration, RecompileReason
+from compiler.model import Compile, Exploration, Fix, RecompileReason
 
 _TENSOR = re.compile(
     r"tensor '(?P<input>.+?)' (?P<what>[\w ]+?) mismatch(?: at index (?P<dim>\d+))?"
@@ -153,15 +153,85 @@ def findings(exp: Exploration) -> list[Ranked]:
     for c in exp.compiles:
         cid = c.compile_id
         frames.setdefault((c.rank, cid.compiled_autograd_id, cid.frame_id), []).append(c)
-    for cs in frames.values():
+    merged, merged_frames = _size_across_frames(exp)
+    out.extend(merged)
+    for key, cs in frames.items():
         code_name = next((c.code_name for c in cs if c.code_name), "?")
         split_off = _split_off_by_break(exp, cs[0])
         for r in _frame(exp, code_name, cs):
+            if key in merged_frames and r.finding.kind == "recompile.size":
+                continue  # one finding for the size change, over every frame it reached
             if split_off and r.finding.severity == "warning":
                 r = _caused_by_break(r, split_off)
             out.append(r)
     out.extend(_specialised(exp))
     return out
+
+
+_CHANGE = re.compile(r"expected (?P<expected>-?\d+), actual (?P<actual>-?\d+)")
+_FrameKey = tuple[int | None, int | None, int | None]
+
+
+def _size_across_frames(exp: Exploration) -> tuple[list[Ranked], set[_FrameKey]]:
+    """One finding per size change (the same ``expected N, actual M``) that recompiled
+    several frames: a sequence length that changes reaches every frame the input flows
+    through (a wrapper, the model's forward, the loss), each its own recompile."""
+    groups: dict[tuple[tuple[str, str], ...], list[tuple[Compile, str, str]]] = {}
+    for c in exp.compiles:
+        if not (c.is_recompile and c.recompile_reasons):
+            continue
+        reason = c.recompile_reasons[0]
+        inp, what, _ = _cause(reason)
+        if what != "size":
+            continue
+        first = _guard_text(reason)
+        change = tuple((m["expected"], m["actual"]) for m in _CHANGE.finditer(first))
+        dim = _TENSOR.search(first)
+        groups.setdefault(change, []).append((c, inp, dim["dim"] if dim and dim["dim"] else "0"))
+    out: list[Ranked] = []
+    keys: set[_FrameKey] = set()
+    for change, hits in groups.items():
+        frames = {_frame_key(c) for c, _, _ in hits}
+        if len(frames) < 2 or not change:
+            continue
+        keys |= frames
+        # the input's own name: the first that is not a wrapper's positional argument
+        named = [inp for _, inp, _ in hits if not inp.startswith(("args", "kwargs"))]
+        name = (named or [hits[0][1]])[0]
+        dims = {d for _, inp, d in hits if inp == name} or {hits[0][2]}
+        sizes = ", ".join(f"{e} -> {a}" for e, a in change)
+        names = list(dict.fromkeys(f"`{c.code_name}` (`{inp}`)" for c, inp, _ in hits))
+        evidence = [
+            Evidence(
+                text=f"recompile {c.compile_id} `{c.code_name}`: "
+                f"{_guard_text(c.recompile_reasons[0])}",
+                compile=key_of(c),
+                stage=compile_pane("recompile_reasons"),
+                src=_src(c),
+            )
+            for c, _, _ in hits[:6]
+        ]
+        out.append(
+            finding(
+                "recompile.size",
+                "warning",
+                f"A size that changed between calls ({sizes}) recompiled "
+                f"{plural(len(frames), 'frame')}, starting with `{hits[0][0].code_name}`",
+                evidence,
+                _suggest(name, "size", dims, exp)
+                + "\nThe same size reaches every frame listed; marking it dynamic where it "
+                "enters (your input) makes all of them dynamic.",
+                f"{plural(len(hits), 'extra compile')} in {plural(len(frames), 'frame')}: "
+                + ", ".join(names[:6]),
+                score=float(len(hits)),
+                fix=Fix(kind="dynamic", code="torch.compile(fn, dynamic=True)"),
+            )
+        )
+    return out, keys
+
+
+def _frame_key(c: Compile) -> _FrameKey:
+    return (c.rank, c.compile_id.compiled_autograd_id, c.compile_id.frame_id)
 
 
 def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
@@ -243,6 +313,10 @@ def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
                 _suggest(inp, what, dims.get((inp, what), set()), exp),
                 f"{plural(len(hits), 'extra compile')}",
                 score=float(len(hits)),
+                # the explorer can compile the target again with every size dynamic
+                fix=Fix(kind="dynamic", code="torch.compile(fn, dynamic=True)")
+                if what == "size"
+                else None,
             )
         )
     return out

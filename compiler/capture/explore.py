@@ -327,9 +327,9 @@ def call_timing(run: Callable[[], Any], profiled: Any, graph_events: list[Any]) 
 
     runs = REPEATS
     with torch.compiler.set_stance("force_eager"):
-        eager, _ = _timed(run, runs)
+        eager, _, _ = _timed(run, runs)
     before = len(graph_events)
-    compiled, host = _timed(run, runs)
+    compiled, host, events = _timed(run, runs, graph_events)
     during_timing = graph_events[before:]
     # every compiled call since the events started: the profiled runs and these timed
     # runs, each after 3 warm-up calls
@@ -349,6 +349,11 @@ def call_timing(run: Callable[[], Any], profiled: Any, graph_events: list[Any]) 
         cudagraph_recordings=recordings / per_call,
         cudagraph_warmups=warmups / per_call,
         input_copy_bytes=_input_copy_bytes(profiled.graph_launches / runs),
+        compiled_mean_ms=statistics.fmean(compiled),
+        recording_ms=_extra_cost(compiled, events, "recording"),
+        warmup_ms=_extra_cost(compiled, events, "warmup"),
+        compiled_calls_ms=tuple(compiled),
+        compiled_call_events=tuple(",".join(ev) for ev in events),
     )
     notes = _call_notes(timing, profiled, len(during_timing))
     return dataclasses.replace(timing, notes=tuple(notes))
@@ -364,17 +369,34 @@ def _input_copy_bytes(replays_per_call: float) -> float:
     return replays_per_call * sum(sizes) / len(sizes)
 
 
-def _timed(run: Callable[[], Any], runs: int) -> tuple[list[float], list[float]]:
-    """Per call: synchronised wall time and host time (until the call returned), ms."""
+def _extra_cost(times: list[float], events: list[tuple[str, ...]], what: str) -> float | None:
+    """What one CUDA graph ``what`` (recording, warm-up) adds to a call: the mean time of
+    the calls that did one, less the median of the calls that did neither, divided by
+    how many each did. None when no timed call did one, or none did neither."""
+    plain = [t for t, ev in zip(times, events, strict=True) if not ev]
+    doing = [(t, ev.count(what)) for t, ev in zip(times, events, strict=True) if what in ev]
+    if not plain or not doing:
+        return None
+    base = statistics.median(plain)
+    return max(statistics.fmean((t - base) / n for t, n in doing), 0.0)
+
+
+def _timed(
+    run: Callable[[], Any], runs: int, graph_events: list[Any] | None = None
+) -> tuple[list[float], list[float], list[tuple[str, ...]]]:
+    """Per call: synchronised wall time and host time (until the call returned), ms, and
+    the CUDA graph events (``recording``, ``warmup``) logged during it."""
     import time
 
     import torch
 
+    sink = graph_events if graph_events is not None else []
     for _ in range(3):
         run()
     torch.cuda.synchronize()
-    total, host = [], []
+    total, host, events = [], [], []
     for _ in range(runs):
+        seen = len(sink)
         start = time.perf_counter()
         run()
         returned = time.perf_counter()
@@ -382,7 +404,8 @@ def _timed(run: Callable[[], Any], runs: int) -> tuple[list[float], list[float]]
         end = time.perf_counter()
         total.append((end - start) * 1e3)
         host.append((returned - start) * 1e3)
-    return total, host
+        events.append(tuple(str(e.metadata.get("what", "")) for e in sink[seen:]))
+    return total, host, events
 
 
 def _call_notes(t: CallTiming, profiled: Any, graph_events_timed: int) -> list[str]:

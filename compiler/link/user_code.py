@@ -161,6 +161,37 @@ def is_user_file(filename: str, compiled: frozenset[str] = frozenset()) -> bool:
     return filename in compiled or not _INSTALLED.search(filename)
 
 
+_LIBRARY = re.compile(
+    r"[/\\](?:site-packages|dist-packages)[/\\](?P<lib>[A-Za-z_]\w*)(?P<rest>[/\\].*)?$"
+)
+
+
+def library_of(filename: str) -> tuple[str, str] | None:
+    """``(library, path inside it)`` for a file of an installed package, else None.
+
+    Example:
+        >>> library_of("/venv/lib/site-packages/transformers/modeling_utils.py")
+        ('transformers', 'transformers/modeling_utils.py')
+        >>> library_of("/home/me/train.py") is None
+        True
+    """
+    m = _LIBRARY.search(filename)
+    if m is None:
+        return None
+    rest = (m["rest"] or "").replace("\\", "/")
+    return m["lib"], f"{m['lib']}{rest}"
+
+
+def is_own_code(filename: str) -> bool:
+    """The user's own code: ``is_user_file`` without counting compiled library files.
+
+    Example:
+        >>> is_own_code("/x/model.py"), is_own_code("/venv/site-packages/timm/m.py")
+        (True, False)
+    """
+    return is_user_file(filename)
+
+
 def is_user_frame(loc: SourceLoc, files: frozenset[str]) -> bool:
     """A user-code frame (``is_user_file``) in one of ``files``, the compiled frames'
     files that the source view shows.

@@ -20,8 +20,11 @@ from compiler.model.exploration import (
     CompileMetrics,
     Environment,
     Exploration,
+    Fix,
     Options,
     Phase,
+    RunFigures,
+    TriedFix,
     as_jsonable,
 )
 from compiler.model.frame import Bytecode, GraphBreak, Guard, Guards, RecompileReason
@@ -51,6 +54,7 @@ __all__ = [
     "Derived",
     "Environment",
     "Exploration",
+    "Fix",
     "FusedNode",
     "Graph",
     "GraphBreak",
@@ -66,10 +70,12 @@ __all__ = [
     "Phase",
     "Provenance",
     "RecompileReason",
+    "RunFigures",
     "Schedule",
     "SourceLoc",
     "StageError",
     "TensorMeta",
+    "TriedFix",
     "TritonVariant",
     "as_jsonable",
 ]

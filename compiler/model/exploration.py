@@ -140,11 +140,67 @@ class CallTiming:
     cudagraph_warmups: float = 0.0
     input_copy_bytes: float = 0.0
     notes: tuple[str, ...] = ()
+    # schema 4.1: the mean compiled call (recordings are rare and long: the median hides
+    # them), and what one CUDA graph recording or warm-up adds to a call, measured.
+    compiled_mean_ms: float | None = None
+    recording_ms: float | None = None
+    warmup_ms: float | None = None
+    # each timed compiled call, in order: its time and the CUDA graph events it logged
+    # ("recording", "warmup", comma-joined; "" for none)
+    compiled_calls_ms: tuple[float, ...] = ()
+    compiled_call_events: tuple[str, ...] = ()
 
     @property
     def speedup(self) -> float:
         """Eager time over compiled time: above 1 when compiling paid off."""
         return self.eager_ms / self.compiled_ms if self.compiled_ms else float("inf")
+
+
+@dataclass(**_FROZEN)
+class Fix:
+    """A change the explorer can make itself and compile again with (``compiler.remedy``).
+
+    ``kind`` is ``no_grad``, ``inference_mode``, ``dynamic`` (``dynamic=True``),
+    ``dynamo_config`` (``name`` a ``torch._dynamo.config`` set or flag, ``value`` what to add
+    or set, as text: ``logging.Logger.warning_once``, ``True``) or ``backend`` (``value`` the
+    backend); ``code`` is the same change as the user would write it.
+
+    Example:
+        >>> Fix(kind="no_grad", code="with torch.no_grad():").kind
+        'no_grad'
+    """
+
+    kind: str
+    name: str = ""
+    value: str = ""
+    code: str = ""
+
+
+@dataclass(**_FROZEN)
+class RunFigures:
+    """What one compiled run of the target cost: counted from its Exploration, and the
+    median time of a warm call in milliseconds (None where it was not measured)."""
+
+    graph_breaks: int = 0
+    graphs: int = 0
+    compiles: int = 0
+    recompiles: int = 0
+    ms: float | None = None
+
+
+@dataclass(**_FROZEN)
+class TriedFix:
+    """A fix the explorer applied to the user's target in a fresh compile, before and after.
+
+    ``before`` is the target as the user compiled it, run again beside ``after`` in the
+    same process; ``error`` says why the fixed run failed (then ``after`` is empty).
+    """
+
+    fix: Fix
+    before: RunFigures
+    after: RunFigures
+    device: str = ""
+    error: str = ""
 
 
 @dataclass(**_FROZEN)
@@ -200,6 +256,8 @@ class Exploration:
     counters: dict[str, int] = field(default_factory=dict)
     # schema 2.0: eager against compiled time per call (``explore(measure=True)``).
     call_timing: CallTiming | None = None
+    # schema 4.1: fixes the explorer applied and measured (``compiler.remedy.try_fixes``).
+    tried_fixes: tuple[TriedFix, ...] = ()
     unknown_keys: tuple[str, ...] = ()
 
     def compile(self, compile_id: str | CompileId, rank: int | None = None) -> Compile:

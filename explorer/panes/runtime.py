@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from compiler import Compile, Environment, Exploration
+from compiler.advise.findings import Evidence, suggestion_parts, tried_summary
 from compiler.link import ids
 from compiler.link.autotuning import parse_config
 from compiler.model import Autotuning, CallTiming
@@ -297,26 +298,28 @@ def build_metrics(exp: Exploration, compile_key: str, pane_id: str) -> MetricsPa
 # --- the advisor ----------------------------------------------------------------------------
 
 
+def _links(evidence: tuple[Evidence, ...]) -> tuple[EvidenceLink, ...]:
+    return tuple(
+        EvidenceLink(
+            text=e.text, compile=e.compile, stage=e.stage, src=e.src, node=e.node, kernel=e.kernel
+        )
+        for e in evidence
+    )
+
+
 def build_findings(exp: Exploration, compile_key: str | None, pane_id: str) -> FindingsPane:
-    """The advisor's findings (``Exploration.findings()``), each evidence a selection."""
+    """The advisor's findings (``Exploration.findings()``), each evidence a selection, the
+    suggestion split into text and code (``suggestion_parts``)."""
     items = tuple(
         FindingItem(
             kind=f.kind,
             severity=f.severity,
             title=f.title,
-            suggestion=f.suggestion,
+            suggestion=suggestion_parts(f.suggestion),
             impact=f.impact,
-            evidence=tuple(
-                EvidenceLink(
-                    text=e.text,
-                    compile=e.compile,
-                    stage=e.stage,
-                    src=e.src,
-                    node=e.node,
-                    kernel=e.kernel,
-                )
-                for e in f.evidence
-            ),
+            evidence=_links(f.evidence),
+            chain=_links(f.chain),
+            tried=tried_summary(f),
         )
         for f in exp.findings()
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from compiler.advise.findings import SuggestionPart
 from compiler.model import KernelTiming
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
@@ -404,9 +405,15 @@ class FindingItem:
     kind: str
     severity: str
     title: str
-    suggestion: str
+    # text, inline code and code blocks (``compiler.advise.findings.suggestion_parts``):
+    # the browser draws code as code and never sees a Markdown fence
+    suggestion: tuple[SuggestionPart, ...]
     impact: str
     evidence: tuple[EvidenceLink, ...]
+    # the frames from the user's own line to the cause, outermost first
+    chain: tuple[EvidenceLink, ...] = ()
+    # what trying the fix measured, or why it was not tried (``tried_summary``)
+    tried: str = ""
 
 
 @dataclass(**_FROZEN)

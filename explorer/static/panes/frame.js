@@ -5,8 +5,9 @@
 
 /** @import { GraphView } from "../store.js" */
 /** @import { Ctx, PaneHandle, Renderer } from "../util.js" */
-/** @import { Block, CodePane, FindingsPane, GraphBreaksPane, RecompileReasonsPane } from "./typedefs.js" */
+/** @import { Block, CodePane, EvidenceLink, FindingsPane, GraphBreaksPane, RecompileReasonsPane, SuggestionPart } from "./typedefs.js" */
 import { h, hlClass } from "../util.js";
+import { appendHighlighted } from "../highlight.js";
 import { CodeView } from "../code_view.js";
 import { GraphCanvas } from "../graph/canvas.js";
 
@@ -186,29 +187,58 @@ function renderFindings(el, pane, ctx) {
   const items = /** @type {FindingsPane} */ (pane).items;
   if (!items.length) el.append(h("div", { cls: "tce-note", text: "The advisor found nothing to report." }));
   for (const f of items) {
-    const ev = h("ul", { cls: "tce-evidence" });
-    for (const e of f.evidence) {
-      const target = e.compile || e.stage || e.src || e.node || e.kernel;
-      ev.append(h("li", {}, [target
-        ? h("button", {
-          cls: "tce-link tce-evidence-link", text: e.text,
-          on: {
-            click: () => ctx.select({
-              compile: e.compile || ctx.selection.compile, stage: e.stage || ctx.selection.stage,
-              src: e.src, node: e.node, kernel: e.kernel,
-            }),
-          },
-        })
-        : h("span", { text: e.text })]));
-    }
+    const row = (/** @type {string} */ key, /** @type {any} */ body) =>
+      h("div", { cls: "tce-detail-row" }, [h("span", { cls: "tce-key", text: key }), body]);
     el.append(h("div", { cls: `tce-card tce-finding tce-${f.severity}`, attrs: { "data-kind": f.kind } }, [
       h("div", { cls: "tce-card-title" }, [h("span", { cls: "tce-severity", text: f.severity }), " ", f.title]),
-      f.impact ? h("div", { cls: "tce-detail-row" }, [h("span", { cls: "tce-key", text: "impact" }), h("span", { text: f.impact })]) : null,
-      f.suggestion ? h("div", { cls: "tce-detail-row" }, [h("span", { cls: "tce-key", text: "try" }), h("span", { text: f.suggestion })]) : null,
-      ev,
+      f.impact ? row("impact", h("span", { text: f.impact })) : null,
+      f.chain.length ? row("reached from", evidenceList(f.chain, ctx, "tce-chain")) : null,
+      f.suggestion.length ? row("try", suggestion(f.suggestion)) : null,
+      f.tried ? row("tried", h("span", { cls: "tce-tried", text: f.tried })) : null,
+      evidenceList(f.evidence, ctx, "tce-evidence"),
     ]));
   }
   return { update: () => {} };
+}
+
+/** Evidence as links that select what they point at. @param {EvidenceLink[]} links @param {Ctx} ctx @param {string} cls */
+function evidenceList(links, ctx, cls) {
+  const list = h(cls === "tce-chain" ? "ol" : "ul", { cls });
+  for (const e of links) {
+    const target = e.compile || e.stage || e.src || e.node || e.kernel;
+    list.append(h("li", {}, [target
+      ? h("button", {
+        cls: "tce-link tce-evidence-link", text: e.text,
+        on: {
+          click: () => ctx.select({
+            compile: e.compile || ctx.selection.compile, stage: e.stage || ctx.selection.stage,
+            src: e.src, node: e.node, kernel: e.kernel,
+          }),
+        },
+      })
+      : h("span", { text: e.text })]));
+  }
+  return list;
+}
+
+/** A suggestion: prose, inline code and highlighted code blocks (split in Python). @param {SuggestionPart[]} parts */
+function suggestion(parts) {
+  const box = h("div", { cls: "tce-suggestion" });
+  for (const p of parts) {
+    if (p.kind === "block") {
+      const pre = h("pre", { cls: "tce-pre tce-suggestion-code", attrs: { "data-language": p.language } });
+      p.text.split("\n").forEach((line, i) => {
+        if (i) pre.append("\n");
+        appendHighlighted(line, p.language, pre);
+      });
+      box.append(pre);
+    } else if (p.kind === "code") {
+      box.append(h("code", { cls: "tce-inline-code", text: p.text }));
+    } else {
+      box.append(h("span", { text: p.text }));
+    }
+  }
+  return box;
 }
 
 export {

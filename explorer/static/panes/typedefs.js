@@ -96,9 +96,11 @@
  * @property {string} kind
  * @property {string} severity
  * @property {string} title
- * @property {string} suggestion
+ * @property {SuggestionPart[]} suggestion
  * @property {string} impact
  * @property {EvidenceLink[]} evidence
+ * @property {EvidenceLink[]} chain
+ * @property {string} tried
  */
 /**
  * @typedef {object} FindingsPane
@@ -369,6 +371,12 @@
  * @typedef {object} StackFrame
  * @property {(string|null)} src
  * @property {string} text
+ */
+/**
+ * @typedef {object} SuggestionPart
+ * @property {string} kind
+ * @property {string} text
+ * @property {string} language
  */
 /**
  * @typedef {object} TimingRow

@@ -1,0 +1,155 @@
+"""``try_fixes``: compile the user's target again with each fix the advisor proposes, in a
+fresh compile beside the target as it was, and keep both runs' figures.
+
+Only a live capture can be re-run: the target and its inputs are the user's objects in
+this process. A loaded recording or trace keeps whatever fixes were tried when it was
+captured, and the advisor says that nothing more can be tried from it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from compiler.capture.explore import record_run
+from compiler.capture.recording import describe_target
+from compiler.errors import OptionError
+from compiler.model import Exploration, Fix, Options, RunFigures, TriedFix
+from compiler.remedy.apply import CompileArgs, applied, compile_args
+
+# warm calls before the timed ones: CUDA graphs record on the first calls after a compile
+_WARMUP = 3
+
+
+def try_fixes(
+    exp: Exploration,
+    target: Callable[..., Any],
+    *example_inputs: Any,
+    runs: int = 10,
+    **kwargs: Any,
+) -> Exploration:
+    """``exp`` with ``tried_fixes``: each fix its findings propose, applied to ``target``.
+
+    The target runs as ``exp`` was captured (``exp.options``) and once per fix, each a
+    fresh compile (``torch.compiler.reset()`` first) recorded like ``explore`` records,
+    then ``runs`` warm calls timed (synchronised on CUDA). The findings of the returned
+    Exploration show each fix's before and after.
+
+    Args:
+        exp: a live capture of ``target`` (``compiler.explore``).
+        target, example_inputs, kwargs: what ``exp`` was captured from.
+        runs: timed calls per run, after 3 warm-ups.
+
+    Raises:
+        OptionError: ``exp`` was not captured live, so nothing can be re-run.
+
+    Example:
+        >>> import torch, compiler
+        >>> def f(x):
+        ...     return x * x.sum().item()
+        >>> exp = compiler.explore(f, torch.randn(8), backend="eager")  # doctest: +SKIP
+        >>> tried = try_fixes(exp, f, torch.randn(8))  # doctest: +SKIP
+        >>> tried.findings()[0].tried.after.graph_breaks  # doctest: +SKIP
+        0
+    """
+    if exp.source != "live":
+        msg = (
+            f"This exploration was loaded from a {exp.source} file, so the explorer cannot "
+            "run its program again to try a fix. Capture it with compiler.explore() first."
+        )
+        raise OptionError(msg)
+    fixes = list(dict.fromkeys(f.fix for f in exp.findings() if f.fix is not None))
+    if not fixes:
+        return exp
+    opts = exp.options or Options()
+
+    def run_with(fix: Fix | None) -> RunFigures:
+        return _run(target, example_inputs, kwargs, opts, fix, runs)
+
+    before = run_with(None)
+    tried = []
+    for fix in fixes:
+        try:
+            after = run_with(fix)
+            tried.append(
+                TriedFix(fix=fix, before=before, after=after, device=exp.environment.device)
+            )
+        except Exception as exc:  # the fixed run failed: say so in the finding
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            tried.append(TriedFix(fix=fix, before=before, after=RunFigures(), error=first[:300]))
+    return dataclasses.replace(exp, tried_fixes=(*exp.tried_fixes, *tried))
+
+
+def _run(
+    target: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    opts: Options,
+    fix: Fix | None,
+    runs: int,
+) -> RunFigures:
+    import torch
+
+    args = CompileArgs(opts.backend or "inductor", opts.mode, opts.dynamic, opts.fullgraph)
+    if fix is not None:
+        if not opts.wrapped and fix.kind == "backend":
+            msg = "the target calls torch.compile itself, so the explorer cannot change its backend"
+            raise OptionError(msg)
+        args = compile_args(fix, args)
+    torch.compiler.reset()
+    run = target
+    if opts.wrapped:
+        run = torch.compile(
+            target,
+            backend=args.backend,
+            mode=args.mode,
+            dynamic=args.dynamic,
+            fullgraph=args.fullgraph,
+        )
+    fixed = applied(fix, wrapped=opts.wrapped) if fix is not None else contextlib.nullcontext()
+    with fixed:
+        exp = record_run(
+            lambda: run(*inputs, **kwargs),
+            target=describe_target(target),
+            options=opts,
+            decompile=False,
+        )
+        ms = _median_ms(lambda: run(*inputs, **kwargs), runs, _on_cuda(inputs, kwargs))
+    torch.compiler.reset()
+    return RunFigures(
+        graph_breaks=len(exp.graph_breaks),
+        graphs=sum(1 for c in exp.compiles if "dynamo_output_graph" in c.graphs),
+        compiles=len(exp.compiles),
+        recompiles=len(exp.recompiles),
+        ms=ms,
+    )
+
+
+def _on_cuda(inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    import torch
+
+    return any(isinstance(v, torch.Tensor) and v.is_cuda for v in (*inputs, *kwargs.values()))
+
+
+def _median_ms(call: Callable[[], Any], runs: int, cuda: bool) -> float:
+    """Median wall time of ``runs`` warm calls, in milliseconds."""
+    import torch
+
+    def sync() -> None:
+        if cuda:
+            torch.cuda.synchronize()
+
+    for _ in range(_WARMUP):
+        call()
+    times = []
+    for _ in range(runs):
+        sync()
+        t0 = time.perf_counter()
+        call()
+        sync()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
