@@ -11,7 +11,6 @@ never touched.
 from __future__ import annotations
 
 import inspect
-import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +23,7 @@ import traitlets
 
 from compiler import Exploration
 from compiler.live.session import HISTORY_LIMIT, LiveEngine, LiveResult
+from compiler.live.target import LiveTarget, target_of
 
 from ._diff_view import DiffWidget
 from ._static import widget_path
@@ -87,7 +87,7 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
         source: str,
         inputs: tuple[Any, ...],
         *,
-        target: str | None = None,
+        target: str | LiveTarget | None = None,
         debounce_ms: int = DEBOUNCE_MS,
         auto: bool = True,
         magic_line: str = "",
@@ -257,16 +257,25 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
         return f"<LiveExplorer {len(self._engine.history)} versions, error={self._error!r}>"
 
 
-def live(source_or_function: str | Callable[..., Any], *inputs: Any,
-         **compile_options: Any) -> LiveExplorer:  # fmt: skip
-    """An editor on ``source_or_function`` whose edits recompile, with the explorer below.
+def live(
+    obj: Any, *inputs: Any, edit: Callable[..., Any] | None = None,
+    namespace: dict[str, Any] | None = None, **compile_options: Any,
+) -> LiveExplorer:  # fmt: skip
+    """An editor on ``obj``'s source whose edits recompile, with the explorer below.
 
     Args:
-        source_or_function: Python source defining one function or ``nn.Module`` class
-            (``torch``, ``nn`` and ``F`` are predefined), or a function (its source is
-            read with ``inspect``; it may use only what its source imports, as it runs
-            in a worker process).
-        *inputs: example inputs; they are pickled to the worker process.
+        obj: what to compile: Python source defining one function or ``nn.Module`` class;
+            a function; an ``nn.Module`` class (built with no arguments) or instance (its
+            constructor arguments, weights and buffers kept; the editor holds its class).
+            The code may use what the notebook defines (helpers, globals, classes,
+            imported modules): it crosses to the worker process as data
+            (``compiler.live.crossing``).
+        *inputs: example inputs, sent to the worker process.
+        edit: a method to edit instead, e.g. ``Block.forward`` or transformers'
+            ``GPT2MLP.forward``: the editor holds its source, and each edit is set on its
+            class (in the worker only) before ``obj``, a module, compiles.
+        namespace: where the source's names are looked up (default: the caller's globals,
+            the notebook's).
         **compile_options: ``mode``, ``backend``, ``dynamic``, ``fullgraph``,
             ``options`` as in ``torch.compile``; ``target`` (the name to compile when the
             source defines several), ``debounce_ms`` (idle pause before an edit
@@ -281,20 +290,14 @@ def live(source_or_function: str | Callable[..., Any], *inputs: Any,
         >>> w = explorer.live("def f(x):\\n    return x.relu() + 1\\n", torch.randn(8),
         ...                   backend="aot_eager")  # doctest: +SKIP
         >>> w.wait(); w.source = "def f(x):\\n    return x.sin()\\n"  # doctest: +SKIP
+        >>> explorer.live(model, x, edit=GPT2MLP.forward)  # doctest: +SKIP
     """
-    if callable(source_or_function) and not isinstance(source_or_function, str):
-        fn = source_or_function
-        try:
-            text = textwrap.dedent(inspect.getsource(fn))
-        except (OSError, TypeError) as exc:
-            msg = (f"explorer.live could not read the source of {fn!r} ({exc}); pass the "
-                   "source as a string instead.")  # fmt: skip
-            raise TypeError(msg) from exc
-        compile_options.setdefault("target", getattr(fn, "__name__", None))
-        source_or_function = text
-    if not isinstance(source_or_function, str):
-        raise TypeError("explorer.live takes Python source (a str) or a function.")
-    return LiveExplorer(source_or_function, inputs, **compile_options)
+    if namespace is None:
+        caller = inspect.currentframe()
+        namespace = caller.f_back.f_globals if caller and caller.f_back else {}
+    source, target = target_of(obj, edit=edit, namespace=namespace,
+                               name=compile_options.pop("target", None))  # fmt: skip
+    return LiveExplorer(source, inputs, target=target, **compile_options)
 
 
 __all__ = ["DEBOUNCE_MS", "EditorWidget", "LiveExplorer", "live"]

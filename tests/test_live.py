@@ -103,7 +103,7 @@ def test_an_input_that_cannot_be_sent_is_a_clear_error(live_widget):
     assert w.error == (
         "input 1 (generator) cannot be sent to the live compile worker: it does not pickle "
         "(cannot pickle 'generator' object). Pass tensors, numbers, lists, dicts or other "
-        "picklable values (a module: pass its class in the source instead)."
+        "picklable values."
     )
     assert w.history == ()
 
