@@ -158,6 +158,11 @@ def _deepest(value: Any, path: str, depth: int) -> tuple[str, Any, str]:
 
 
 def _children(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, types.FunctionType) and _by_value(value):
+        # a notebook function crosses with the globals it names
+        for name in value.__code__.co_names:
+            if name in value.__globals__:
+                yield f"{name} (a global that {path} uses)", value.__globals__[name]
     if isinstance(value, torch.nn.Module):
         for name, child in value.named_children():
             yield f"{path}.{name}", child

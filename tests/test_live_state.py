@@ -1,0 +1,157 @@
+"""Live recompile on the notebook's own code: its helpers, a module instance with its
+constructor arguments and weights, a library model's method, and state that cannot cross.
+
+Each test defines its code in the test IPython shell, as a notebook does (so functions
+and classes live in ``__main__`` and must cross to the worker by value), and reads the
+outcome from Dynamo's own graph of each version: the ops it traced, the parameters and
+buffers it lifted.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import ipython_shell, torch_state
+
+BLOCK = '''
+import threading, torch, explorer
+def scale(t):
+    return t * 3
+class Block(torch.nn.Module):
+    def __init__(self, n, act):
+        super().__init__()
+        self.lin = torch.nn.Linear(n, n)
+        self.act = act
+        self.register_buffer("shift", torch.full((n,), 0.5))
+    def forward(self, x):
+        return self.act(self.lin(x)) + self.shift
+blk = Block(8, torch.nn.GELU())
+x = torch.randn(2, 8)
+'''
+
+
+@pytest.fixture
+def shell():
+    ip = ipython_shell()
+    ip.run_line_magic("load_ext", "explorer")
+    made = set(ip.user_ns)
+    yield ip
+    for name in set(ip.user_ns) - made:
+        if hasattr(ip.user_ns[name], "wait") and hasattr(ip.user_ns[name], "close"):
+            ip.user_ns[name].close()  # a LiveExplorer: its worker processes
+    ip.run_line_magic("unload_ext", "explorer")
+
+
+def _run(ip, code: str) -> None:
+    result = ip.run_cell(code)
+    assert result.success, result.error_in_exec or result.error_before_exec
+
+
+def _graph(w):
+    """Dynamo's graph of the version on show: (op targets, placeholder names)."""
+    nodes = w.view.exploration.compiles[0].graphs["dynamo_output_graph"].nodes
+    return [str(n.target) for n in nodes if n.op != "placeholder"], [
+        str(n.target) for n in nodes if n.op == "placeholder"
+    ]
+
+
+def test_a_module_instance_with_constructor_arguments_and_a_helper_compile_live(shell):
+    _run(shell, BLOCK)
+    _run(shell, 'w = explorer.live(blk, x, backend="aot_eager", debounce_ms=0)')
+    w = shell.user_ns["w"]
+    assert w.wait(300) and w.error is None, w.error
+    assert w.source.startswith("class Block(torch.nn.Module):")
+    ops, inputs = _graph(w)
+    # the instance the notebook built: its Linear(8, 8), its GELU and its buffer
+    assert "torch._C._nn.gelu" in ops
+    assert {"L_self_modules_lin_parameters_weight_", "L_self_buffers_shift_"} <= set(inputs)
+    state_file = w._engine._fixed.path
+    w.source = w.source.replace("return self.act(self.lin(x))", "return scale(self.lin(x))")
+    assert w.wait(300) and w.error is None, w.error
+    ops, inputs = _graph(w)
+    assert "torch._C._nn.gelu" not in ops and "operator.mul" in ops  # scale's t * 3
+    assert "L_self_buffers_shift_" in inputs and len(w.history) == 2
+    # an edit of the source alone sends no state again
+    assert w._engine._fixed.path == state_file
+    # the notebook's class is untouched: only the worker's copy was edited
+    assert "act" in shell.user_ns["Block"].forward.__code__.co_names
+
+
+def test_a_compile_live_cell_calls_a_helper_from_an_earlier_cell(shell):
+    _run(shell, "import torch\ndef scale(t):\n    return t * 3\n")
+    shell.run_cell_magic(
+        "compile", "w --live --inputs torch.randn(8) --backend aot_eager",
+        "def f(x):\n    return scale(torch.relu(x))\n",
+    )  # fmt: skip
+    w = shell.user_ns["w"]
+    assert w.wait(300) and w.error is None, w.error
+    ops, _ = _graph(w)
+    assert ops[:2] == ["torch.relu", "operator.mul"]
+
+
+def test_a_library_models_method_is_live_edited(shell):
+    pytest.importorskip("transformers")
+    _run(shell, BLOCK)
+    _run(shell, (
+        "from transformers import GPT2Config, GPT2LMHeadModel\n"
+        "from transformers.models.gpt2.modeling_gpt2 import GPT2MLP\n"
+        "config = GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=64, n_positions=16,\n"
+        "                    bos_token_id=0, eos_token_id=0)\n"
+        "gpt = GPT2LMHeadModel(config).eval()\n"
+        "ids = torch.randint(0, 64, (1, 8))\n"
+        "original = GPT2MLP.forward\n"
+        'w = explorer.live(gpt, ids, edit=GPT2MLP.forward, backend="aot_eager", debounce_ms=0)\n'
+    ))  # fmt: skip
+    w = shell.user_ns["w"]
+    assert w.wait(300) and w.error is None, w.error
+    assert w.source.startswith("def forward(self, hidden_states")
+    ops, _ = _graph(w)
+    # GPT-2's gelu_new: a tanh in each of the 2 blocks' MLP
+    assert ops.count("torch.tanh") == 2 and "torch.relu" not in ops
+    good = w.view.exploration
+    # an edit that raises: its line, and the last good result kept
+    lines = w.source.splitlines()
+    at = next(i for i, line in enumerate(lines) if "self.act(" in line)
+    w.source = w.source.replace("self.act(", "undefined_activation(")
+    assert w.wait(300) and w.error is not None
+    assert "undefined_activation" in w.error and w.editor.status["line"] == at + 1
+    assert w.view.exploration is good
+    # the activation changed in the patched forward: relu in both blocks, no tanh
+    w.source = w.source.replace("undefined_activation(", "torch.relu(")
+    assert w.wait(300) and w.error is None, w.error
+    ops, _ = _graph(w)
+    assert ops.count("torch.relu") == 2 and "torch.tanh" not in ops
+    # the kernel's class still has transformers' forward
+    assert shell.user_ns["GPT2MLP"].forward is shell.user_ns["original"]
+
+
+def test_a_lock_on_the_module_is_named_and_the_kernel_goes_on(shell):
+    before = torch_state()
+    _run(shell, BLOCK + "blk.guard = threading.Lock()\n")
+    _run(shell, 'w = explorer.live(blk, x, backend="aot_eager", debounce_ms=0)')
+    w = shell.user_ns["w"]
+    assert w.wait(60) and w.error is not None
+    assert w.error.startswith(
+        "blk.guard (_thread.lock) cannot be sent to the live compile worker: "
+        "cannot pickle '_thread.lock' object."
+    ), w.error
+    assert w.history == ()
+    # the kernel goes on, and once the lock is off the module, the next edit compiles
+    _run(shell, "del blk.guard\nok = blk(x).shape")
+    assert shell.user_ns["ok"] == (2, 8)
+    w.recompile()
+    assert w.wait(300) and w.error is None, w.error
+    assert torch_state() == before
+
+
+def test_a_helper_that_holds_an_open_file_is_named(shell, tmp_path):
+    path = tmp_path / "log.txt"
+    _run(shell, BLOCK + f"LOG = open({str(path)!r}, 'w')\n"
+         "def logged(t):\n    print('step', file=LOG)\n    return t\n")  # fmt: skip
+    _run(shell, 'w = explorer.live("def f(x):\\n    return logged(x) + 1\\n", x, '
+         'backend="eager")')  # fmt: skip
+    w = shell.user_ns["w"]
+    assert w.wait(60) and w.error is not None
+    assert w.error.startswith("LOG (a global that logged uses) (_io.TextIOWrapper) cannot be sent")
+    _run(shell, "LOG.close()")
+    assert torch.ones(1).item() == 1.0
