@@ -155,3 +155,30 @@ def test_a_helper_that_holds_an_open_file_is_named(shell, tmp_path):
     assert w.error.startswith("LOG (a global that logged uses) (_io.TextIOWrapper) cannot be sent")
     _run(shell, "LOG.close()")
     assert torch.ones(1).item() == 1.0
+
+
+def test_an_edit_re_sends_only_the_panes_it_changed(shell):
+    # a graph break: two compiles; the edit is after the break, so the first graph stays
+    source = (
+        "def f(x):\n    y = torch.relu(x)\n    print('break')\n    return torch.sin(y) * 2\n"
+    )
+    _run(shell, "import torch, explorer\nx = torch.randn(8)")
+    _run(shell, f'w = explorer.live({source!r}, x, backend="aot_eager", debounce_ms=0)')
+    w = shell.user_ns["w"]
+    assert w.wait(300) and w.error is None, w.error
+    first, resume = (c.key for c in w.view.exploration.compiles)
+    held = {k: w.view.pane_digest(k, "dynamo_output_graph") for k in (first, resume)}
+    w.view.selection = {**w.view.selection, "compile": resume}
+    w.source = source.replace("* 2", "* 3")
+    assert w.wait(300) and w.error is None, w.error
+
+    def ask(key: str) -> dict:  # what the front-end sends: the digest of the pane it holds
+        reply, _ = w.view._pane({"compile": key, "pane": "dynamo_output_graph",
+                                 "have": held[key]}, [])  # fmt: skip
+        return reply
+
+    assert ask(first) == {"unchanged": True, "digest": held[first]}
+    changed = ask(resume)
+    assert changed["digest"] != held[resume] and changed["data"]["kind"] == "graph"
+    # the selection stays on the compile that still exists
+    assert w.view.selection["compile"] == resume
