@@ -89,6 +89,8 @@ class StateBox:
             with contextlib.suppress(OSError):
                 os.unlink(path)
             self._written.remove(path)
+        if self.path != keep:  # so that the next pack writes the state again
+            self.path, self._stamp, self._values = None, None, {}
 
     def close(self) -> None:
         """Remove the files."""

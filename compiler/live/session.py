@@ -28,7 +28,9 @@ import collections
 import contextlib
 import os
 import pickle
+import re
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,7 +44,7 @@ import cloudpickle
 
 from compiler.live.crossing import CrossingError, StateBox
 from compiler.live.target import LiveTarget, state_for
-from compiler.live.worker import _HEADER, write_frame
+from compiler.live.worker import _HEADER, LINE_REPORT, write_frame
 from compiler.model import Exploration
 
 HISTORY_LIMIT = 20
@@ -136,6 +138,12 @@ class _Worker:
             if size is not None and len(buf) >= need:
                 message: dict[str, Any] = pickle.loads(buf[:need])
                 return message
+
+    def dump_stack(self) -> None:
+        """Have the worker write its Python stack into its log (faulthandler, SIGUSR1)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGUSR1)
+            time.sleep(0.3)  # faulthandler writes from its C signal handler at once
 
     def log_tail(self, lines: int = 6) -> str:
         self.log.seek(0)
@@ -304,18 +312,21 @@ class LiveEngine:
             reply = worker.receive(time.monotonic() + self._timeout, self._newer)
         seconds = time.perf_counter() - started
         if isinstance(reply, str):
+            if reply == "timeout":
+                worker.dump_stack()
             tail = worker.log_tail()
+            line = _innermost_line(worker.log_tail(200))
             self._replace_worker()
             if reply == "cancelled":
                 return None
             if reply == "timeout":
                 msg = (f"the compile took longer than {self._timeout:.0f} s and was stopped; "
                        "an endless loop in the code? (timeout=... sets the limit)")  # fmt: skip
-                err = LiveError(kind="timeout", message=msg)
+                err = LiveError(kind="timeout", message=msg, line=line)
             else:
                 msg = ("the live compile worker died while compiling this edit; your session "
                        f"is unaffected and a fresh worker takes over. Its last words:\n{tail}")
-                err = LiveError(kind="crash", message=msg)
+                err = LiveError(kind="crash", message=msg, line=line)
             return LiveResult(version=version, source=source, options=options, error=err,
                               seconds=seconds)  # fmt: skip
         worker.rss_mb = float(reply.get("rss_mb") or 0.0)
@@ -362,6 +373,17 @@ class LiveEngine:
             self.history.append(result)
         if self._on_result is not None:
             self._on_result(result)
+
+
+def _innermost_line(log: str) -> int | None:
+    """The edited source's line where the worker stopped: what it reported on SIGUSR1
+    (a timeout), else the innermost in the stack faulthandler wrote as it crashed."""
+    reported = re.findall(rf"{re.escape(LINE_REPORT)}(\d+)", log)
+    if reported:
+        return int(reported[-1])
+    crash = log.rsplit("most recent call first", 1)[-1]
+    found = re.search(rf'File "{re.escape(_FILENAME)}", line (\d+)', crash)
+    return int(found.group(1)) if found else None
 
 
 class InputSendError(ValueError):

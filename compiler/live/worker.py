@@ -9,11 +9,13 @@ before saying it is ready, so that an edit pays for the compile only.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import linecache
 import os
 import pickle
 import re
 import resource
+import signal
 import struct
 import sys
 import time
@@ -150,11 +152,31 @@ def _target(ns: dict[str, Any], req: dict[str, Any], filename: str,
     return obj
 
 
+_FILE = "<live>"  # the edited source's filename, as the requests name it
+LINE_REPORT = "live worker: stopped at line "
+
+
+def _report_line(_signum: int, frame: Any) -> None:
+    """Where the compile is in the edited source: the innermost frame running it, or the
+    line Dynamo is tracing (a hang while tracing runs none of the user's frames)."""
+    from compiler import _compat
+
+    while frame is not None:
+        line = frame.f_lineno if frame.f_code.co_filename == _FILE else None
+        line = line or _compat.traced_line(frame, _FILE)
+        if line:
+            print(f"{LINE_REPORT}{line}", file=sys.stderr, flush=True)
+            return
+        frame = frame.f_back
+
+
 def compile_request(req: dict[str, Any]) -> dict[str, Any]:
     """Run one request: exec the source, compile its target on the inputs, capture it."""
     import compiler
 
+    global _FILE
     source, filename = req["source"], req["filename"]
+    _FILE = filename
     lines = [line + "\n" for line in source.split("\n")]
     linecache.cache[filename] = (len(source), None, lines, filename)
     try:
@@ -206,6 +228,10 @@ def main() -> None:
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # prints of the user's code must not land in a frame
     sys.stdout = sys.stderr
+    # the Python stack into the log on a crash; and the edited source's line on SIGUSR1,
+    # which the engine sends to a compile past its timeout: the kernel reads both
+    faulthandler.enable()
+    signal.signal(signal.SIGUSR1, _report_line)
     stdin = sys.stdin.buffer
     warm = read_frame(stdin) or {}
     import torch
