@@ -10,6 +10,7 @@ never touched.
 
 from __future__ import annotations
 
+import concurrent.futures
 import inspect
 import threading
 import time
@@ -110,6 +111,9 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._results: dict[int, LiveResult] = {}
+        self._differ = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="live-diff")
+        self._diffed: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._diffed.set_result(None)
         engine_kwargs: dict[str, Any] = {"history_limit": history_limit}
         if timeout is not None:
             engine_kwargs["timeout"] = timeout
@@ -162,7 +166,16 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
                 return False
             time.sleep(0.02)
         left = None if end is None else max(0.0, end - time.monotonic())
-        return self._engine.wait(left)
+        if not self._engine.wait(left):
+            return False
+        left = None if end is None else max(0.0, end - time.monotonic())
+        try:
+            self._diffed.result(left)
+        except concurrent.futures.TimeoutError:
+            return False
+        except Exception:  # a failed diff leaves the diff view as it was; the edit compiled
+            return True
+        return True
 
     def recompile(self) -> None:
         """Compile the current source now (the "Recompile" button)."""
@@ -178,6 +191,7 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
             if self._timer is not None:
                 self._timer.cancel()
         self._engine.close()
+        self._differ.shutdown(wait=False, cancel_futures=True)
         super().close()
 
     # -- edits -------------------------------------------------------------------------------
@@ -239,9 +253,9 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
              "summary": f"{r.options.get('backend')} {r.options.get('mode') or ''}".strip()}
             for r in self._engine.history
         ]  # fmt: skip
-        self.diff_view.set_versions(
-            [(f"v{r.version}", r.exploration) for r in self._engine.history if r.exploration]
-        )
+        # the diff after the view: on a large model it takes seconds the view need not wait
+        versions = [(f"v{r.version}", r.exploration) for r in self._engine.history if r.exploration]
+        self._diffed = self._differ.submit(self.diff_view.set_versions, versions)
 
     def _show(self, version: int, exploration: Exploration) -> None:
         if self.view is None:

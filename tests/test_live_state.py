@@ -121,6 +121,9 @@ def test_a_library_models_method_is_live_edited(shell):
     assert w.wait(300) and w.error is None, w.error
     ops, _ = _graph(w)
     assert ops.count("torch.relu") == 2 and "torch.tanh" not in ops
+    # the diff of the two good versions names the nodes that changed
+    summary = w.diff_view.view["summary"]
+    assert "relu" in summary and "tanh" in summary, summary
     # the kernel's class still has transformers' forward
     assert shell.user_ns["GPT2MLP"].forward is shell.user_ns["original"]
 
