@@ -42,6 +42,7 @@ import torch
 
 _SHM = "/dev/shm"
 _DEPTH = 4  # how deep the search for what cannot be pickled goes
+_MODULE_DICTS = frozenset({"_parameters", "_buffers", "_modules"})  # stamped by their tensors
 
 
 class CrossingError(ValueError):
@@ -107,7 +108,10 @@ def _stamp(value: Any, depth: int) -> Any:
     counters torch bumps on every in-place change of a tensor."""
     if isinstance(value, torch.nn.Module):
         tensors = [*value.parameters(), *value.buffers()]
-        return (id(value), tuple(id(m) for m in value.modules()),
+        # every module's plain attributes too: `blk.k = 3` or `blk.lock = Lock()` changes it
+        attrs = tuple(tuple(id(v) for k, v in vars(m).items() if k not in _MODULE_DICTS)
+                      for m in value.modules())  # fmt: skip
+        return (id(value), tuple(id(m) for m in value.modules()), attrs,
                 tuple((id(t), t._version) for t in tensors))  # fmt: skip
     if isinstance(value, torch.Tensor):
         return (id(value), value._version)
@@ -175,7 +179,7 @@ def _children(value: Any, path: str) -> Iterator[tuple[str, Any]]:
         for i, child in enumerate(value):
             yield f"{path}[{i}]", child
     # a module's _modules/_parameters/_buffers are covered by named_children above
-    skip = {"_modules", "_parameters", "_buffers"} if isinstance(value, torch.nn.Module) else set()
+    skip = _MODULE_DICTS if isinstance(value, torch.nn.Module) else frozenset()
     for name, child in getattr(value, "__dict__", {}).items():
         if name not in skip:
             yield f"{path}.{name}", child

@@ -34,6 +34,7 @@ import linecache
 import sys
 import textwrap
 import types
+from collections import ChainMap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,7 +75,8 @@ def target_of(
 
     Raises TypeError when the source cannot be read or ``obj`` is none of these.
     """
-    ns = dict(namespace or {})
+    # live views, never copies: a name the notebook defines after this call is seen too
+    ns: Mapping[str, Any] = namespace if namespace is not None else {}
     if edit is not None:
         return _method(obj, edit, ns)
     if isinstance(obj, str):
@@ -82,17 +84,17 @@ def target_of(
     if isinstance(obj, torch.nn.Module):
         cls = type(obj)
         module = _importable(cls.__module__)
-        ns = ns if module else {**ns, **_globals_of(cls)}
+        ns = ns if module else _chain(_globals_of(cls), ns)
         return (class_source(cls),
                 LiveTarget(kind="instance", name=cls.__name__, root=obj, module=module,
                            namespace=ns))  # fmt: skip
     if isinstance(obj, type):
         module = _importable(obj.__module__)
-        ns = ns if module else {**ns, **_globals_of(obj)}
+        ns = ns if module else _chain(_globals_of(obj), ns)
         return class_source(obj), LiveTarget(name=obj.__name__, module=module, namespace=ns)
     if isinstance(obj, types.FunctionType):
         module = _importable(obj.__module__)
-        ns = ns if module else {**ns, **obj.__globals__}
+        ns = ns if module else _chain(obj.__globals__, ns)
         return (_function_source(obj),
                 LiveTarget(name=obj.__name__, module=module, namespace=ns))  # fmt: skip
     msg = (f"explorer.live takes Python source, a function, an nn.Module class or instance "
@@ -145,7 +147,9 @@ def class_source(cls: type) -> str:
     raise TypeError(msg) from failure
 
 
-def _method(root: Any, fn: Callable[..., Any], ns: dict[str, Any]) -> tuple[str, LiveTarget]:
+def _method(
+    root: Any, fn: Callable[..., Any], ns: Mapping[str, Any]
+) -> tuple[str, LiveTarget]:
     fn = inspect.unwrap(getattr(fn, "__func__", fn))
     if not isinstance(fn, types.FunctionType) or "." not in fn.__qualname__:
         raise TypeError(f"edit= takes a method of a class (such as Block.forward), not {fn!r}.")
@@ -161,7 +165,7 @@ def _method(root: Any, fn: Callable[..., Any], ns: dict[str, Any]) -> tuple[str,
                f"explorer.live(model, x, edit={fn.__qualname__}).")  # fmt: skip
         raise TypeError(msg)
     module = _importable(fn.__module__)
-    ns = ns if module else {**ns, **fn.__globals__}
+    ns = ns if module else _chain(fn.__globals__, ns)
     target = LiveTarget(kind="method", name=method, root=root, owner=owner, module=module,
                         namespace=ns)  # fmt: skip
     return _function_source(fn), target
@@ -179,8 +183,13 @@ def _function_source(fn: types.FunctionType) -> str:
 def _globals_of(cls: type) -> dict[str, Any]:
     for value in vars(cls).values():
         if isinstance(value, types.FunctionType):
-            return dict(value.__globals__)
+            return value.__globals__
     return {}
+
+
+def _chain(first: Mapping[str, Any], then: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``first``'s names over ``then``'s, both read live (the notebook goes on)."""
+    return ChainMap(dict(), first, then) if first is not then else first  # type: ignore[arg-type]
 
 
 def _importable(module: str | None) -> str | None:
