@@ -30,7 +30,8 @@ Two questions, answered in one run:
    plain <= 1.10.
 
 Run: ``python benchmarks/live_recompile.py [--repeats 5] [--edits 200] [--gpt2-repeats 3]``
-(``--only gpt2`` for section 3 alone; ``--backend`` for 1 and 3)
+(``--only gpt2`` for section 3 alone; ``--backend`` for 1 and 3; ``--device cuda`` puts
+the GPT-2 on the GPU)
 """
 
 from __future__ import annotations
@@ -175,18 +176,18 @@ GPT2_EDIT = (
 )
 
 
-def gpt2(repeats: int, backend: str) -> None:
+def gpt2(repeats: int, backend: str, device: str) -> None:
     from transformers import GPT2Config, GPT2LMHeadModel
     from transformers.models.gpt2 import modeling_gpt2
 
     from compiler.live.crossing import StateBox
 
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config()).eval()  # 12 layers, 124 M parameters
-    ids = torch.randint(0, 50257, (1, 32))
+    model = GPT2LMHeadModel(GPT2Config()).eval().to(device)  # 12 layers, 124 M parameters
+    ids = torch.randint(0, 50257, (1, 32), device=device)
     params = sum(p.numel() for p in model.parameters())
     print(f"\n3. 12-layer GPT-2 ({params / 1e6:.0f} M parameters), "
-          f"explorer.live(model, ids, edit=GPT2MLP.forward), {backend}")  # fmt: skip
+          f"explorer.live(model, ids, edit=GPT2MLP.forward), {backend}, {device}")  # fmt: skip
     box = StateBox()
     writes, maps = [], []
     for _ in range(3):
@@ -252,14 +253,16 @@ def main() -> None:
     parser.add_argument("--backend", default="inductor")
     parser.add_argument("--gpt2-repeats", type=int, default=3)
     parser.add_argument("--only", choices=["memory", "small", "gpt2"])
+    parser.add_argument("--device", default="cpu", help="the GPT-2's device (section 3)")
     args = parser.parse_args()
-    print(f"torch {torch.__version__}, device cpu, {torch.get_num_threads()} threads")
+    print(f"torch {torch.__version__}, sections 1-2 on cpu, GPT-2 on {args.device}, "
+          f"{torch.get_num_threads()} threads")  # fmt: skip
     if args.only in (None, "memory"):
         memory(args.edits)
     if args.only in (None, "small"):
         edit_to_view(args.repeats, args.backend)
     if args.only in (None, "gpt2"):
-        gpt2(args.gpt2_repeats, args.backend)
+        gpt2(args.gpt2_repeats, args.backend, args.device)
 
 
 if __name__ == "__main__":
