@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-import importlib
+import importlib.util
 import inspect
 import linecache
 import sys
