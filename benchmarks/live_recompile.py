@@ -180,7 +180,7 @@ def gpt2(repeats: int, backend: str, device: str) -> None:
     from transformers import GPT2Config, GPT2LMHeadModel
     from transformers.models.gpt2 import modeling_gpt2
 
-    from compiler.live.crossing import StateBox
+    from compiler.live.crossing import StateBox, file_of
 
     torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config()).eval().to(device)  # 12 layers, 124 M parameters
@@ -193,10 +193,10 @@ def gpt2(repeats: int, backend: str, device: str) -> None:
     for _ in range(3):
         box.close()
         started = time.perf_counter()
-        path = box.pack({"root": model})
+        ref = box.pack({"root": model})
         writes.append(time.perf_counter() - started)
         started = time.perf_counter()
-        loaded = torch.load(path, mmap=True, weights_only=False)
+        loaded = torch.load(file_of(ref), mmap=True, weights_only=False)
         maps.append(time.perf_counter() - started)
         del loaded
     box.close()

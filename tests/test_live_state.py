@@ -9,6 +9,9 @@ buffers it lifted.
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 from conftest import ipython_shell, torch_state
 
@@ -76,6 +79,9 @@ def test_a_module_instance_with_constructor_arguments_and_a_helper_compile_live(
     assert "L_self_buffers_shift_" in inputs and len(w.history) == 2
     # an edit of the source alone sends no state again
     assert w._engine._fixed.path == state_file
+    # and the state's file has no name left to outlive the kernel: only its descriptor
+    folder = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+    assert not (folder / state_file.partition("?")[2]).exists()
     # the notebook's class is untouched: only the worker's copy was edited
     assert "act" in shell.user_ns["Block"].forward.__code__.co_names
 

@@ -22,8 +22,8 @@ Example:
     >>> import torch
     >>> box = StateBox()
     >>> ns = {"w": torch.ones(3)}
-    >>> path = box.pack({"w": ns["w"]})
-    >>> box.pack({"w": ns["w"]}) == path   # nothing changed: the same file
+    >>> ref = box.pack({"w": ns["w"]})
+    >>> box.pack({"w": ns["w"]}) == ref   # nothing changed: the same file
     True
     >>> box.close()
 """
@@ -50,19 +50,26 @@ class CrossingError(ValueError):
 
 
 class StateBox:
-    """The file of state the worker reads; rewritten only when the state changed."""
+    """The file of state the worker reads; rewritten only when the state changed.
+
+    The file is removed from its folder as soon as it is written and reached through this
+    process's open descriptor (``/proc/PID/fd/N``): nothing is left on ``/dev/shm`` when
+    the kernel dies, however it dies. Where there is no ``/proc``, the file stays until
+    ``discard_except`` or ``close``.
+    """
 
     def __init__(self) -> None:
         self.path: str | None = None
         self._stamp: Any = None
         # held so that the ids in the stamp stay unique while it is in use
         self._values: dict[str, Any] = {}
-        self._written: list[str] = []
+        self._written: dict[str, tuple[int, str]] = {}  # ref -> (descriptor, file path)
 
     def pack(
         self, values: Mapping[str, Any], labels: Mapping[str, str] | None = None
     ) -> str | None:
-        """The path of a file holding ``values`` (None when empty); raises CrossingError,
+        """A reference the worker opens (a path, then ``?`` and a name unique to this
+        content) to a file holding ``values``; None when empty. Raises CrossingError,
         which names a value by its key, or by ``labels[key]`` (the notebook's variable)."""
         values = dict(values)
         if not values:
@@ -73,30 +80,42 @@ class StateBox:
         where = _SHM if os.access(_SHM, os.W_OK) else None
         fd, path = tempfile.mkstemp(prefix="tce-live-", suffix=".pt", dir=where)
         try:
-            with os.fdopen(fd, "wb") as out:
+            with os.fdopen(fd, "wb", closefd=False) as out:
                 torch.save(values, out, pickle_module=cloudpickle)
         except Exception as exc:
+            os.close(fd)
             with contextlib.suppress(OSError):
                 os.unlink(path)
             raise CrossingError(_why_not(values, dict(labels or {}), exc)) from exc
-        self.path, self._stamp, self._values = path, stamp, values
-        self._written.append(path)
-        return path
+        through = f"/proc/{os.getpid()}/fd/{fd}"
+        if os.path.exists(through):
+            os.unlink(path)  # the descriptor keeps it: the kernel's end is the file's end
+            ref = f"{through}?{os.path.basename(path)}"  # a descriptor number is reused
+        else:
+            ref = f"{path}?{os.path.basename(path)}"
+        self.path, self._stamp, self._values = ref, stamp, values
+        self._written[ref] = (fd, path)
+        return ref
 
     def discard_except(self, keep: str | None) -> None:
-        """Remove the files this box wrote before ``keep``: called once no request can
+        """Let go of the files this box wrote before ``keep``: called once no request can
         still name them (a worker that mapped one keeps its pages until it lets go)."""
-        for path in [p for p in self._written if p != keep]:
+        for ref in [r for r in self._written if r != keep]:
+            fd, path = self._written.pop(ref)
+            os.close(fd)
             with contextlib.suppress(OSError):
                 os.unlink(path)
-            self._written.remove(path)
         if self.path != keep:  # so that the next pack writes the state again
             self.path, self._stamp, self._values = None, None, {}
 
     def close(self) -> None:
-        """Remove the files."""
+        """Let go of the files."""
         self.discard_except(None)
-        self.path, self._stamp, self._values = None, None, {}
+
+
+def file_of(ref: str) -> str:
+    """The path to open for a reference ``StateBox.pack`` made."""
+    return ref.partition("?")[0]
 
 
 def _stamp_all(values: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -185,4 +204,4 @@ def _children(value: Any, path: str) -> Iterator[tuple[str, Any]]:
             yield f"{path}.{name}", child
 
 
-__all__ = ["CrossingError", "StateBox"]
+__all__ = ["CrossingError", "StateBox", "file_of"]

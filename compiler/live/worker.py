@@ -79,7 +79,9 @@ def _state(path: str | None, kind: str) -> dict[str, Any]:
     if key not in _loaded:
         for old in [k for k in _loaded if k.startswith(f"{kind}:")]:
             del _loaded[old]
-        _loaded[key] = torch.load(path, mmap=True, weights_only=False)
+        from compiler.live.crossing import file_of
+
+        _loaded[key] = torch.load(file_of(path), mmap=True, weights_only=False)
     values: dict[str, Any] = _loaded[key]
     return values
 
