@@ -264,6 +264,18 @@ def is_constraint_violation(exc: BaseException) -> bool:
     return isinstance(exc, ConstraintViolationError)
 
 
+def traced_line(frame: Any, filename: str) -> int | None:
+    """The line of ``filename`` that Dynamo is tracing in ``frame``, if ``frame`` is one of
+    its instruction translators' methods (their ``self`` has ``f_code`` and ``lineno``):
+    where a compile that hangs is, when the user's code is being traced, not run."""
+    tx = frame.f_locals.get("self")
+    code = getattr(tx, "f_code", None)
+    if isinstance(code, CodeType) and code.co_filename == filename:
+        line = getattr(tx, "lineno", None)
+        return line if isinstance(line, int) else None
+    return None
+
+
 def dynamo_config_snapshot() -> dict[str, Any]:
     """Dynamo's config as a dict, to check capture leaves it unchanged."""
     import torch._dynamo.config as dynamo_config

@@ -81,18 +81,26 @@ def show(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -> Ex
     return view(exploration)
 
 
-def live(source_or_function: Any, *inputs: Any, **compile_options: Any) -> Any:
-    """An editor whose edits recompile, the explorer following them.
+def live(obj: Any, *inputs: Any, **compile_options: Any) -> Any:
+    """An editor whose edits recompile, the explorer following them: on source, a
+    function, an ``nn.Module`` class or instance, or (``edit=Class.method``) a method.
 
     Arguments and options: ``explorer._live.live`` (a private module, so that importing
     it cannot replace this function by a module of the same name).
 
     Example:
         >>> w = explorer.live("def f(x):\\n    return x.cos()\\n", torch.randn(4))  # doctest: +SKIP
+        >>> w = explorer.live(Block(8, torch.nn.GELU()), x)  # doctest: +SKIP
     """
+    import inspect
+
     from ._live import live as _live
 
-    return _live(source_or_function, *inputs, **compile_options)
+    if "namespace" not in compile_options:
+        # the names the source uses are the caller's (the notebook's), not this module's
+        caller = inspect.currentframe()
+        compile_options["namespace"] = caller.f_back.f_globals if caller and caller.f_back else {}
+    return _live(obj, *inputs, **compile_options)
 
 
 def load(trace_path: str | os.PathLike[str]) -> ExplorationWidget:

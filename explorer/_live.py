@@ -10,8 +10,8 @@ never touched.
 
 from __future__ import annotations
 
+import concurrent.futures
 import inspect
-import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +24,7 @@ import traitlets
 
 from compiler import Exploration
 from compiler.live.session import HISTORY_LIMIT, LiveEngine, LiveResult
+from compiler.live.target import LiveTarget, target_of
 
 from ._diff_view import DiffWidget
 from ._static import widget_path
@@ -87,7 +88,7 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
         source: str,
         inputs: tuple[Any, ...],
         *,
-        target: str | None = None,
+        target: str | LiveTarget | None = None,
         debounce_ms: int = DEBOUNCE_MS,
         auto: bool = True,
         magic_line: str = "",
@@ -110,6 +111,9 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._results: dict[int, LiveResult] = {}
+        self._differ = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="live-diff")
+        self._diffed: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._diffed.set_result(None)
         engine_kwargs: dict[str, Any] = {"history_limit": history_limit}
         if timeout is not None:
             engine_kwargs["timeout"] = timeout
@@ -162,7 +166,16 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
                 return False
             time.sleep(0.02)
         left = None if end is None else max(0.0, end - time.monotonic())
-        return self._engine.wait(left)
+        if not self._engine.wait(left):
+            return False
+        left = None if end is None else max(0.0, end - time.monotonic())
+        try:
+            self._diffed.result(left)
+        except concurrent.futures.TimeoutError:
+            return False
+        except Exception:  # a failed diff leaves the diff view as it was; the edit compiled
+            return True
+        return True
 
     def recompile(self) -> None:
         """Compile the current source now (the "Recompile" button)."""
@@ -178,6 +191,7 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
             if self._timer is not None:
                 self._timer.cancel()
         self._engine.close()
+        self._differ.shutdown(wait=False, cancel_futures=True)
         super().close()
 
     # -- edits -------------------------------------------------------------------------------
@@ -239,9 +253,9 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
              "summary": f"{r.options.get('backend')} {r.options.get('mode') or ''}".strip()}
             for r in self._engine.history
         ]  # fmt: skip
-        self.diff_view.set_versions(
-            [(f"v{r.version}", r.exploration) for r in self._engine.history if r.exploration]
-        )
+        # the diff after the view: on a large model it takes seconds the view need not wait
+        versions = [(f"v{r.version}", r.exploration) for r in self._engine.history if r.exploration]
+        self._diffed = self._differ.submit(self.diff_view.set_versions, versions)
 
     def _show(self, version: int, exploration: Exploration) -> None:
         if self.view is None:
@@ -257,16 +271,25 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
         return f"<LiveExplorer {len(self._engine.history)} versions, error={self._error!r}>"
 
 
-def live(source_or_function: str | Callable[..., Any], *inputs: Any,
-         **compile_options: Any) -> LiveExplorer:  # fmt: skip
-    """An editor on ``source_or_function`` whose edits recompile, with the explorer below.
+def live(
+    obj: Any, *inputs: Any, edit: Callable[..., Any] | None = None,
+    namespace: dict[str, Any] | None = None, **compile_options: Any,
+) -> LiveExplorer:  # fmt: skip
+    """An editor on ``obj``'s source whose edits recompile, with the explorer below.
 
     Args:
-        source_or_function: Python source defining one function or ``nn.Module`` class
-            (``torch``, ``nn`` and ``F`` are predefined), or a function (its source is
-            read with ``inspect``; it may use only what its source imports, as it runs
-            in a worker process).
-        *inputs: example inputs; they are pickled to the worker process.
+        obj: what to compile: Python source defining one function or ``nn.Module`` class;
+            a function; an ``nn.Module`` class (built with no arguments) or instance (its
+            constructor arguments, weights and buffers kept; the editor holds its class).
+            The code may use what the notebook defines (helpers, globals, classes,
+            imported modules): it crosses to the worker process as data
+            (``compiler.live.crossing``).
+        *inputs: example inputs, sent to the worker process.
+        edit: a method to edit instead, e.g. ``Block.forward`` or transformers'
+            ``GPT2MLP.forward``: the editor holds its source, and each edit is set on its
+            class (in the worker only) before ``obj``, a module, compiles.
+        namespace: where the source's names are looked up (default: the caller's globals,
+            the notebook's).
         **compile_options: ``mode``, ``backend``, ``dynamic``, ``fullgraph``,
             ``options`` as in ``torch.compile``; ``target`` (the name to compile when the
             source defines several), ``debounce_ms`` (idle pause before an edit
@@ -281,20 +304,14 @@ def live(source_or_function: str | Callable[..., Any], *inputs: Any,
         >>> w = explorer.live("def f(x):\\n    return x.relu() + 1\\n", torch.randn(8),
         ...                   backend="aot_eager")  # doctest: +SKIP
         >>> w.wait(); w.source = "def f(x):\\n    return x.sin()\\n"  # doctest: +SKIP
+        >>> explorer.live(model, x, edit=GPT2MLP.forward)  # doctest: +SKIP
     """
-    if callable(source_or_function) and not isinstance(source_or_function, str):
-        fn = source_or_function
-        try:
-            text = textwrap.dedent(inspect.getsource(fn))
-        except (OSError, TypeError) as exc:
-            msg = (f"explorer.live could not read the source of {fn!r} ({exc}); pass the "
-                   "source as a string instead.")  # fmt: skip
-            raise TypeError(msg) from exc
-        compile_options.setdefault("target", getattr(fn, "__name__", None))
-        source_or_function = text
-    if not isinstance(source_or_function, str):
-        raise TypeError("explorer.live takes Python source (a str) or a function.")
-    return LiveExplorer(source_or_function, inputs, **compile_options)
+    if namespace is None:
+        caller = inspect.currentframe()
+        namespace = caller.f_back.f_globals if caller and caller.f_back else {}
+    source, target = target_of(obj, edit=edit, namespace=namespace,
+                               name=compile_options.pop("target", None))  # fmt: skip
+    return LiveExplorer(source, inputs, target=target, **compile_options)
 
 
 __all__ = ["DEBOUNCE_MS", "EditorWidget", "LiveExplorer", "live"]

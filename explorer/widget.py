@@ -8,11 +8,15 @@ opens it, through anywidget's command API: the front-end invokes ``_pane`` with
 ``{compile, pane}`` and gets the pane's JSON data back, built once and cached here; the
 Export button invokes ``_export_html``, which reuses that cache. ``update`` swaps the
 Exploration and keeps the selection where it still exists, which is what a live recompile
-needs.
+needs; a pane the front-end already holds from the version before is not sent again when
+it did not change (the front-end names the digest it holds, ``have``; the answer is then
+``{unchanged: true}``), so a live edit re-sends only the panes it changed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from typing import Any
 
@@ -63,6 +67,7 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
             raise TypeError(msg)
         self._exploration = exploration
         self._panes: dict[tuple[str, str], Any] = {}
+        self._digests: dict[tuple[str, str], str] = {}
         index = pane_json(build_index(exploration))
         kwargs.setdefault("selection", _default_selection(index))
         super().__init__(index=index, **kwargs)
@@ -99,6 +104,7 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         entry = compiles.get(old.get("compile"))
         self._exploration = exploration
         self._panes = {}
+        self._digests = {}
         if entry is not None:
             selection["compile"] = entry["key"]
             stages = {p["id"] for p in entry["panes"]}
@@ -137,12 +143,26 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
         return to_html(self._exploration, path, built=self._panes)
 
+    def pane_digest(self, compile_key: str | None, pane_id: str) -> str:
+        """A digest of one pane's data: equal digests, equal panes (across versions)."""
+        key = ("", pane_id) if pane_id == "findings" else (compile_key or "", pane_id)
+        found = self._digests.get(key)
+        if found is None:
+            text = json.dumps(self.pane(compile_key, pane_id), sort_keys=True, default=str)
+            found = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+            self._digests[key] = found
+        return found
+
     @anywidget.experimental.command  # type: ignore[misc]
     def _pane(self, msg: Any, _buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
-        """The front-end opens a pane: ``{compile, pane}`` -> ``{data}`` or ``{error}``."""
+        """The front-end opens a pane: ``{compile, pane, have}`` -> ``{data, digest}``,
+        ``{unchanged: true, digest}`` when ``have`` is its digest, or ``{error}``."""
         compile_key, pane_id = msg.get("compile"), str(msg.get("pane"))
         try:
-            return {"data": self.pane(compile_key, pane_id)}, []
+            digest = self.pane_digest(compile_key, pane_id)
+            if msg.get("have") == digest:
+                return {"unchanged": True, "digest": digest}, []
+            return {"data": self.pane(compile_key, pane_id), "digest": digest}, []
         except Exception as exc:  # report it in the pane; never kill the kernel's comm
             return {"error": f"could not build pane {pane_id} of compile {compile_key}: {exc}"}, []
 

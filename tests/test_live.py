@@ -103,7 +103,7 @@ def test_an_input_that_cannot_be_sent_is_a_clear_error(live_widget):
     assert w.error == (
         "input 1 (generator) cannot be sent to the live compile worker: it does not pickle "
         "(cannot pickle 'generator' object). Pass tensors, numbers, lists, dicts or other "
-        "picklable values (a module: pass its class in the source instead)."
+        "picklable values."
     )
     assert w.history == ()
 
@@ -114,7 +114,20 @@ def test_a_hanging_edit_is_stopped_and_the_next_edit_compiles(live_widget):
     w.source = "def f(x):\n    while True:\n        pass\n"
     assert w.wait(120)
     assert w.error is not None and "longer than 20 s and was stopped" in w.error
+    assert w.editor.status["line"] in (2, 3)  # the loop Dynamo was tracing when stopped
     w.source = "def f(x):\n    return x.cos()\n"
+    assert w.wait(300) and w.error is None
+
+
+def test_a_worker_crash_is_shown_at_its_line_and_the_next_edit_compiles(live_widget):
+    w = live_widget(F1, torch.randn(4), backend="eager", debounce_ms=0)
+    assert w.wait(300) and w.error is None
+    good = w.view.exploration
+    w.source = "import ctypes\ndef f(x):\n    ctypes.string_at(0)\n    return x\n"  # a segfault
+    assert w.wait(120)
+    assert w.error is not None and "the live compile worker died" in w.error
+    assert w.editor.status["line"] == 3 and w.view.exploration is good
+    w.source = F1
     assert w.wait(300) and w.error is None
 
 

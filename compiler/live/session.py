@@ -28,7 +28,9 @@ import collections
 import contextlib
 import os
 import pickle
+import re
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,7 +40,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from compiler.live.worker import _HEADER, write_frame
+import cloudpickle
+
+from compiler.live.crossing import CrossingError, StateBox
+from compiler.live.target import LiveTarget, state_for
+from compiler.live.worker import _HEADER, LINE_REPORT, write_frame
 from compiler.model import Exploration
 
 HISTORY_LIMIT = 20
@@ -51,7 +57,8 @@ _FILENAME = "<live>"
 @dataclass(frozen=True, kw_only=True, slots=True)
 class LiveError:
     """Why an edit did not compile: ``kind`` is ``syntax``, ``exception``, ``compile``,
-    ``option``, ``target``, ``input``, ``timeout`` or ``crash``; ``line`` is the
+    ``option``, ``target``, ``input``, ``state`` (the notebook's state could not cross),
+    ``timeout`` or ``crash``; ``line`` is the
     1-based line of the source it points at, where known."""
 
     kind: str
@@ -88,7 +95,9 @@ class _Worker:
     def __init__(self, backend: str) -> None:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+        # what the kernel imports, the worker imports: state crosses by reference to it
+        path = [p for p in sys.path if p and os.path.isdir(p)]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH"), *path]))
         # closed in kill(); the worker's stderr, read back for a crash report
         self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
         self.proc = subprocess.Popen(
@@ -129,6 +138,12 @@ class _Worker:
             if size is not None and len(buf) >= need:
                 message: dict[str, Any] = pickle.loads(buf[:need])
                 return message
+
+    def dump_stack(self) -> None:
+        """Have the worker write its Python stack into its log (faulthandler, SIGUSR1)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGUSR1)
+            time.sleep(0.3)  # faulthandler writes from its C signal handler at once
 
     def log_tail(self, lines: int = 6) -> str:
         self.log.seek(0)
@@ -183,30 +198,53 @@ class LiveEngine:
         self._closed = False
         self._worker: _Worker | None = _Worker(backend)
         self._spare: _Worker | None = _Worker(backend) if spare else None
+        # the notebook's state the edits use: the names (small, change with the source) and
+        # the module and class they edit (large, change rarely), each its own file
+        self._names, self._fixed = StateBox(), StateBox()
         self._thread = threading.Thread(target=self._loop, name="live-compile", daemon=True)
         self._thread.start()
 
     def submit(
         self, source: str, inputs: tuple[Any, ...], options: dict[str, Any] | None = None,
-        target: str | None = None,
+        target: str | LiveTarget | None = None,
     ) -> int:  # fmt: skip
-        """Queue an edit; returns its version. Older pending edits are dropped."""
+        """Queue an edit; returns its version. Older pending edits are dropped.
+
+        ``target`` is the name to compile, or a ``LiveTarget`` (a module instance, a
+        method, and the notebook namespace the source's names come from).
+        """
         with self._cond:
             self._version += 1
             version = self._version
         options = dict(options or {})
+        spec = target if isinstance(target, LiveTarget) else LiveTarget(name=target)
         try:
             blob = _serialize(inputs)
-        except InputSendError as exc:
-            err = LiveError(kind="input", message=str(exc))
+            state = self._pack(source, spec)
+        except (InputSendError, CrossingError) as exc:
+            kind = "input" if isinstance(exc, InputSendError) else "state"
+            err = LiveError(kind=kind, message=str(exc))
             self._deliver(LiveResult(version=version, source=source, options=options, error=err))
             return version
-        request = {"source": source, "target": target, "filename": _FILENAME,
+        request = {"source": source, "target": spec.name, "kind": spec.kind,
+                   "module": spec.module, **state, "filename": _FILENAME,
                    "inputs": blob, "options": options}  # fmt: skip
         with self._cond:
             self._pending = (version, request)
             self._cond.notify_all()
         return version
+
+    def _pack(self, source: str, spec: LiveTarget) -> dict[str, str | None]:
+        """The state files for this edit (written only when the state changed)."""
+        found = state_for(source, spec)
+        if found is None:  # a syntax error: the worker says so before it reads any state
+            return {"names": None, "fixed": None}
+        names, fixed = found
+        state = {"names": self._names.pack(names), "fixed": self._fixed.pack(fixed, spec.labels())}
+        # an older file is named only by requests this one supersedes
+        self._names.discard_except(state["names"])
+        self._fixed.discard_except(state["fixed"])
+        return state
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until no edit is pending or compiling; False if ``timeout`` ran out."""
@@ -229,6 +267,8 @@ class LiveEngine:
             if w is not None:
                 w.kill()
         self._worker = self._spare = None
+        self._names.close()
+        self._fixed.close()
 
     # -- the background thread ----------------------------------------------------------
 
@@ -272,18 +312,21 @@ class LiveEngine:
             reply = worker.receive(time.monotonic() + self._timeout, self._newer)
         seconds = time.perf_counter() - started
         if isinstance(reply, str):
+            if reply == "timeout":
+                worker.dump_stack()
             tail = worker.log_tail()
+            line = _innermost_line(worker.log_tail(200))
             self._replace_worker()
             if reply == "cancelled":
                 return None
             if reply == "timeout":
                 msg = (f"the compile took longer than {self._timeout:.0f} s and was stopped; "
                        "an endless loop in the code? (timeout=... sets the limit)")  # fmt: skip
-                err = LiveError(kind="timeout", message=msg)
+                err = LiveError(kind="timeout", message=msg, line=line)
             else:
                 msg = ("the live compile worker died while compiling this edit; your session "
                        f"is unaffected and a fresh worker takes over. Its last words:\n{tail}")
-                err = LiveError(kind="crash", message=msg)
+                err = LiveError(kind="crash", message=msg, line=line)
             return LiveResult(version=version, source=source, options=options, error=err,
                               seconds=seconds)  # fmt: skip
         worker.rss_mb = float(reply.get("rss_mb") or 0.0)
@@ -332,6 +375,17 @@ class LiveEngine:
             self._on_result(result)
 
 
+def _innermost_line(log: str) -> int | None:
+    """The edited source's line where the worker stopped: what it reported on SIGUSR1
+    (a timeout), else the innermost in the stack faulthandler wrote as it crashed."""
+    reported = re.findall(rf"{re.escape(LINE_REPORT)}(\d+)", log)
+    if reported:
+        return int(reported[-1])
+    crash = log.rsplit("most recent call first", 1)[-1]
+    found = re.search(rf'File "{re.escape(_FILENAME)}", line (\d+)', crash)
+    return int(found.group(1)) if found else None
+
+
 class InputSendError(ValueError):
     """An input cannot be sent to the worker process (it does not pickle)."""
 
@@ -339,15 +393,17 @@ class InputSendError(ValueError):
 def _serialize(inputs: tuple[Any, ...]) -> bytes:
     for i, value in enumerate(inputs):
         try:
-            pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            cloudpickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             msg = (
                 f"input {i + 1} ({type(value).__name__}) cannot be sent to the live compile "
                 f"worker: it does not pickle ({exc}). Pass tensors, numbers, lists, dicts or "
-                "other picklable values (a module: pass its class in the source instead)."
+                "other picklable values."
             )
             raise InputSendError(msg) from exc
-    return pickle.dumps(inputs, protocol=pickle.HIGHEST_PROTOCOL)
+    # cloudpickle: an input of a class defined in the notebook crosses by value
+    blob: bytes = cloudpickle.dumps(inputs, protocol=pickle.HIGHEST_PROTOCOL)
+    return blob
 
 
 __all__ = ["HISTORY_LIMIT", "InputSendError", "LiveEngine", "LiveError", "LiveResult"]

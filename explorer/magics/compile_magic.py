@@ -172,8 +172,9 @@ class CompileMagics(Magics):
             kwargs["mode"] = args.mode
         if options is not None:
             kwargs["options"] = options
+        # the cell's names (helpers, globals, classes of earlier cells) cross to the worker
         widget = live(cell, *inputs, target=args.target, magic_line=f"%%compile {line}".strip(),
-                      **kwargs)  # fmt: skip
+                      namespace=self.shell.user_ns, **kwargs)  # fmt: skip
         if args.name:
             self.shell.user_ns[args.name] = widget
         display(widget)

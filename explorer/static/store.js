@@ -9,7 +9,7 @@
 /** @import { Experimental, Model } from "./util.js" */
 /** @import { GcNode } from "./graph/tree.js" */
 /** @import { GraphNodes, GraphPane, Index, OutputCodePane } from "./panes/typedefs.js" */
-import { PALETTE, invoke } from "./util.js";
+import { PALETTE, invokeReply } from "./util.js";
 
 const PANE_KEY_SEP = "\n"; // as explorer/export.py joins compile key and pane id
 
@@ -132,6 +132,11 @@ class Store {
     this.standalone = Boolean(model.get("_standalone"));
     /** @type {Map<string, Promise<any>>} */
     this.panes = new Map();
+    /** @type {Map<string, {digest: string, view: any}>} the panes received for this index */
+    this.received = new Map();
+    /** @type {Map<string, {digest: string, view: any}>} and for the index before it: a live
+     * recompile's pane that did not change is not sent again (Python answers `unchanged`) */
+    this.before = new Map();
     /** @type {Index} */
     this.index = model.get("index");
     /** @type {Map<string, number>} source key -> its colour */
@@ -144,6 +149,8 @@ class Store {
   readIndex() {
     this.index = this.model.get("index");
     this.panes.clear();
+    this.before = this.received;
+    this.received = new Map();
     this.palette = new Map((this.index ? this.index.src_keys : []).map((k, i) => [k, i % PALETTE]));
     this.srcLabels = new Map((this.index ? this.index.src_keys : []).map((k, i) => [k, this.index.src_labels[i]]));
   }
@@ -161,7 +168,7 @@ class Store {
     const key = this.key(compile, pane);
     let got = this.panes.get(key);
     if (!got) {
-      got = (this.standalone ? this.fromPage(key) : this.fromKernel(compile, pane)).then(paneView);
+      got = this.standalone ? this.fromPage(key).then(paneView) : this.fromKernel(compile, pane, key);
       this.panes.set(key, got);
       got.catch(() => this.panes.delete(key));
     }
@@ -178,11 +185,16 @@ class Store {
   }
 
   /**
-   * The pane from Python: the widget's `_pane` command builds it (and caches it there).
-   * @param {string|null} compile @param {string} pane @returns {Promise<any>}
+   * The pane from Python: the widget's `_pane` command builds it (and caches it there);
+   * the one held from the index before is kept when Python says it did not change.
+   * @param {string|null} compile @param {string} pane @param {string} key @returns {Promise<any>}
    */
-  fromKernel(compile, pane) {
-    return invoke(this.experimental, "_pane", { compile, pane }, this.signal);
+  async fromKernel(compile, pane, key) {
+    const held = this.before.get(key);
+    const reply = await invokeReply(this.experimental, "_pane", { compile, pane, have: held ? held.digest : null }, this.signal);
+    const view = reply.unchanged && held ? held.view : paneView(reply.data);
+    this.received.set(key, { digest: reply.digest, view });
+    return view;
   }
 }
 

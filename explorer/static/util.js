@@ -83,12 +83,21 @@ function download(blob, name) {
  * @returns {Promise<any>}
  */
 async function invoke(experimental, name, msg, signal) {
+  return (await invokeReply(experimental, name, msg, signal)).data;
+}
+
+/**
+ * As `invoke`, the whole reply (`data` and what else the command answers).
+ * @param {Experimental|undefined} experimental @param {string} name @param {any} msg
+ * @param {AbortSignal} [signal] @returns {Promise<any>}
+ */
+async function invokeReply(experimental, name, msg, signal) {
   if (!experimental) {
     throw new Error(`cannot ask Python for ${name}: this front-end has no anywidget command API (anywidget >= 0.9.8 has it)`);
   }
   const [reply] = await experimental.invoke(name, msg, { signal });
   if (reply && typeof reply.error === "string") throw new Error(reply.error);
-  return reply.data;
+  return reply;
 }
 
 /**
@@ -170,6 +179,7 @@ export {
   h,
   download,
   invoke,
+  invokeReply,
   scrollWithin,
   showKernel,
   kernelName,

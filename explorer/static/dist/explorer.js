@@ -35,12 +35,15 @@ function download(blob, name) {
   setTimeout(() => URL.revokeObjectURL(a.href), 1e4);
 }
 async function invoke(experimental, name, msg, signal) {
+  return (await invokeReply(experimental, name, msg, signal)).data;
+}
+async function invokeReply(experimental, name, msg, signal) {
   if (!experimental) {
     throw new Error(`cannot ask Python for ${name}: this front-end has no anywidget command API (anywidget >= 0.9.8 has it)`);
   }
   const [reply] = await experimental.invoke(name, msg, { signal });
   if (reply && typeof reply.error === "string") throw new Error(reply.error);
-  return reply.data;
+  return reply;
 }
 function scrollWithin(box, el, center = false) {
   const b = box.getBoundingClientRect();
@@ -2129,6 +2132,8 @@ var Store = class {
     this.signal = signal;
     this.standalone = Boolean(model.get("_standalone"));
     this.panes = /* @__PURE__ */ new Map();
+    this.received = /* @__PURE__ */ new Map();
+    this.before = /* @__PURE__ */ new Map();
     this.index = model.get("index");
     this.palette = /* @__PURE__ */ new Map();
     this.srcLabels = /* @__PURE__ */ new Map();
@@ -2137,6 +2142,8 @@ var Store = class {
   readIndex() {
     this.index = this.model.get("index");
     this.panes.clear();
+    this.before = this.received;
+    this.received = /* @__PURE__ */ new Map();
     this.palette = new Map((this.index ? this.index.src_keys : []).map((k, i) => [k, i % PALETTE]));
     this.srcLabels = new Map((this.index ? this.index.src_keys : []).map((k, i) => [k, this.index.src_labels[i]]));
   }
@@ -2152,7 +2159,7 @@ var Store = class {
     const key = this.key(compile, pane);
     let got = this.panes.get(key);
     if (!got) {
-      got = (this.standalone ? this.fromPage(key) : this.fromKernel(compile, pane)).then(paneView);
+      got = this.standalone ? this.fromPage(key).then(paneView) : this.fromKernel(compile, pane, key);
       this.panes.set(key, got);
       got.catch(() => this.panes.delete(key));
     }
@@ -2167,11 +2174,16 @@ var Store = class {
     return JSON.parse(await new Response(stream).text());
   }
   /**
-   * The pane from Python: the widget's `_pane` command builds it (and caches it there).
-   * @param {string|null} compile @param {string} pane @returns {Promise<any>}
+   * The pane from Python: the widget's `_pane` command builds it (and caches it there);
+   * the one held from the index before is kept when Python says it did not change.
+   * @param {string|null} compile @param {string} pane @param {string} key @returns {Promise<any>}
    */
-  fromKernel(compile, pane) {
-    return invoke(this.experimental, "_pane", { compile, pane }, this.signal);
+  async fromKernel(compile, pane, key) {
+    const held = this.before.get(key);
+    const reply = await invokeReply(this.experimental, "_pane", { compile, pane, have: held ? held.digest : null }, this.signal);
+    const view = reply.unchanged && held ? held.view : paneView(reply.data);
+    this.received.set(key, { digest: reply.digest, view });
+    return view;
   }
 };
 
