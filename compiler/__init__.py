@@ -28,6 +28,7 @@ from compiler.errors import (
     TraceFormatError,
 )
 from compiler.gpu.triton_stages import with_sass
+from compiler.lab import LabError, Relowered, TritonMissingError, relower
 from compiler.model import (
     SCHEMA_VERSION,
     Bytecode,
@@ -79,6 +80,7 @@ __all__ = [
     "Guards",
     "InputError",
     "Kernel",
+    "LabError",
     "Node",
     "OptionError",
     "Options",
@@ -88,6 +90,7 @@ __all__ = [
     "Provenance",
     "RecompileReason",
     "Recording",
+    "Relowered",
     "Schedule",
     "SchemaVersionError",
     "SourceLoc",
@@ -95,6 +98,7 @@ __all__ = [
     "TargetError",
     "TensorMeta",
     "TraceFormatError",
+    "TritonMissingError",
     "classify_failure",
     "compare",
     "diff",
@@ -104,6 +108,7 @@ __all__ = [
     "explore_script",
     "load_trace",
     "recording",
+    "relower",
     "reporting",
     "with_sass",
 ]
