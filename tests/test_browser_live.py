@@ -91,11 +91,15 @@ def test_typing_an_edit_in_the_live_editor_changes_the_kernel_view(
         root.wait_for(state="attached", timeout=60_000)
         before = _kernels(root)
 
-        editor = live.locator("textarea.tce-live-input")
+        # the CodeMirror editor: Python indentation puts the body under the def by itself
+        editor = live.locator(".tce-live-ed .cm-content")
         editor.click()
         page.keyboard.press("Control+a")
-        page.keyboard.type(EDIT)
-        assert editor.input_value() == EDIT
+        for i, line in enumerate(EDIT.splitlines()):
+            if i:
+                page.keyboard.press("Enter")
+            page.keyboard.type(line.lstrip())
+        assert editor.inner_text().rstrip("\n") == EDIT.rstrip("\n")
         second = _wait_for_version(live, first)
         after = _kernels(root)
         assert after != before, f"the kernels stayed {before} after the edit ({second})"

@@ -15,50 +15,13 @@
  */
 
 import { h, invoke } from "./util.js";
+import { createEditor } from "./editor.js";
 /** @import { Experimental, Model } from "./util.js" */
-
-const KEYWORDS = new Set(("False None True and as assert async await break class continue def del " +
-  "elif else except finally for from global if import in is lambda nonlocal not or pass raise " +
-  "return try while with yield").split(" "));
-const TOKEN = /(#[^\n]*)|("""[\s\S]*?"""|'''[\s\S]*?'''|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|(\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\b)|([A-Za-z_]\w*)/g;
-
-/**
- * Python source as [class, text] pieces for the highlight layer.
- * @param {string} text
- * @returns {[string, string][]}
- */
-function tokens(text) {
-  /** @type {[string, string][]} */
-  const out = [];
-  let last = 0;
-  for (const m of text.matchAll(TOKEN)) {
-    const at = m.index || 0;
-    if (at > last) out.push(["", text.slice(last, at)]);
-    const cls = m[1] ? "c" : m[2] ? "s" : m[3] ? "n" : KEYWORDS.has(m[4]) ? "k" : "";
-    out.push([cls, m[0]]);
-    last = at + m[0].length;
-  }
-  if (last < text.length) out.push(["", text.slice(last)]);
-  return out;
-}
 
 const CSS = `
 .tce-live { font: 12px/1.4 var(--jp-ui-font-family, sans-serif); border: 1px solid #bbb; padding: 6px; }
 .tce-live-bar { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; margin-bottom: 4px; }
-.tce-live-ed { position: relative; display: flex; border: 1px solid #ccc; background: #fff;
-  font: 13px/18px var(--jp-code-font-family, monospace); max-height: 420px; overflow: auto; }
-.tce-live-gutter { color: #999; text-align: right; padding: 4px 6px; user-select: none;
-  background: #f6f6f6; white-space: pre; min-width: 2em; }
-.tce-live-gutter .err { color: #fff; background: #c22; }
-.tce-live-area { position: relative; flex: 1; }
-.tce-live-hl, .tce-live-input { margin: 0; padding: 4px; font: inherit; white-space: pre;
-  tab-size: 4; border: 0; }
-.tce-live-hl { pointer-events: none; color: #222; }
-.tce-live-input { position: absolute; inset: 0; width: 100%; height: 100%; resize: none;
-  color: transparent; background: transparent; caret-color: #000; outline: none; overflow: hidden; }
-.tce-live-hl .k { color: #0033b3; font-weight: bold; } .tce-live-hl .s { color: #067d17; }
-.tce-live-hl .c { color: #8c8c8c; font-style: italic; } .tce-live-hl .n { color: #1750eb; }
-.tce-live-hl .errline { background: #fdd; display: inline-block; min-width: 100%; }
+.tce-live-ed { margin-bottom: 4px; }
 .tce-live-status { min-height: 18px; }
 .tce-live-status.compiling::before { content: "⟳ "; }
 .tce-live-status.error { color: #b00; white-space: pre-wrap; }
@@ -116,17 +79,12 @@ function render({ model, el, experimental }) {
   bar.append(labelled("backend", backend), labelled("mode", mode), labelled("dynamic", dynamic),
     labelled("fullgraph", fullgraph), labelled("recompile on edit", auto), recompile);
 
-  // -- the editor: a transparent textarea over a highlighted copy ------------------------
+  // -- the editor: CodeMirror 6 (editor.js) ------------------------------------------
   const ed = h("div", { cls: "tce-live-ed" });
-  const gutter = h("div", { cls: "tce-live-gutter" });
-  const area = h("div", { cls: "tce-live-area" });
-  const hl = h("pre", { cls: "tce-live-hl" });
-  const input = /** @type {HTMLTextAreaElement} */ (h("textarea", { cls: "tce-live-input" }));
-  input.spellcheck = false;
-  input.setAttribute("autocapitalize", "off");
-  input.setAttribute("autocomplete", "off");
-  area.append(hl, input);
-  ed.append(gutter, area);
+  const editor = createEditor(ed, {
+    onChange: (text) => ask("_edit", { text }),
+    onRun: () => ask("_recompile", {}),
+  });
 
   const status = h("div", { cls: "tce-live-status" });
   const history = h("div", { cls: "tce-live-history" });
@@ -134,60 +92,18 @@ function render({ model, el, experimental }) {
 
   let pushed = -1;
 
+  /** The error, if the last compile failed and no edit superseded it, as a diagnostic at its line. */
   function paint() {
-    const text = input.value;
     const st = model.get("status") || {};
-    const errLine = st.state === "error" && !st.superseded ? st.line : null;
-    const lines = text.split("\n");
-    gutter.replaceChildren(...lines.map((_, i) => {
-      const d = h("div", { cls: i + 1 === errLine ? "err" : "", text: String(i + 1) });
-      return d;
-    }));
-    hl.replaceChildren();
-    lines.forEach((line, i) => {
-      const row = h("span", { cls: i + 1 === errLine ? "errline" : "" });
-      for (const [cls, piece] of tokens(line)) row.append(cls ? h("span", { cls, text: piece }) : document.createTextNode(piece));
-      hl.append(row, document.createTextNode("\n"));
-    });
+    const line = st.state === "error" && !st.superseded ? st.line || 1 : null;
+    editor.setDiagnostics(line ? [{ line, message: st.message || "error" }] : []);
   }
-
-  function edited() {
-    paint();
-    ask("_edit", { text: input.value });
-  }
-
-  input.addEventListener("input", edited);
-  input.addEventListener("keydown", (ev) => {
-    if (ev.key === "Tab") {
-      ev.preventDefault();
-      const { selectionStart: s, selectionEnd: e, value } = input;
-      if (ev.shiftKey || s !== e) {
-        // indent or dedent every selected line
-        const from = value.lastIndexOf("\n", s - 1) + 1;
-        const block = value.slice(from, e);
-        const changed = ev.shiftKey ? block.replace(/^ {1,4}/gm, "") : block.replace(/^/gm, "    ");
-        input.setSelectionRange(from, e);
-        document.execCommand("insertText", false, changed);
-        input.setSelectionRange(from, from + changed.length);
-      } else {
-        // execCommand keeps the browser's undo stack (Ctrl+Z) intact
-        document.execCommand("insertText", false, "    ");
-      }
-    } else if (ev.key === "Enter" && (ev.ctrlKey || ev.shiftKey)) {
-      ev.preventDefault();
-      ask("_recompile", {});
-    } else if (ev.key === "Enter" && !ev.altKey && !ev.metaKey) {
-      // inserted here: the notebook around the widget may claim Enter for itself
-      ev.preventDefault();
-      document.execCommand("insertText", false, "\n");
-    }
-  });
 
   function pullCode() {
     const code = model.get("code") || {};
     if (code.n === pushed) return;
     pushed = code.n;
-    if (input.value !== code.text) input.value = code.text || "";
+    editor.setText(code.text || "");
     paint();
   }
 
@@ -248,7 +164,7 @@ function render({ model, el, experimental }) {
     const magic = model.get("magic_line") || "";
     // the version on show, else what the editor holds
     const shown = (model.get("versions") || []).find((/** @type {{version: number, source: string}} */ v) => v.version === model.get("shown"));
-    const source = shown ? shown.source : input.value;
+    const source = shown ? shown.source : editor.getText();
     const cell = el.closest(".jp-Cell, .jp-CodeCell");
     const content = cell && cell.querySelector(".jp-InputArea-editor .cm-content");
     // CodeMirror 6 keeps its view on the content element; JupyterLab 4 uses CodeMirror 6.
@@ -284,6 +200,7 @@ function render({ model, el, experimental }) {
   for (const [event, pull] of listeners) model.on(event, pull);
   return () => {
     aborted.abort();
+    editor.destroy();
     for (const [event, pull] of listeners) model.off(event, pull);
   };
 }
