@@ -70,9 +70,7 @@ def test_every_recorded_kernel_relowers_and_unedited_reproduces_its_recorded_ptx
         assert "tt.func" in stages["ttir"].text and v.registers and v.registers > 0
         if any(x.chosen for x in kernel.variants):
             compared += 1
-            same = _instructions(_captured(kernel, "ptx").text) == _instructions(
-                stages["ptx"].text
-            )
+            same = _instructions(_captured(kernel, "ptx").text) == _instructions(stages["ptx"].text)
             assert v.reproduced is same
             reproduced += same
     # every kernel the GPU machine recorded stages for, lowered by the same Triton 3.6.0
@@ -103,6 +101,12 @@ def test_doubled_block_size_changes_the_ptx_and_the_register_count(lab):
     )
     assert after.diff("ptx").changed and not after.reproduced
     assert after.registers != before.registers
+    # the same lowering again, with SASS, comes from the worker's Triton cache: ptxas does
+    # not run, and its report is still there
+    again = lab.relower(kernel, config={"XBLOCK": 2 * block}, sass=True)
+    assert again.registers == after.registers and again.ptxas_log == after.ptxas_log
+    sass = next(s for s in again.stages if s.stage == "sass")
+    assert "Function : " + kernel.name in sass.text
 
 
 def test_another_target_lowers_for_that_architecture(lab):

@@ -231,7 +231,7 @@ def _relowered(kernel: Kernel, req: dict[str, Any], reply: dict[str, Any],
     variant = Relowered(
         hash=reply["hash"],
         config={k: str(v) for k, v in req["config"].items()},
-        chosen=True,
+        chosen=False,  # autotuning chose the captured variant, not this one
         target=f"cuda sm{arch} warp32",
         triton_version=reply["triton_version"],
         shared_memory=reply["shared"],

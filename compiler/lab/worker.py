@@ -48,7 +48,7 @@ SASS_DEFERRED = (
     "not disassembled: cuobjdump costs more than the lowering, so SASS comes on request "
     "(compiler.relower(..., sass=True); the lab's SASS pane asks for it)."
 )
-_WARM_UP = '''
+_WARM_UP = """
 import triton
 import triton.language as tl
 
@@ -58,7 +58,7 @@ from torch._inductor.runtime import triton_helpers  # every Inductor kernel impo
 def lab_warm_up(in_ptr, out_ptr, XBLOCK: tl.constexpr):
     x = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
     tl.store(out_ptr + x, tl.sin(tl.load(in_ptr + x)) + 1)
-'''
+"""
 
 
 class _Heuristics:
@@ -160,9 +160,12 @@ def _sass(cubin: bytes, folder: str, name: str) -> dict[str, str]:
     return {"text": proc.stdout}
 
 
-def lower(req: dict[str, Any], folder: str) -> dict[str, Any]:
+def lower(req: dict[str, Any], folder: str, reports: dict[str, str]) -> dict[str, Any]:
     """Lower one kernel: the module file, its function, ``triton.compile`` for the target,
-    then ptxas's statistics and the SASS. Errors come back as data with their line."""
+    then ptxas's statistics and the SASS. Errors come back as data with their line.
+
+    ``reports`` keeps ptxas's report per compiled hash: a request Triton answers from this
+    worker's cache (the same kernel again, say with SASS) runs no ptxas."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -230,12 +233,14 @@ def lower(req: dict[str, Any], folder: str) -> dict[str, Any]:
     else:
         sass = {"error": SASS_DEFERRED}
     md = compiled.metadata
+    report = log.getvalue() or reports.get(str(md.hash), "")
+    reports[str(md.hash)] = report
     return {
         "ok": True,
         "stages": stages,
         "sass": sass,
-        "ptxas": _ptxas_stats(log.getvalue()),
-        "ptxas_log": log.getvalue(),
+        "ptxas": _ptxas_stats(report),
+        "ptxas_log": report,
         "shared": int(getattr(md, "shared", 0) or 0),
         "hash": str(getattr(md, "hash", "")),
         "arch": str(getattr(md, "arch", "")),
@@ -267,13 +272,14 @@ def main() -> None:
         except Exception as exc:  # a worker with a cold compiler still works
             print(f"kernel lab: warm-up failed: {exc}", file=sys.stderr)
         out.send({"ready": True, "pid": os.getpid()})
+        reports: dict[str, str] = {}
         while True:
             try:
                 req = inbox.recv()
             except EOFError:
                 break
             try:
-                reply = lower(req, folder)
+                reply = lower(req, folder, reports)
             except BaseException as exc:  # the worker's own failure: report, keep serving
                 reply = _error("crash", f"the kernel lab worker failed: "
                                f"{type(exc).__name__}: {exc}")  # fmt: skip
