@@ -119,7 +119,9 @@ def _triton_line(exc: BaseException, fn: Any) -> int | None:
     return int(start) + skipped + int(lineno) - 1
 
 
-def _load(path: str, name: str) -> tuple[Any, _Heuristics]:
+def load_module(path: str, name: str) -> tuple[Any, _Heuristics]:
+    """Import the kernel module at ``path`` (written by ``runnable_source``): the module,
+    and the stand-in that kept the Inductor decorator's arguments (``.kwargs``)."""
     heuristics = _Heuristics()
     spec = importlib.util.spec_from_file_location(f"lab_{name}", path)
     assert spec is not None and spec.loader is not None
@@ -183,7 +185,7 @@ def lower(req: dict[str, Any], folder: str, reports: dict[str, str]) -> dict[str
     except SyntaxError as exc:
         return _error("syntax", f"SyntaxError: {exc.msg}", exc.lineno)
     try:
-        module, heuristics = _load(path, name)
+        module, heuristics = load_module(path, name)
     except Exception as exc:
         line = _module_line(exc, path)
         message = f"running the kernel module raised {type(exc).__name__}: {exc}"
@@ -296,7 +298,7 @@ def _warm_up(req: dict[str, Any], folder: str) -> None:
     path = os.path.join(folder, req["file_name"])
     with open(path, "w") as fh:
         fh.write(req["source"])
-    module, _ = _load(path, req["name"])
+    module, _ = load_module(path, req["name"])
     fn = module.lab_warm_up
     log = io.StringIO()
     with contextlib.redirect_stdout(log):
