@@ -107,6 +107,20 @@ def test_changing_the_block_size_in_the_kernel_lab_changes_the_ptx_pane(
         assert pane.locator(".tce-lab-changed").count() > unedited_changes
         registers = lambda facts: facts.split("registers", 1)[1].split()[0]  # noqa: E731
         assert registers(edited) != registers(unedited), (unedited, edited)
+        # a syntax error: Python's message at its line, marked in the editor
+        lab.locator(".cm-content").click(position={"x": 20, "y": 8})  # its middle is scrolled off
+        page.keyboard.press("Control+End")
+        page.keyboard.press("Enter")
+        page.keyboard.press("Home")
+        page.keyboard.type("x = 1 +")
+        lines = lab.locator(".cm-content .cm-line").count()
+        deadline = time.monotonic() + LOWER_S
+        while lab.locator(".tce-lab-status").get_attribute("data-lab-status") != "error":
+            assert time.monotonic() < deadline, lab.inner_text()
+            time.sleep(0.25)
+        error = lab.locator(".tce-lab-error").inner_text()
+        assert error.startswith(f"line {lines}: SyntaxError"), (lines, error)
+        assert lab.locator(".cm-lint-marker-error").count() == 1
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         pane.screenshot(path=str(ARTIFACTS / "jupyterlab_kernel_lab.png"))
         assert not widget_errors(messages), "\n".join(widget_errors(messages))

@@ -138,15 +138,22 @@ def test_triton_error_in_the_edited_kernel_shows_triton_message_at_its_line(lab)
     assert lab.relower(kernel).reproduced
 
 
-def test_a_hanging_kernel_module_times_out_and_the_next_request_gets_a_fresh_worker():
+def test_a_crash_or_hang_while_lowering_costs_a_fresh_worker_not_the_caller():
     kernel = _pointwise()
+    crash = kernel.source.replace(
+        "import triton\n", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)\n", 1
+    )
     hang = kernel.source.replace("import triton\n", "import triton\nwhile True: pass\n", 1)
     lab = KernelLab(timeout_s=3)
     try:
+        with pytest.raises(LabError, match="crashed lowering triton_poi_fused") as info:
+            lab.relower(kernel, source=crash)
+        assert info.value.kind == "crash"
+        assert lab.relower(kernel).reproduced  # a fresh worker
         with pytest.raises(LabError, match="took over 3 s") as info:
             lab.relower(kernel, source=hang)
         assert info.value.kind == "timeout"
-        assert lab.relower(kernel).reproduced
+        assert lab._worker is None  # the hung worker was killed; the next request starts one
     finally:
         lab.close()
 
