@@ -183,3 +183,20 @@ def test_without_triton_the_lab_says_how_to_install_it_and_the_rest_works():
                          "PATH": "/usr/bin:/bin"})  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "pip install 'torch-compile-explorer[triton]'" in out.stdout
+
+
+def test_a_kernel_captured_by_another_triton_says_which_version_lowered_what(lab):
+    import dataclasses
+
+    import triton
+
+    kernel = _pointwise()
+    # as if the GPU machine had run Triton 3.5.0: only the recorded version differs
+    older = dataclasses.replace(kernel, variants=tuple(
+        dataclasses.replace(v, triton_version="3.5.0") for v in kernel.variants))  # fmt: skip
+    v = lab.relower(older)
+    assert v.captured_version == "3.5.0" and v.triton_version == triton.__version__
+    assert v.note.startswith(
+        f"captured by Triton 3.5.0 (cuda sm90 warp32), re-lowered by Triton {triton.__version__}"
+    )
+    assert "may come from the versions" in v.note
