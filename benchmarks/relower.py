@@ -52,7 +52,8 @@ def main() -> None:
         return
     import importlib.metadata
 
-    print(f"triton {importlib.metadata.version('triton')}  device cpu ({os.cpu_count()} cores)")
+    print(f"triton {importlib.metadata.version('triton')}  device cpu ({os.cpu_count()} cores), "
+          f"load average {os.getloadavg()[0]:.1f} (other processes slow every figure)")  # fmt: skip
     lab = KernelLab()
     started = time.perf_counter()
     lab.start()
@@ -85,6 +86,7 @@ def main() -> None:
     print(f"median lower {statistics.median(lowers):.3f} s, max {max(lowers):.3f} s "
           f"({max(lowers) / TARGET_S:.2f}x the {TARGET_S:.0f} s target); with SASS median "
           f"{statistics.median(with_sass):.3f} s")  # fmt: skip
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
     print(f"reproduced PTX instructions: {reproduced}/{compared} kernels with recorded PTX "
           f"({len(kernels)} kernels in all)")  # fmt: skip
 
