@@ -121,6 +121,7 @@ export function mountLab(host, options) {
       const result = /** @type {LabResult} */ (reply);
       editor.setDiagnostics([]);
       error.textContent = "";
+      stats.classList.remove("tce-lab-stale");
       showStats(result, sass);
       onResult(result);
       setStatus(`lowered in ${result.seconds.toFixed(2)} s${sass ? " with SASS" : ""}`, sass ? "done" : "lowered");
@@ -129,6 +130,7 @@ export function mountLab(host, options) {
       const failure = /** @type {LabFailure} */ (reply);
       error.textContent = failure.line ? `line ${failure.line}: ${failure.message}` : failure.message;
       editor.setDiagnostics(failure.line ? [{ line: failure.line, message: failure.message }] : []);
+      stats.classList.add("tce-lab-stale"); // the last lowering that worked, until the next one
       setStatus(`did not lower (${failure.kind})`, "error");
     }
   }
