@@ -19,7 +19,7 @@ import { h } from "./util.js";
 /** @import { LabFailure, LabResult } from "./panes/typedefs.js" */
 
 const DEBOUNCE_MS = 350;
-const TARGETS = ["sm_80", "sm_86", "sm_89", "sm_90"];
+const TARGETS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"]; // all lower with Triton 3.6.0
 const POWERS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096];
 const WARPS = [1, 2, 4, 8, 16, 32];
 const STAGES = [1, 2, 3, 4, 5, 6];
