@@ -28,6 +28,7 @@ from compiler.errors import (
     TraceFormatError,
 )
 from compiler.gpu.triton_stages import with_sass
+from compiler.lab import LabError, Relowered, TritonMissingError, relower
 from compiler.model import (
     SCHEMA_VERSION,
     Bytecode,
@@ -80,6 +81,7 @@ __all__ = [
     "Guards",
     "InputError",
     "Kernel",
+    "LabError",
     "Node",
     "OptionError",
     "Options",
@@ -89,6 +91,7 @@ __all__ = [
     "Provenance",
     "RecompileReason",
     "Recording",
+    "Relowered",
     "Schedule",
     "SchemaVersionError",
     "SourceLoc",
@@ -96,6 +99,7 @@ __all__ = [
     "TargetError",
     "TensorMeta",
     "TraceFormatError",
+    "TritonMissingError",
     "classify_failure",
     "compare",
     "diff",
@@ -105,6 +109,7 @@ __all__ = [
     "explore_script",
     "load_trace",
     "recording",
+    "relower",
     "reporting",
     "try_fixes",
     "with_sass",

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 # dist/<name>.js for each widget (js/build.mjs ENTRIES names their entry modules)
-WIDGET_MODULES = ("explorer", "live", "diff", "compare")
+WIDGET_MODULES = ("explorer", "live", "diff", "compare", "lab")
 CSS_FILES = ("explorer.css", "graph.css")
 # how esbuild ends an ES module bundle: one `export { local as name, ... };` statement
 _EXPORTS = re.compile(r"export\s*\{(?P<names>[\w$,\s]*)\};?\s*\Z")

@@ -167,6 +167,27 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
             return {"error": f"could not build pane {pane_id} of compile {compile_key}: {exc}"}, []
 
     @anywidget.experimental.command  # type: ignore[misc]
+    def _lab_module(self, _msg: Any, _buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        """The kernel lab opens: its ES module as ``{data}``, or ``{error}`` saying how to
+        install Triton (``explorer/_lab.py``)."""
+        from ._lab import lab_module
+
+        try:
+            return lab_module(), []
+        except Exception as exc:
+            return {"error": f"the kernel lab could not start: {exc}"}, []
+
+    @anywidget.experimental.command  # type: ignore[misc]
+    def _relower(self, msg: Any, _buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
+        """The kernel lab lowers an edit: ``{data}`` a LabResult or LabFailure pane."""
+        from ._lab import relower_reply
+
+        try:
+            return relower_reply(self._exploration, msg), []
+        except Exception as exc:  # never kill the kernel's comm
+            return {"error": f"the kernel lab failed: {exc}"}, []
+
+    @anywidget.experimental.command  # type: ignore[misc]
     def _export_html(self, _msg: Any, _buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
         """The Export button: the page as ``{data}`` (its HTML) or ``{error}``."""
         try:

@@ -26,6 +26,7 @@ ROOM_ORDER = (
     "trace",
     "advise",
     "diff",
+    "lab",
     "capture",
     "remedy",
     "compare",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from compiler import Exploration, OutputCode
+from compiler import Exploration, OutputCode, Relowered
 from compiler.gpu.lowered_lines import def_line_of
 from compiler.link import ids
+from compiler.model import TritonVariant
 
 from .frame import PaneNotFound, errors_of, find_compile
 from .labels import STAGE_LABELS, group_of, label_of
@@ -12,6 +13,7 @@ from .types import (
     Block,
     FusedInfo,
     KernelInfo,
+    LabResult,
     LoweredStageInfo,
     OutputCodePane,
     SchedulePane,
@@ -145,39 +147,7 @@ def build_triton_lowering(exp: Exploration, compile_key: str, pane_id: str) -> T
     if k is None:
         msg = f"compile {compile_key} has no Triton lowering {pane_id!r}"
         raise PaneNotFound(msg)
-    variants = []
-    for v in k.variants:
-        stages = []
-        for s in sorted(v.stages, key=lambda s: _rank(s.stage)):
-            lines = s.source_lines or (None,) * (s.text.count("\n") + 1)
-            note = ""
-            if s.stage == "sass" and s.text:
-                note = NO_LINES_SASS
-            elif s.text and not any(n is not None for n in lines):
-                note = "This stage records no line locations in the kernel's module."
-            stages.append(
-                LoweredStageInfo(
-                    stage=s.stage,
-                    label=STAGE_LABELS.get(s.stage, s.stage),
-                    text=s.text,
-                    language=STAGE_LANGUAGE.get(s.stage, "text"),
-                    source_line=tuple(lines),
-                    error=s.error,
-                    note=note,
-                )
-            )
-        variants.append(
-            VariantInfo(
-                hash=v.hash,
-                cache_key=v.cache_key,
-                config=v.config,
-                chosen=v.chosen,
-                target=v.target,
-                triton_version=v.triton_version,
-                shared_memory=v.shared_memory,
-                stages=tuple(stages),
-            )
-        )
+    variants = [variant_info(v) for v in k.variants]
     info = [(label, k.info[name]) for name, label in _INFO_LABELS if k.info.get(name)]
     info += [(name, value) for name, value in k.info.items() if name not in dict(_INFO_LABELS)]
     if k.grid:
@@ -195,6 +165,64 @@ def build_triton_lowering(exp: Exploration, compile_key: str, pane_id: str) -> T
         info=tuple(info),
         default_variant=next((i for i, v in enumerate(k.variants) if v.chosen), 0),
         variants=tuple(variants),
+    )
+
+
+def variant_info(v: TritonVariant) -> VariantInfo:
+    """One variant as the lowering pane shows it: its stages in pipeline order, each
+    line with the kernel-source line it came from."""
+    stages = []
+    for s in sorted(v.stages, key=lambda s: _rank(s.stage)):
+        lines = s.source_lines or (None,) * (s.text.count("\n") + 1)
+        note = ""
+        if s.stage == "sass" and s.text:
+            note = NO_LINES_SASS
+        elif s.text and not any(n is not None for n in lines):
+            note = "This stage records no line locations in the kernel's module."
+        stages.append(
+            LoweredStageInfo(
+                stage=s.stage,
+                label=STAGE_LABELS.get(s.stage, s.stage),
+                text=s.text,
+                language=STAGE_LANGUAGE.get(s.stage, "text"),
+                source_line=tuple(lines),
+                error=s.error,
+                note=note,
+            )
+        )
+    return VariantInfo(
+        hash=v.hash,
+        cache_key=v.cache_key,
+        config=v.config,
+        chosen=v.chosen,
+        target=v.target,
+        triton_version=v.triton_version,
+        shared_memory=v.shared_memory,
+        stages=tuple(stages),
+    )
+
+
+def build_lab_result(v: Relowered) -> LabResult:
+    """What the kernel lab shows of one re-lowering (``compiler.relower``)."""
+    changed: dict[str, tuple[int, ...]] = {}
+    removed: dict[str, int] = {}
+    for d in v.diffs:
+        if not d.captured:
+            continue
+        edits = [op for op in d.ops if op.tag != "equal"]
+        changed[d.stage] = tuple(i for op in edits for i in range(op.b_start, op.b_end))
+        removed[d.stage] = d.removed
+    return LabResult(
+        variant=variant_info(v),
+        changed=changed,
+        removed=removed,
+        registers=v.registers,
+        spill_stores=v.spill_stores,
+        spill_loads=v.spill_loads,
+        stack_bytes=v.stack_bytes,
+        reproduced=v.reproduced,
+        note=v.note,
+        seconds=v.seconds,
     )
 
 

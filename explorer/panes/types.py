@@ -373,6 +373,34 @@ class VariantInfo:
 
 
 @dataclass(**_FROZEN)
+class LabResult:
+    """A kernel lowered again in the kernel lab (``compiler.relower``): the new variant
+    as the lowering pane shows variants, the lines of each stage that differ from the
+    captured stage (0-based, in the new text), and ptxas's report."""
+
+    variant: VariantInfo
+    changed: dict[str, tuple[int, ...]]
+    removed: dict[str, int]
+    registers: int | None
+    spill_stores: int | None
+    spill_loads: int | None
+    stack_bytes: int | None
+    reproduced: bool | None
+    note: str
+    seconds: float
+
+
+@dataclass(**_FROZEN)
+class LabFailure:
+    """Why an edit did not lower: ``kind`` as ``compiler.LabError``'s, ``line`` the
+    1-based kernel-source line it points at (None where unknown)."""
+
+    kind: str
+    message: str
+    line: int | None
+
+
+@dataclass(**_FROZEN)
 class TritonLoweringPane(PaneHead):
     """A Triton kernel's source beside TTIR, TTGIR, LLVM IR, PTX and SASS."""
 

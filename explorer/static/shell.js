@@ -60,6 +60,9 @@ class Shell {
         return (c && c.kernels && c.kernels[kid]) || null;
       },
       srcLabel: (key) => this.store.srcLabels.get(key) || key,
+      ask: experimental
+        ? (name, msg, signal) => invoke(experimental, name, msg, signal || this.aborted.signal)
+        : undefined,
     };
     this.setIndex();
   }

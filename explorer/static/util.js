@@ -19,7 +19,10 @@
  * @typedef {{selection: Selection, select: (change: Partial<Selection>) => void,
  *            srcClass: (key: string|null|undefined) => string,
  *            state: Map<string, any>, labels: Object<string, string>,
- *            kernel: (id: string) => KernelRef|null, srcLabel: (key: string) => string}} Ctx
+ *            kernel: (id: string) => KernelRef|null, srcLabel: (key: string) => string,
+ *            ask?: (name: string, msg: any, signal?: AbortSignal) => Promise<any>}} Ctx
+ *            `ask` calls Python (an anywidget command) where there is a kernel to answer:
+ *            absent in an exported page
  * @typedef {{update(selection: Selection): void, reveal?: (i: number) => void,
  *            revealKernel?: (id: string) => void, destroy?: () => void}} PaneHandle
  */

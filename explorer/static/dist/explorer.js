@@ -1696,7 +1696,9 @@ function renderTritonLowering(el, pane, ctx) {
   const state = ctx.state.get(key) || { variant: p.default_variant, stage: "ttir", line: null };
   ctx.state.set(key, state);
   if (!p.variants[state.variant]) state.variant = 0;
-  const variants = p.variants;
+  let variants = [...p.variants];
+  let labResult = null;
+  let lab = null;
   const mark = (n) => ` tce-linked tce-mark-${n % PALETTE}`;
   const hl = (n) => ` hl hl-${n % PALETTE}`;
   const variantBar = h("div", { cls: "tce-toolbar tce-variants" }, [h("span", { cls: "tce-key", text: "variant" })]);
@@ -1722,34 +1724,94 @@ function renderTritonLowering(el, pane, ctx) {
       revealLowered();
     }
   });
-  sourceCol.append(
-    h("div", { cls: "tce-lowering-head" }, [
-      h("span", { cls: "tce-block-title", text: `${ctx.labels.triton_source || "Triton source"} · ${p.kernel_name}` }),
-      h("button", {
-        cls: "tce-link",
-        text: "in output code",
-        title: "show this kernel in the output code",
-        on: { click: () => showKernel(ctx, p.kernel) }
-      })
-    ]),
-    sourceView.el
-  );
+  const labButton = ctx.ask && p.variants.length ? h("button", {
+    cls: "tce-link",
+    text: "edit in kernel lab",
+    attrs: { "data-lab-open": "" },
+    title: "edit this kernel, its launch config or target and see it lowered again (needs Triton installed)",
+    on: { click: () => openLab() }
+  }) : null;
+  const sourceHead = h("div", { cls: "tce-lowering-head" }, [
+    h("span", { cls: "tce-block-title", text: `${ctx.labels.triton_source || "Triton source"} · ${p.kernel_name}` }),
+    h("button", {
+      cls: "tce-link",
+      text: "in output code",
+      title: "show this kernel in the output code",
+      on: { click: () => showKernel(ctx, p.kernel) }
+    }),
+    labButton
+  ]);
+  const labMessage = h("div", { cls: "tce-error tce-lowering-msg" });
+  sourceCol.append(sourceHead, labMessage, sourceView.el);
+  async function openLab() {
+    const ask = ctx.ask;
+    if (lab || !ask) return;
+    labMessage.textContent = "";
+    let mod;
+    try {
+      mod = await labModule(ctx);
+    } catch (exc) {
+      labMessage.textContent = String(
+        /** @type {any} */
+        exc.message || exc
+      );
+      return;
+    }
+    const recorded = p.variants[p.default_variant] || p.variants[0];
+    const config = {};
+    for (const [k, v] of Object.entries(recorded.config)) if (k !== "num_ctas") config[k] = v;
+    const arch = /sm(\d+)/.exec(recorded.target);
+    sourceHead.style.display = "none";
+    sourceView.el.style.display = "none";
+    lab = mod.mountLab(sourceCol, {
+      source: p.source,
+      config,
+      target: arch ? `sm_${arch[1]}` : "sm_90",
+      ask: (msg, signal) => ask("_relower", { ...msg, compile: ctx.selection.compile, kernel: p.kernel }, signal),
+      onResult: (r) => {
+        labResult = r;
+        variants = [...p.variants, r.variant];
+        state.variant = variants.length - 1;
+        renderVariants();
+        renderInfo();
+        renderStage();
+      },
+      onClose: closeLab
+    });
+  }
+  function closeLab() {
+    if (lab) lab.destroy();
+    lab = null;
+    labResult = null;
+    variants = [...p.variants];
+    state.variant = Math.min(state.variant, variants.length - 1);
+    sourceHead.style.display = "";
+    sourceView.el.style.display = "";
+    renderVariants();
+    renderInfo();
+    renderStage();
+  }
   function renderVariants() {
     variantBar.replaceChildren(h("span", { cls: "tce-key", text: "variant" }));
     variants.forEach((v, i) => {
       const config = Object.entries(v.config).map(([k, x]) => `${k}=${x}`).join(" · ");
+      const edited = labResult !== null && i === variants.length - 1;
       variantBar.append(h("button", {
         cls: "tce-button tce-variant" + (i === state.variant ? " tce-current" : ""),
         title: `hash ${v.hash}${v.cache_key ? `
 Triton cache folder ${v.cache_key}` : ""}`,
-        attrs: { "data-variant": String(i), "aria-pressed": String(i === state.variant) },
+        attrs: { "data-variant": edited ? "lab" : String(i), "aria-pressed": String(i === state.variant) },
         on: { click: () => {
           state.variant = i;
           renderVariants();
           renderInfo();
           renderStage();
         } }
-      }, [config || `variant ${i + 1}`, v.chosen ? h("span", { cls: "tce-chosen", text: "chosen" }) : null]));
+      }, [
+        edited ? h("span", { cls: "tce-chosen", text: "lab" }) : null,
+        config || `variant ${i + 1}`,
+        v.chosen ? h("span", { cls: "tce-chosen", text: "chosen" }) : null
+      ]));
     });
   }
   function renderInfo() {
@@ -1792,12 +1854,14 @@ Triton cache folder ${v.cache_key}` : ""}`,
     } else if (stage && stage.text) {
       const sl = stage.source_line;
       for (const n of sl) if (n !== null) linked.add(n);
+      const changed = new Set(labResult && state.variant === variants.length - 1 ? labResult.changed[stage.stage] || [] : []);
       if (stage.note) stageCol.append(h("div", { cls: "tce-note tce-lowering-msg", text: stage.note }));
       stageView = new CodeView(stage.text, {
         language: stage.language,
         lineClass: (i) => {
           const n = sl[i];
-          return n === null || n === void 0 ? "" : mark(n) + (n === state.line ? hl(n) : "");
+          const diff = changed.has(i) ? " tce-lab-changed" : "";
+          return diff + (n === null || n === void 0 ? "" : mark(n) + (n === state.line ? hl(n) : ""));
         },
         onLine: (i) => {
           const n = sl[i];
@@ -1836,7 +1900,28 @@ Triton cache folder ${v.cache_key}` : ""}`,
     sourceView.scrollTo(state.line !== null ? state.line - 1 : Math.max(0, (p.def_line || 1) - 4));
     revealLowered();
   });
-  return { update: () => refresh() };
+  return { update: () => refresh(), destroy: () => {
+    if (lab) lab.destroy();
+  } };
+}
+function labModule(ctx) {
+  let mod = ctx.state.get("labModule");
+  if (!mod) {
+    const ask = (
+      /** @type {NonNullable<Ctx["ask"]>} */
+      ctx.ask
+    );
+    mod = ask("_lab_module", {}).then((code) => {
+      const url = URL.createObjectURL(new Blob([code], { type: "text/javascript" }));
+      return import(
+        /* webpackIgnore: true */
+        url
+      ).finally(() => URL.revokeObjectURL(url));
+    });
+    mod.catch(() => ctx.state.delete("labModule"));
+    ctx.state.set("labModule", mod);
+  }
+  return mod;
 }
 
 // explorer/static/panes/runtime.js
@@ -2231,7 +2316,8 @@ var Shell = class {
         const c = this.index && this.index.compiles ? this.compile : void 0;
         return c && c.kernels && c.kernels[kid] || null;
       },
-      srcLabel: (key) => this.store.srcLabels.get(key) || key
+      srcLabel: (key) => this.store.srcLabels.get(key) || key,
+      ask: experimental ? (name, msg, signal) => invoke(experimental, name, msg, signal || this.aborted.signal) : void 0
     };
     this.setIndex();
   }

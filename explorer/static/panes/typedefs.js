@@ -241,6 +241,25 @@
  * @property {(CallSummary|null)} call
  */
 /**
+ * @typedef {object} LabFailure
+ * @property {string} kind
+ * @property {string} message
+ * @property {(number|null)} line
+ */
+/**
+ * @typedef {object} LabResult
+ * @property {VariantInfo} variant
+ * @property {Object<string, number[]>} changed
+ * @property {Object<string, number>} removed
+ * @property {(number|null)} registers
+ * @property {(number|null)} spill_stores
+ * @property {(number|null)} spill_loads
+ * @property {(number|null)} stack_bytes
+ * @property {(boolean|null)} reproduced
+ * @property {string} note
+ * @property {number} seconds
+ */
+/**
  * @typedef {object} LoweredStageInfo
  * @property {string} stage
  * @property {string} label
