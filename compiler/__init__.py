@@ -54,6 +54,7 @@ from compiler.model import (
     StageError,
     TensorMeta,
 )
+from compiler.ranks.divergence import Divergence, DivergenceItem, RankLink, divergence
 from compiler.trace.load import load_trace
 
 __all__ = [
@@ -69,6 +70,8 @@ __all__ = [
     "CompileMetrics",
     "Config",
     "Diff",
+    "Divergence",
+    "DivergenceItem",
     "Environment",
     "Exploration",
     "ExploreError",
@@ -86,6 +89,7 @@ __all__ = [
     "Phase",
     "Progress",
     "Provenance",
+    "RankLink",
     "RecompileReason",
     "Recording",
     "Schedule",
@@ -98,6 +102,7 @@ __all__ = [
     "classify_failure",
     "compare",
     "diff",
+    "divergence",
     "explore",
     "explore_export",
     "explore_path",

@@ -15,6 +15,7 @@ from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, loc_key
 from compiler.link.user_code import compiled_files, is_user_file
 from compiler.model import Compile, Exploration, GraphBreak, SourceLoc
+from compiler.ranks.wrappers import wrapper_of
 
 # The condition's node, as Dynamo prints it under "computed as follows": "gt = gt(sum_1, 0)".
 _COND_NODE = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*) = \w+\(", re.MULTILINE)
@@ -25,14 +26,27 @@ _SKIPPED = re.compile(
 # torch's own files: a break reported inside them is shown at the user's line that led there
 
 
+_FULLGRAPH = "\n`torch.compile(..., fullgraph=True)` turns any remaining break into an error."
+
+
 @dataclass(frozen=True, slots=True)
 class _Cause:
     kind: str
     title: str
     suggestion: str
+    severity: str = "problem"
 
 
 def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
+    wrapper = wrapper_of(gb)
+    if wrapper is not None:
+        # the wrapper's own code breaks, on every rank alike: worth knowing, not a fault
+        return _Cause(
+            f"graph_break.{wrapper.name.lower()}",
+            f"{wrapper.name} itself breaks the graph (not your code)",
+            f"{wrapper.explanation}\n{wrapper.suggestion}",
+            severity="info",
+        )
     text = f"{gb.summary}\n{gb.reason}"
     low = text.lower()
     loc = user_location(gb, compiled)
@@ -233,11 +247,10 @@ def findings(exp: Exploration) -> list[Ranked]:
         out.append(
             finding(
                 cause.kind,
-                "problem",
+                cause.severity,
                 title,
                 evidence,
-                cause.suggestion
-                + "\n`torch.compile(..., fullgraph=True)` turns any remaining break into an error.",
+                cause.suggestion + (_FULLGRAPH if cause.severity == "problem" else ""),
                 impact,
                 score=float(len(hits) + len(resumes)),
             )
