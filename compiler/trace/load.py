@@ -57,20 +57,59 @@ def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Explora
 def _events(files: list[Path], errors: list[StageError], seen: list[int]) -> Iterator[Event]:
     """Every file's events, ranked; bad lines go to ``errors``, the count to ``seen[0]``."""
     multi = len(files) > 1
+    errors.extend(_missing_ranks(files) if multi else ())
     for index, file in enumerate(files):
         stats = ParseStats()
         file_rank = _rank_from_name(file) if multi else None
         if multi and file_rank is None:
             file_rank = index
-        for event in parse_trace_chunks(_read_chunks(file), stats):
-            if event.rank is None:
-                event.rank = file_rank
-            seen[0] += 1
-            yield event
+        try:
+            for event in parse_trace_chunks(_read_chunks(file), stats):
+                if event.rank is None:
+                    event.rank = file_rank
+                seen[0] += 1
+                yield event
+        except TraceFormatError as exc:
+            if not multi:
+                raise
+            # one unreadable rank costs that rank only: the others still load
+            errors.append(StageError(stage="trace", message=f"rank {file_rank}: {exc}"))
+            continue
         for line, why in stats.bad:
             errors.append(StageError(stage="trace", message=f"{file}:{line}: {why}"))
+        if stats.bad and stats.bad[-1][0] > stats.last_event_line and "md5" in stats.bad[-1][1]:
+            errors.append(StageError(stage="trace", message=_truncated(file, file_rank, stats)))
         if stats.events == 0 and not stats.bad:
             errors.append(StageError(stage="trace", message=f"{file}: no structured trace events"))
+
+
+def _truncated(file: Path, rank: int | None, stats: ParseStats) -> str:
+    who = f"rank {rank}'s log" if rank is not None else "the log"
+    return (
+        f"{who} {file.name} ends in the middle of an event (line {stats.bad[-1][0]}): the "
+        "file was cut short (the process died, or the copy is incomplete). Everything "
+        "before that line is loaded; compiles after it are missing"
+        + (", and the other ranks are loaded in full." if rank is not None else ".")
+    )
+
+
+def _missing_ranks(files: list[Path]) -> list[StageError]:
+    """A gap in the ranks the file names give (0 and 2, no 1): that rank wrote no log."""
+    ranks = sorted({r for f in files if (r := _rank_from_name(f)) is not None})
+    if not ranks:
+        return []
+    missing = sorted(set(range(ranks[-1] + 1)) - set(ranks))
+    return [
+        StageError(
+            stage="trace",
+            message=(
+                f"no log for rank {r}: ranks {', '.join(map(str, ranks))} have one. That rank "
+                "wrote no TORCH_TRACE file (it crashed or never compiled, or the file was not "
+                "copied); the other ranks are loaded."
+            ),
+        )
+        for r in missing
+    ]
 
 
 def _trace_files(root: Path) -> list[Path]:
