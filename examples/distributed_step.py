@@ -58,11 +58,30 @@ def _model(strategy: str) -> nn.Module:
     return fully_shard(model)
 
 
+def reduce_sizes(rank: int, world: int, args: argparse.Namespace) -> None:
+    """A compiled function that all-reduces a tensor (functional collectives, traced into
+    the graph). With ``args.plant`` rank 1's tensor is larger: the collectives differ in
+    size across ranks. Each rank reduces within a group of its own, so the run completes
+    and the trace shows what a real group would have hung on."""
+    import torch.distributed._functional_collectives as funcol
+
+    groups = [dist.new_group([r]) for r in range(world)]
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        return funcol.all_reduce(x * 2, "sum", groups[rank]) + 1
+
+    size = 8 + (4 if args.plant and rank == 1 else 0)
+    torch.compile(step, backend=args.backend, dynamic=False)(torch.randn(size, 16))
+
+
 def train(rank: int, world: int, args: argparse.Namespace) -> None:
     """Two compiled training steps on ``rank``; the second batch of rank 1 changes size
     when ``args.plant``."""
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
+        if args.strategy == "allreduce":
+            reduce_sizes(rank, world, args)
+            return
         model = _model(args.strategy)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
         # dynamic=False: a new batch size recompiles instead of going symbolic, as a
@@ -79,13 +98,9 @@ def train(rank: int, world: int, args: argparse.Namespace) -> None:
         dist.destroy_process_group()
 
 
-def _spawned(rank: int, world: int, args: argparse.Namespace) -> None:
-    train(rank, world, args)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--strategy", choices=("ddp", "fsdp"), default="ddp")
+    parser.add_argument("--strategy", choices=("ddp", "fsdp", "allreduce"), default="ddp")
     parser.add_argument("--nproc", type=int, default=2, help="ranks to start (2 to 4)")
     parser.add_argument("--plant", action="store_true", help="rank 1's second batch changes size")
     parser.add_argument("--backend", default="aot_eager", help="torch.compile backend")
@@ -96,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", str(_free_port()))
-    mp.spawn(_spawned, args=(args.nproc, args), nprocs=args.nproc, join=True)
+    mp.spawn(train, args=(args.nproc, args), nprocs=args.nproc, join=True)
 
 
 if __name__ == "__main__":
