@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import compiler
+from compiler.link.ids import EXPLORATION_PANES
 
 from ._static import css_text, inline_module
 from .panes import build_index, build_pane, no_gc, pane_json
@@ -86,9 +87,9 @@ def _json_for_script(value: Any) -> str:
 def pane_blob(data: Any) -> str:
     """A pane's JSON data, gzip-compressed and base64-encoded, as the page embeds it."""
     # pane data is a fresh tree of plain values: no cycles to check for
-    raw = json.dumps(
-        data, ensure_ascii=False, separators=(",", ":"), check_circular=False
-    ).encode("utf-8")
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"), check_circular=False).encode(
+        "utf-8"
+    )
     # level 6: since graph panes travel as columns over tables, gzip is 0.2 s of a
     # 12-layer GPT-2 trace's page at this level, and it makes a GPU exploration's page
     # (mostly Triton stage texts) about a fifth smaller than level 1, no larger than
@@ -104,14 +105,15 @@ def all_pane_data(
     ``built`` holds panes already built (the widget's cache); the rest are built here.
     """
     built = built or {}
-    done_findings = False
+    done: set[str] = set()  # the exploration's own panes, listed by every compile
     for c in index.compiles:
         for ref in c.panes:
-            key = ("", ref.id) if ref.id == "findings" else (c.key, ref.id)
-            if ref.id == "findings":
-                if done_findings:
+            shared = ref.id in EXPLORATION_PANES
+            key = ("", ref.id) if shared else (c.key, ref.id)
+            if shared:
+                if ref.id in done:
                     continue
-                done_findings = True
+                done.add(ref.id)
             data = built.get(key)
             if data is None:
                 data = pane_json(build_pane(exp, c.key, ref.id))

@@ -21,6 +21,7 @@ import anywidget.experimental
 import traitlets
 
 from compiler import Exploration
+from compiler.link.ids import EXPLORATION_PANES
 
 from ._static import css_text, widget_path
 from .panes import PaneNotFound, build_index, build_pane, no_gc, pane_json
@@ -79,7 +80,7 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
             >>> w.pane("0/0", "dynamo_output_graph")["kind"]  # doctest: +SKIP
             'graph'
         """
-        key = ("", pane_id) if pane_id == "findings" else (compile_key or "", pane_id)
+        key = ("", pane_id) if pane_id in EXPLORATION_PANES else (compile_key or "", pane_id)
         data = self._panes.get(key)
         if data is None:
             with no_gc():
