@@ -169,3 +169,45 @@ def test_collectives_of_different_sizes_are_a_divergence(tmp_path, subprocess_en
         graph = c.graphs["dynamo_output_graph"].text
         assert re.search(r"f32\[(\d+), 16\]", graph)[1] in sides[rank]
     assert sides[0] != sides[1]
+
+
+def test_the_offline_page_keeps_every_rank_and_shows_them_side_by_side(traces, tmp_path, browser):
+    from playwright.sync_api import expect
+
+    from explorer.export import to_html
+
+    folder = traces["ddp_plant"]
+    ids = _compile_ids_by_rank(folder)
+    exp = compiler.load_trace(folder)
+    page_file = tmp_path / "ranks.html"
+    to_html(exp, page_file)
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(page_file.as_uri())
+    page.locator(".tce-root[data-shown]").wait_for(state="attached", timeout=30_000)
+    # every compile of every rank is in the compile tree of the one file
+    expect(page.locator(".tce-compiles .tce-compile")).to_have_count(
+        sum(len(v) for v in ids.values())
+    )
+    page.locator('[role="tab"][data-stage="ranks"]').first.click()
+    table = page.locator(".tce-ranks")
+    expect(table.locator("thead th")).to_have_text(
+        ["compile", "frame", "rank 0", "rank 1", "rank 2"]
+    )
+    only_on_1 = sorted(ids[1] - ids[0])
+    expect(table.locator("tbody tr.tce-diverges")).to_have_count(len(only_on_1))
+    for cid in only_on_1:
+        row = table.locator(f'tr[data-compile-id="{cid}"]')
+        expect(row.locator("td.tce-absent")).to_have_count(2)  # ranks 0 and 2 lack it
+    # a click on rank 1's side opens that compile, at its recompile reasons
+    key = exp.compile(only_on_1[-1], rank=1).key
+    table.locator(f'td[data-compile="{key}"] button').click()
+    expect(page.locator(f'.tce-compile[data-compile="{key}"]')).to_have_class(
+        re.compile(r"\btce-current\b")
+    )
+    expect(page.locator('[role="tab"][aria-selected="true"]')).to_have_attribute(
+        "data-stage", "recompile_reasons"
+    )
+    assert problems == []
+    page.close()
