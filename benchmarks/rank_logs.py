@@ -1,0 +1,90 @@
+"""Make a production-size multi-rank TORCH_TRACE directory from real compiles.
+
+Each rank is a fresh Python process that joins a process group as rank ``r`` of
+``--ranks`` (torch's ``fake`` backend: the process believes it is one of N ranks, so torch
+names its log ``..._rank_<r>_...`` and stamps ``"rank": r`` on every event, as in a real
+run) and compiles a GPT-2 training step (built from a ``transformers`` config, no
+weights) with Inductor, ``--rounds`` times: round ``k`` builds the model with a different
+depth, and each rank uses its own sequence length, so no two compiles are the same
+graph. Ranks run one after another (one CPU process at a time); together they are a real
+multi-rank run repeated with different shapes per rank.
+
+Every compile logs all its stages (Inductor's FX and AOT caches off, provenance on, as
+``benchmarks/model_traces.py`` does). ``dynamic=True`` makes Inductor's C++ kernels
+size-generic, so the C++ builds of rank 0 are reused by the later ranks from the on-disk
+kernel cache; every rank still traces, lowers and generates its code in full.
+
+Run: ``python benchmarks/rank_logs.py --out /work/traces-ranks/gpt2_8ranks --ranks 8
+--rounds 4`` (about 70 MB a rank with the defaults). Do not commit the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def child(rank: int, world: int, rounds: int) -> None:
+    """One rank: join the fake process group, then compile the step ``rounds`` times."""
+    import torch
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    dist.init_process_group("fake", rank=rank, world_size=world, store=FakeStore())
+    seq = 16 + 8 * rank  # each rank its own shape
+    for k in range(rounds):
+        torch.manual_seed(k)
+        config = GPT2Config(
+            n_layer=10 + 2 * k, n_head=4, n_embd=128, vocab_size=512, n_positions=256,
+            bos_token_id=0, eos_token_id=0,
+        )  # fmt: skip
+        model = GPT2LMHeadModel(config).train()
+        forward = torch.compile(model, dynamic=True)
+        ids = torch.randint(0, config.vocab_size, (2, seq))
+        forward(input_ids=ids, labels=ids).loss.backward()
+        torch._dynamo.reset()  # the next round compiles anew, as a new job would
+    dist.destroy_process_group()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--ranks", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child is not None:
+        child(args.child, args.ranks, args.rounds)
+        return
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    cache = out.parent / (out.name + ".inductor-cache")
+    env = dict(
+        os.environ,
+        TORCH_TRACE=str(out),
+        INDUCTOR_PROVENANCE="1",
+        TORCHINDUCTOR_FX_GRAPH_CACHE="0",
+        TORCHINDUCTOR_AUTOGRAD_CACHE="0",
+        TORCHINDUCTOR_CACHE_DIR=str(cache),
+    )
+    for rank in range(args.ranks):
+        if any(out.glob(f"*rank_{rank}_*.log")):
+            print(f"rank {rank}: already there, kept", flush=True)
+            continue
+        start = time.perf_counter()
+        command = [sys.executable, __file__, "--child", str(rank), "--ranks", str(args.ranks),
+                   "--rounds", str(args.rounds), "--out", str(out)]  # fmt: skip
+        subprocess.run(command, env=env, check=True)
+        size = sum(p.stat().st_size for p in out.glob(f"*rank_{rank}_*.log"))
+        print(f"rank {rank}: {time.perf_counter() - start:.0f} s, {size / 1e6:.1f} MB", flush=True)
+    total = sum(p.stat().st_size for p in out.glob("*.log"))
+    print(f"{out}: {total / 1e6:.0f} MB in {args.ranks} ranks")
+
+
+if __name__ == "__main__":
+    main()
