@@ -64,7 +64,7 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
             raise TypeError(msg)
         self._exploration = exploration
         self._panes: dict[tuple[str, str], Any] = {}
-        index = pane_json(build_index(exploration))
+        index = self._index(exploration)
         kwargs.setdefault("selection", _default_selection(index))
         super().__init__(index=index, **kwargs)
 
@@ -93,7 +93,7 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         selected compile, stage, node, kernel and source line still exist (a recompile
         after an edit has the same compile keys); otherwise from the default selection.
         """
-        index = pane_json(build_index(exploration))
+        index = self._index(exploration)
         old = dict(self.selection)
         selection = _default_selection(index)
         compiles = {c["key"]: c for c in index["compiles"]}
@@ -126,6 +126,10 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         with self.hold_sync():
             self.index = index
             self.selection = selection
+
+    def _index(self, exploration: Exploration) -> dict[str, Any]:
+        """The index the front-end gets for ``exploration``, as JSON data."""
+        return dict(pane_json(build_index(exploration)))
 
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """The exploration as one self-contained HTML page (written to ``path`` if given),

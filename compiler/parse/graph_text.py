@@ -108,5 +108,3 @@ def comment_sources(text: str) -> dict[int, SourceLoc]:
         if loc is not None:
             out[i + 1] = loc
     return out
-
-

@@ -30,7 +30,7 @@ def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Explora
         >>> exp.compiles[0].graphs["dynamo_output_graph"].nodes  # doctest: +SKIP
     """
     root = Path(path)
-    files = _trace_files(root)
+    files = trace_files(root)
     errors: list[StageError] = []
     seen = [0]
     # events stream into the builder, so only what it keeps stays in memory
@@ -48,7 +48,7 @@ def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Explora
     return Exploration(
         source="trace",
         target=str(root),
-        environment=_environment(result.facts),
+        environment=environment_of(result.facts),
         compiles=tuple(result.compiles),
         errors=tuple(errors),
     )
@@ -60,7 +60,7 @@ def _events(files: list[Path], errors: list[StageError], seen: list[int]) -> Ite
     errors.extend(_missing_ranks(files) if multi else ())
     for index, file in enumerate(files):
         stats = ParseStats()
-        file_rank = _rank_from_name(file) if multi else None
+        file_rank = rank_from_name(file) if multi else None
         if multi and file_rank is None:
             file_rank = index
         try:
@@ -96,7 +96,7 @@ def _truncated(file: Path, rank: int | None, stats: ParseStats) -> str:
 
 def _missing_ranks(files: list[Path]) -> list[StageError]:
     """A gap in the ranks the file names give (0 and 2, no 1): that rank wrote no log."""
-    ranks = sorted({r for f in files if (r := _rank_from_name(f)) is not None})
+    ranks = sorted({r for f in files if (r := rank_from_name(f)) is not None})
     if not ranks:
         return []
     missing = sorted(set(range(ranks[-1] + 1)) - set(ranks))
@@ -113,7 +113,7 @@ def _missing_ranks(files: list[Path]) -> list[StageError]:
     ]
 
 
-def _trace_files(root: Path) -> list[Path]:
+def trace_files(root: Path) -> list[Path]:
     if not root.exists():
         msg = (
             f"no trace at {root}: the path does not exist. "
@@ -134,7 +134,7 @@ def _trace_files(root: Path) -> list[Path]:
     return files
 
 
-def _rank_from_name(file: Path) -> int | None:
+def rank_from_name(file: Path) -> int | None:
     m = _RANK_IN_NAME.search(file.name)
     return int(m.group(1)) if m else None
 
@@ -154,7 +154,7 @@ def _read_chunks(file: Path) -> Iterator[str]:
         raise TraceFormatError(f"cannot read trace file {file}: {exc}") from exc
 
 
-def _environment(facts: dict[str, object]) -> Environment:
+def environment_of(facts: dict[str, object]) -> Environment:
     version = facts.get("torch_version")
     torch_v = str(
         facts.get("pytorch_version")

@@ -230,8 +230,10 @@ def _sources(seen: _Lines, first: frozenset[str]) -> tuple[SourceFile, ...]:
     return tuple(files)
 
 
-def build_index(exp: Exploration) -> Index:
-    """The compile tree, pane list, source table and default selection of ``exp``.
+def build_index(exp: Exploration, *, whole: Exploration | None = None) -> Index:
+    """The compile tree, pane list, source table and default selection of ``exp``;
+    the advisor and the ranks pane judge ``whole`` when given (the outline of every rank,
+    while ``exp`` holds one rank's compiles in full and the others in outline).
 
     Example:
         >>> import torch, compiler
@@ -241,12 +243,12 @@ def build_index(exp: Exploration) -> Index:
     """
     errors = list(_errors(exp.errors))
     try:
-        findings = exp.findings()
+        findings = (whole or exp).findings()
     except Exception as exc:  # the advisor must never take the explorer down
         findings = ()
         errors.append(PaneError(stage="findings", message=f"the advisor failed: {exc}"))
     fref = _ref(ids.StageRef(id=ids.FINDINGS, stage="findings")) if findings else None
-    rref = _ref(ids.StageRef(id=ids.RANKS, stage="ranks")) if has_ranks(exp) else None
+    rref = _ref(ids.StageRef(id=ids.RANKS, stage="ranks")) if has_ranks(whole or exp) else None
     seen = _collect(exp)
     compiles = tuple(
         CompileEntry(
