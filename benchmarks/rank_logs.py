@@ -15,7 +15,7 @@ size-generic, so the C++ builds of rank 0 are reused by the later ranks from the
 kernel cache; every rank still traces, lowers and generates its code in full.
 
 Run: ``python benchmarks/rank_logs.py --out /work/traces-ranks/gpt2_8ranks --ranks 8
---rounds 4`` (about 70 MB a rank with the defaults). Do not commit the output.
+--rounds 2 --jobs 2`` (about 35 MB a rank and round). Do not commit the output.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--ranks", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--jobs", type=int, default=1, help="ranks compiled at the same time")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
@@ -72,16 +73,28 @@ def main(argv: list[str] | None = None) -> None:
         TORCHINDUCTOR_AUTOGRAD_CACHE="0",
         TORCHINDUCTOR_CACHE_DIR=str(cache),
     )
-    for rank in range(args.ranks):
-        if any(out.glob(f"*rank_{rank}_*.log")):
-            print(f"rank {rank}: already there, kept", flush=True)
-            continue
-        start = time.perf_counter()
-        command = [sys.executable, __file__, "--child", str(rank), "--ranks", str(args.ranks),
-                   "--rounds", str(args.rounds), "--out", str(out)]  # fmt: skip
-        subprocess.run(command, env=env, check=True)
+    todo = [r for r in range(args.ranks) if not any(out.glob(f"*rank_{r}_*.log"))]
+    for rank in sorted(set(range(args.ranks)) - set(todo)):
+        print(f"rank {rank}: already there, kept", flush=True)
+    start = time.perf_counter()
+    running: list[tuple[int, subprocess.Popen[bytes]]] = []
+    while todo or running:
+        # up to --jobs ranks at a time, each its own process
+        while todo and len(running) < args.jobs:
+            rank = todo.pop(0)
+            command = [
+                sys.executable, __file__, "--child", str(rank), "--ranks", str(args.ranks),
+                "--rounds", str(args.rounds), "--out", str(out),
+            ]  # fmt: skip
+            running.append((rank, subprocess.Popen(command, env=env)))
+        rank, proc = running.pop(0)
+        if proc.wait() != 0:
+            raise SystemExit(f"rank {rank} failed with status {proc.returncode}")
         size = sum(p.stat().st_size for p in out.glob(f"*rank_{rank}_*.log"))
-        print(f"rank {rank}: {time.perf_counter() - start:.0f} s, {size / 1e6:.1f} MB", flush=True)
+        print(
+            f"rank {rank}: done at {time.perf_counter() - start:.0f} s, {size / 1e6:.1f} MB",
+            flush=True,
+        )
     total = sum(p.stat().st_size for p in out.glob("*.log"))
     print(f"{out}: {total / 1e6:.0f} MB in {args.ranks} ranks")
 

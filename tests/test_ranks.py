@@ -211,3 +211,45 @@ def test_the_offline_page_keeps_every_rank_and_shows_them_side_by_side(traces, t
     )
     assert problems == []
     page.close()
+
+
+@pytest.mark.parametrize("name", ["ddp_plant", "fsdp_plant"])
+def test_the_outline_finds_what_the_full_load_finds_without_reading_graphs(traces, name):
+    from compiler.ranks.scan import OUTLINE_MARK, scan_ranks
+
+    outline = scan_ranks(traces[name]).exploration
+    full = compiler.load_trace(traces[name])
+    assert [c.key for c in outline.compiles] == [c.key for c in full.compiles]
+    for o, f in zip(outline.compiles, full.compiles, strict=True):
+        assert (o.code_name, o.recompile_reasons, o.graph_breaks) == (
+            f.code_name,
+            f.recompile_reasons,
+            f.graph_breaks,
+        )
+        assert set(o.graphs) <= set(f.graphs)
+        assert all(g.text.startswith(OUTLINE_MARK) for g in o.graphs.values())  # none read
+    # the same places, by kind and compile id
+    found = {(i.kind, i.compile_id) for i in compiler.divergence(outline).items}
+    assert found == {(i.kind, i.compile_id) for i in compiler.divergence(full).items}
+
+
+def test_a_multi_rank_directory_opens_in_outline_and_reads_a_rank_when_its_pane_opens(traces):
+    import explorer
+    from explorer.ranks_widget import RanksWidget
+
+    folder = traces["ddp_plant"]
+    w = explorer.load(folder, lazy=True)
+    assert isinstance(w, RanksWidget) and w.open_rank is None
+    ranks = w.pane(None, "ranks")
+    assert [r["compile_id"] for r in ranks["rows"] if r["kinds"]] == sorted(
+        _compile_ids_by_rank(folder)[1] - _compile_ids_by_rank(folder)[0]
+    )
+    full = explorer.load(folder, lazy=False)
+    whole = next(c for c in full.exploration.compiles if c.rank == 2 and c.graphs)
+    key = whole.key
+    assert w.pane(key, "dynamo_output_graph") == full.pane(key, "dynamo_output_graph")
+    assert w.open_rank == 2
+    # the open rank's compiles are the full ones; the others stay in outline
+    opened = {c.key: c for c in w.exploration.compiles}
+    assert opened[key] == whole
+    assert w.pane(None, "ranks") == ranks  # judged on the outline, whatever is open

@@ -60,7 +60,9 @@ def _events(files: list[Path], errors: list[StageError], seen: list[int]) -> Ite
     errors.extend(_missing_ranks(files) if multi else ())
     for index, file in enumerate(files):
         stats = ParseStats()
-        file_rank = rank_from_name(file) if multi else None
+        # the rank in the file's name stands for events that carry none (the string
+        # table's), also when one rank's file is read alone
+        file_rank = rank_from_name(file)
         if multi and file_rank is None:
             file_rank = index
         try:
