@@ -16,6 +16,7 @@ from compiler.link.user_code import graph_source_lines
 
 from .labels import STAGE_LABELS, group_of, label_of
 from .ranks import has_ranks
+from .runtime import findings_of
 from .types import (
     CompileEntry,
     Index,
@@ -243,7 +244,7 @@ def build_index(exp: Exploration, *, whole: Exploration | None = None) -> Index:
     """
     errors = list(_errors(exp.errors))
     try:
-        findings = (whole or exp).findings()
+        findings = findings_of(whole or exp)
     except Exception as exc:  # the advisor must never take the explorer down
         findings = ()
         errors.append(PaneError(stage="findings", message=f"the advisor failed: {exc}"))
