@@ -47,7 +47,7 @@ def rss_kb():
 
 before = rss_kb()
 t0 = time.perf_counter()
-w = explorer.load(sys.argv[1])
+w = explorer.load(sys.argv[1], lazy=True)  # what a directory over 256 MB gets
 sel = w.selection
 first = w.pane(sel["compile"], sel["stage"])
 json.dumps(w.index); json.dumps(first)
