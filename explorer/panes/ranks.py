@@ -43,13 +43,13 @@ def build_ranks(exp: Exploration, compile_key: str | None, pane_id: str) -> Rank
         first = next(iter(on.values()))
         cells = []
         for r in ranks:
-            c = on.get(r)
-            stage = sides.get((cid, r)) or (_first_pane(c) if c is not None else None)
+            here = on.get(r)
+            stage = sides.get((cid, r)) or (_first_pane(here) if here is not None else None)
             cells.append(
                 RankCell(
-                    compile=c.key if c is not None else None,
+                    compile=here.key if here is not None else None,
                     stage=stage or None,
-                    text=_cell_text(c),
+                    text=_cell_text(here),
                     diverges=(cid, r) in sides,
                 )
             )
