@@ -253,3 +253,17 @@ def test_a_multi_rank_directory_opens_in_outline_and_reads_a_rank_when_its_pane_
     opened = {c.key: c for c in w.exploration.compiles}
     assert opened[key] == whole
     assert w.pane(None, "ranks") == ranks  # judged on the outline, whatever is open
+
+
+def test_compiler_report_launches_a_script_on_ranks_and_says_where_they_diverge(tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.getenv("PYTHONPATH", "")])}
+    proc = subprocess.run(
+        [sys.executable, "-m", "compiler", "report", str(SCRIPT), "--nproc", "2", "-o",
+         str(tmp_path / "out"), "--", "--strategy", "ddp", "--plant", "--backend", "eager"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    exp = compiler.Exploration.from_json((tmp_path / "out" / "exploration.json").read_text())
+    assert set(exp.ranks) == {0, 1}
+    assert f"compiler: {compiler.divergence(exp).summary}" in proc.stderr
+    assert "rank 1 only" in proc.stderr
