@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 
-def child(rank: int, world: int, rounds: int) -> None:
+def child(rank: int, world: int, rounds: int, depth: int) -> None:
     """One rank: join the fake process group, then compile the step ``rounds`` times."""
     import torch
     import torch.distributed as dist
@@ -40,7 +40,7 @@ def child(rank: int, world: int, rounds: int) -> None:
     for k in range(rounds):
         torch.manual_seed(k)
         config = GPT2Config(
-            n_layer=10 + 2 * k, n_head=4, n_embd=128, vocab_size=512, n_positions=256,
+            n_layer=depth + 2 * k, n_head=4, n_embd=128, vocab_size=512, n_positions=256,
             bos_token_id=0, eos_token_id=0,
         )  # fmt: skip
         model = GPT2LMHeadModel(config).train()
@@ -57,10 +57,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ranks", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--jobs", type=int, default=1, help="ranks compiled at the same time")
+    parser.add_argument("--depth", type=int, default=10, help="GPT-2 layers in round 0")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
-        child(args.child, args.ranks, args.rounds)
+        child(args.child, args.ranks, args.rounds, args.depth)
         return
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -84,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
             rank = todo.pop(0)
             command = [
                 sys.executable, __file__, "--child", str(rank), "--ranks", str(args.ranks),
-                "--rounds", str(args.rounds), "--out", str(out),
+                "--rounds", str(args.rounds), "--depth", str(args.depth), "--out", str(out),
             ]  # fmt: skip
             running.append((rank, subprocess.Popen(command, env=env)))
         rank, proc = running.pop(0)
