@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 
-def child(rank: int, world: int, rounds: int, depth: int) -> None:
+def child(rank: int, world: int, rounds: int, depth: int, backend: str) -> None:
     """One rank: join the fake process group, then compile the step ``rounds`` times."""
     import torch
     import torch.distributed as dist
@@ -44,7 +44,7 @@ def child(rank: int, world: int, rounds: int, depth: int) -> None:
             bos_token_id=0, eos_token_id=0,
         )  # fmt: skip
         model = GPT2LMHeadModel(config).train()
-        forward = torch.compile(model, dynamic=True)
+        forward = torch.compile(model, backend=backend, dynamic=True)
         ids = torch.randint(0, config.vocab_size, (2, seq))
         forward(input_ids=ids, labels=ids).loss.backward()
         torch._dynamo.reset()  # the next round compiles anew, as a new job would
@@ -58,10 +58,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--jobs", type=int, default=1, help="ranks compiled at the same time")
     parser.add_argument("--depth", type=int, default=10, help="GPT-2 layers in round 0")
+    parser.add_argument(
+        "--backend", default="inductor", help="inductor, or aot_eager (no C++ builds: faster)"
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
-        child(args.child, args.ranks, args.rounds, args.depth)
+        child(args.child, args.ranks, args.rounds, args.depth, args.backend)
         return
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -86,6 +89,7 @@ def main(argv: list[str] | None = None) -> None:
             command = [
                 sys.executable, __file__, "--child", str(rank), "--ranks", str(args.ranks),
                 "--rounds", str(args.rounds), "--depth", str(args.depth), "--out", str(out),
+                "--backend", args.backend,
             ]  # fmt: skip
             running.append((rank, subprocess.Popen(command, env=env)))
         rank, proc = running.pop(0)
