@@ -46,10 +46,8 @@ def coverage(trace: str) -> None:
         share = 100 * with_stack[stage] / total[stage]
         print(f"  {stage:40} {with_stack[stage]:7}/{total[stage]:<7} {share:5.1f}%")
     if post[1]:
-        print(
-            f"  post-grad nodes of compiles that ran modules: {post[0]}/{post[1]}"
-            f" = {100 * post[0] / post[1]:.1f}%"
-        )
+        print(f"  post-grad nodes of compiles that ran modules: {post[0]}/{post[1]}"
+              f" = {100 * post[0] / post[1]:.1f}%")
 
 
 def main() -> None:

@@ -339,8 +339,6 @@ def graph_module_of_trace_call() -> torch.fx.GraphModule | None:
             return None
         frame = frame.f_back  # type: ignore[assignment]
     return None
-
-
 def triton_cache_dir() -> Path | None:
     """Triton's cache folder in this process: ``TRITON_CACHE_DIR`` (Inductor sets it to
     ``<inductor cache>/triton/<device>`` on its first Triton kernel when the user has

@@ -231,12 +231,9 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
         self._results[result.version] = result
         self._show(result.version, result.exploration)
         kernels = sum(len(c.kernels()) for c in result.exploration.compiles)
-        self.editor.status = {
-            "state": "ok",
-            "version": result.version,
-            "message": f"version {result.version}: {kernels} kernel"
-            f"{'s' * (kernels != 1)}, compiled in {result.seconds:.2f} s",
-        }
+        self.editor.status = {"state": "ok", "version": result.version,
+                              "message": f"version {result.version}: {kernels} kernel"
+                              f"{'s' * (kernels != 1)}, compiled in {result.seconds:.2f} s"}
         self.editor.versions = [
             {"version": r.version, "label": f"v{r.version}", "source": r.source,
              "summary": f"{r.options.get('backend')} {r.options.get('mode') or ''}".strip()}

@@ -392,6 +392,8 @@ def _autotune(exp: Exploration, c: Compile) -> list[Ranked]:
     return out
 
 
+
+
 def _mutated_input(c: Compile) -> tuple[PaneId, Node | None]:
     """(stage, the ``copy_`` node) where the AOT graph writes into an input, if any."""
     for stage in ("aot_inference_graph", "aot_forward_graph"):

@@ -84,10 +84,8 @@ class StageDiff:
     @property
     def changed(self) -> bool:
         """Whether anything differs (volatile ids aside)."""
-        return (
-            self.presence != "both"
-            or bool(self.nodes)
-            or any(op.tag != "equal" for op in self.lines)
+        return self.presence != "both" or bool(self.nodes) or any(
+            op.tag != "equal" for op in self.lines
         )
 
 
@@ -236,7 +234,6 @@ def guard_subject(guard: Guard) -> str:
 
 def compare_guards(a: tuple[Guard, ...], b: tuple[Guard, ...]) -> tuple[GuardChange, ...]:
     """Guards paired by kind and subject (in order), then compared without volatile ids."""
-
     def grouped(guards: tuple[Guard, ...]) -> dict[tuple[str, str], list[str]]:
         out: dict[tuple[str, str], list[str]] = {}
         for g in guards:
@@ -270,7 +267,6 @@ def compare_kernels(
     ``a_ids``/``b_ids`` map post-grad node names to stable identities; groups compare
     by identity where one is known.
     """
-
     def names(k: Kernel) -> tuple[str, ...]:
         return tuple(sorted(k.post_grad_nodes or k.source_nodes))
 

@@ -281,10 +281,8 @@ class LiveEngine:
                        "an endless loop in the code? (timeout=... sets the limit)")  # fmt: skip
                 err = LiveError(kind="timeout", message=msg)
             else:
-                msg = (
-                    "the live compile worker died while compiling this edit; your session "
-                    f"is unaffected and a fresh worker takes over. Its last words:\n{tail}"
-                )
+                msg = ("the live compile worker died while compiling this edit; your session "
+                       f"is unaffected and a fresh worker takes over. Its last words:\n{tail}")
                 err = LiveError(kind="crash", message=msg)
             return LiveResult(version=version, source=source, options=options, error=err,
                               seconds=seconds)  # fmt: skip

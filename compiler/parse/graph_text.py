@@ -108,3 +108,5 @@ def comment_sources(text: str) -> dict[int, SourceLoc]:
         if loc is not None:
             out[i + 1] = loc
     return out
+
+

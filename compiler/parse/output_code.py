@@ -178,9 +178,9 @@ def parse_schedule(pre_fusion: str | None, post_fusion: str | None) -> Schedule:
             if not head:
                 continue
             name = head["name"]
-            members = tuple(m["member"] for m in _SNODE.finditer(block) if m["owner"] == name) or (
-                name,
-            )
+            members = tuple(
+                m["member"] for m in _SNODE.finditer(block) if m["owner"] == name
+            ) or (name,)
             buffers = tuple(
                 dict.fromkeys(re.findall(r"^\s*(buf\d+)\.layout = ", block, re.MULTILINE))
             )
