@@ -15,7 +15,9 @@ size-generic, so the C++ builds of rank 0 are reused by the later ranks from the
 kernel cache; every rank still traces, lowers and generates its code in full.
 
 Run: ``python benchmarks/rank_logs.py --out /work/traces-ranks/gpt2_8ranks --ranks 8
---rounds 2 --jobs 2`` (about 35 MB a rank and round). Do not commit the output.
+--rounds 2 --jobs 2`` (Inductor: about 35 MB a rank and round, minutes each on a busy
+2-core CPU), or ``--backend aot_eager --depth 24`` (Dynamo and AOTAutograd only, no C++
+builds: about 15 MB a rank and round, several times faster). Do not commit the output.
 """
 
 from __future__ import annotations

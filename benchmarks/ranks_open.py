@@ -54,7 +54,7 @@ json.dumps(w.index); json.dumps(first)
 paint_s = time.perf_counter() - t0
 paint_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
 assert isinstance(w, RanksWidget), type(w)
-largest = max(w._outline.files, key=lambda f: f.bytes)
+largest = max(w.outline.files, key=lambda f: f.bytes)
 key = next(c["key"] for c in w.index["compiles"] if c["rank"] == largest.rank
            and any(p["id"] == "dynamo_output_graph" for p in c["panes"]))
 t0 = time.perf_counter()
@@ -63,7 +63,7 @@ json.dumps(pane)
 open_s = time.perf_counter() - t0
 open_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
 print(json.dumps({"paint_s": paint_s, "paint_kb": paint_peak, "open_s": open_s,
-                  "open_kb": open_peak, "ranks": len(w._outline.files),
+                  "open_kb": open_peak, "ranks": len(w.outline.files),
                   "compiles": len(w.index["compiles"]), "largest_rank": largest.rank,
                   "largest_bytes": largest.bytes}))
 """

@@ -35,6 +35,11 @@ class RanksWidget(ExplorationWidget):
         super().__init__(outline.exploration, **kwargs)
 
     @property
+    def outline(self) -> Outline:
+        """Every rank in outline, and each rank's log file."""
+        return self._outline
+
+    @property
     def open_rank(self) -> int | None:
         """The rank whose compiles are loaded in full (None before any is opened)."""
         return self._open_rank
