@@ -38,6 +38,22 @@ def digest(text: str) -> str:
     return hashlib.blake2b(normalized(text).encode(), digest_size=8).hexdigest()
 
 
+_DIGITS = b"0123456789"
+
+
+def guards_digest(payload: bytes) -> str:
+    """The fingerprint of a guard tree as bytes, for the outline of a large log: its
+    digits dropped (object ids, addresses, the measured latency; sizes too, which the
+    graphs' fingerprints carry), at the speed of ``bytes.translate`` rather than a
+    regular expression over tens of MB.
+
+    Example:
+        >>> guards_digest(b"id(x) == 1402") == guards_digest(b"id(x) == 9431")
+        True
+    """
+    return hashlib.blake2b(payload.translate(None, _DIGITS), digest_size=8).hexdigest()
+
+
 def guards_of(c: Compile) -> str:
     """The guard tree's fingerprint ("" without guards)."""
     return digest(c.guards.tree) if c.guards is not None else ""

@@ -24,14 +24,14 @@ from typing import Any
 
 from compiler.errors import TraceFormatError
 from compiler.model import Exploration, StageError
-from compiler.ranks.fingerprint import digest
+from compiler.ranks.fingerprint import guards_digest
 from compiler.trace.build import COMPILE_GRAPHS, build_compiles
 from compiler.trace.events import Event, event_from_dict
 from compiler.trace.load import environment_of, rank_from_name, trace_files
 
 # the start of every line that is not a payload line (payload lines start with a tab)
 _HEADER_START = re.compile(rb"\n(?=[^\t])")
-_HEADER = re.compile(rb"[VIWEC]\d{4} [^\]\n]*\] (\{.*)$")
+_GLOG_START = re.compile(rb"[VIWEC]\d{4} ")
 # events whose payload is small and read in full: they carry why and where
 _PAYLOAD_KEPT = frozenset(
     {"recompile_reasons", "dynamo_graph_break_reason", "inductor_collective_schedule"}
@@ -40,7 +40,10 @@ _PAYLOAD_KEPT = frozenset(
 _HEADER_ONLY = frozenset({"str", "dynamo_start", "compilation_metrics", "bwd_compilation_metrics"})
 # graphs whose text is the same in every process of one program: their md5 stands in
 _SAME_ACROSS_PROCESSES = COMPILE_GRAPHS - {"before_pre_grad_graph", "after_pre_grad_graph"}
-_SKIPPED = (b'{"chromium_event"', b'{"describe_', b'{"guard_added', b'{"inductor_')
+_KEPT_PREFIXES = tuple(
+    f'{{"{key}"'.encode()
+    for key in (*_HEADER_ONLY, *COMPILE_GRAPHS, "dynamo_cpp_guards_str")
+) + tuple(f'{{"artifact": {{"name": "{name}"'.encode() for name in _PAYLOAD_KEPT)
 OUTLINE_MARK = "not loaded: "
 _PIECE = 16 << 20
 
@@ -143,13 +146,15 @@ def _file_events(file: Path, rank: int | None) -> Iterator[Event]:
 def _event(data: bytes, start: int, end: int, rank: int | None, number: int) -> Event | None:
     line_end = data.find(b"\n", start, end)
     line_end = end if line_end < 0 else line_end
-    m = _HEADER.match(data, start, line_end)
-    if m is None:
+    # the JSON starts after the glog prefix's "] "; most events (timings, tensor and
+    # symbol descriptions with their stacks, Inductor's texts) are not part of the
+    # outline: only the kept kinds are looked at further, by their first bytes
+    brace = data.find(b"] {", start, min(line_end, start + 512))
+    if brace < 0 or not data.startswith(_KEPT_PREFIXES, brace + 2, line_end):
         return None
-    head = m.group(1)
-    # most events are timings, tensor descriptions and Inductor's texts: skip them unparsed
-    if head.startswith(_SKIPPED):
+    if _GLOG_START.match(data, start, brace) is None:
         return None
+    head = data[brace + 2 : line_end]
     try:
         record: dict[str, Any] = json.loads(head)
     except json.JSONDecodeError:
@@ -161,7 +166,7 @@ def _event(data: bytes, start: int, end: int, rank: int | None, number: int) -> 
     if name in _PAYLOAD_KEPT:
         payload = _payload(data, line_end, end)
     elif key == "dynamo_cpp_guards_str":
-        payload = OUTLINE_MARK + digest(_payload(data, line_end, end))
+        payload = OUTLINE_MARK + guards_digest(data[line_end + 2 : end])
     elif key in _SAME_ACROSS_PROCESSES:
         payload = f"{OUTLINE_MARK}md5 {record.get('has_payload', '')}"
     elif key in COMPILE_GRAPHS:
