@@ -10,7 +10,7 @@ graph. Ranks run one after another (one CPU process at a time); together they ar
 multi-rank run repeated with different shapes per rank.
 
 Every compile logs all its stages (Inductor's FX and AOT caches off, provenance on, as
-``benchmarks/model_traces.py`` does). ``dynamic=True`` makes Inductor's C++ kernels
+``benchmarks/model_traces.py`` does). With Inductor, ``dynamic=True`` makes the C++ kernels
 size-generic, so the C++ builds of rank 0 are reused by the later ranks from the on-disk
 kernel cache; every rank still traces, lowers and generates its code in full.
 
@@ -46,10 +46,14 @@ def child(rank: int, world: int, rounds: int, depth: int, backend: str) -> None:
             bos_token_id=0, eos_token_id=0,
         )  # fmt: skip
         model = GPT2LMHeadModel(config).train()
-        forward = torch.compile(model, backend=backend, dynamic=True)
+        # Inductor: shape-generic kernels, so later ranks reuse rank 0's C++ builds; other
+        # backends: static shapes, so the graphs carry each rank's sizes and the log is
+        # mostly graphs (dynamic shapes fill it with symbol-creation stacks instead)
+        forward = torch.compile(model, backend=backend, dynamic=backend == "inductor")
         ids = torch.randint(0, config.vocab_size, (2, seq))
+        # a new model each round: its frames recompile under new compile ids (0/1, 0/2,
+        # ...), as a long job's do; no dynamo reset, which would reuse the ids
         forward(input_ids=ids, labels=ids).loss.backward()
-        torch._dynamo.reset()  # the next round compiles anew, as a new job would
     dist.destroy_process_group()
 
 
