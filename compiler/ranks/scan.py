@@ -45,7 +45,7 @@ _KEPT_PREFIXES = tuple(
     for key in (*_HEADER_ONLY, *COMPILE_GRAPHS, "dynamo_cpp_guards_str")
 ) + tuple(f'{{"artifact": {{"name": "{name}"'.encode() for name in _PAYLOAD_KEPT)
 OUTLINE_MARK = "not loaded: "
-_PIECE = 16 << 20
+_PIECE = 4 << 20  # bytes read at a time: memory stays a few pieces whatever the log
 
 
 @dataclass(frozen=True, slots=True)
