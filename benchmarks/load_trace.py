@@ -12,7 +12,11 @@ For each trace folder (default: the three of ``benchmarks/model_traces.py``), in
   every graph's nodes (what opening every graph pane would cost).
 
 Runs alternate tlparse and load_trace, ``--repeat`` times each; medians are printed.
+- then ``load_trace`` again and the offline page (``explorer.export.to_html``), as
+  ``python -m explorer report`` does: load + page against tlparse.
+
 Targets (issue 12): load_trace well under tlparse's time; peak RSS at most 3x the log.
+(issue 25): load + page at most 1.0x tlparse on every trace of ``model_traces.py``.
 
 Run: ``python benchmarks/load_trace.py [TRACE_DIR ...] [--repeat 3]``.
 """
@@ -30,13 +34,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_TRACES = [ROOT.parent / "traces" / n for n in ("gpt2_train", "bert_infer", "resnet_infer")]
+DEFAULT_TRACES = [
+    ROOT.parent / "traces" / n for n in ("gpt2_train", "bert_infer", "resnet_infer", "t5_infer")
+]
 
 _CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
 import torch  # noqa: F401  (imported before the clock, as a user's session has it)
 import compiler
+from explorer.export import to_html  # (the explorer too: imported when the session loads it)
 
 def rss_kb():
     with open("/proc/self/status") as fh:
@@ -65,8 +72,14 @@ nodes = sum(
     for g in [*c.graphs.values(), *(g for oc in c.output_code for g in oc.graphs.values())]
 )
 parse_s = time.perf_counter() - t0
-print(json.dumps({"load_s": load_s, "peak_kb": peak - before, "before_kb": before,
-                  "parse_s": parse_s, "nodes": nodes, "compiles": len(exp.compiles),
+# load + page: a fresh load then the offline page, as ``python -m explorer report`` does
+n_compiles = len(exp.compiles)
+del exp, graphs, largest
+t0 = time.perf_counter()
+to_html(compiler.load_trace(sys.argv[1]), sys.argv[3])
+page_s = time.perf_counter() - t0
+print(json.dumps({"load_s": load_s, "page_s": page_s, "peak_kb": peak - before, "before_kb": before,
+                  "parse_s": parse_s, "nodes": nodes, "compiles": n_compiles,
                   "open_s": open_s, "largest_nodes": largest_nodes}))
 """
 
@@ -91,12 +104,13 @@ def tlparse_seconds(trace: Path) -> float:
 
 
 def load_trace_run(trace: Path) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(trace), str(ROOT)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    with tempfile.TemporaryDirectory(prefix="tce-page-") as tmp:
+        out = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(trace), str(ROOT), str(Path(tmp) / "page.html")],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
@@ -114,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
     header = (
         f"{'trace':14s} {'log MB':>7s} {'tlparse s':>10s} {'load_trace s':>13s} "
         f"{'ratio':>7s} {'peak RSS/log':>13s} {'open largest s':>15s} {'parse all s':>12s} "
-        f"{'nodes':>7s}"
+        f"{'nodes':>7s} {'load+page s':>12s} {'ratio':>7s}"
     )
     print(header)
     for trace in args.traces:
@@ -131,11 +145,12 @@ def main(argv: list[str] | None = None) -> None:
         peak = statistics.median(r["peak_kb"] for r in loads) * 1024
         parse_s = statistics.median(r["parse_s"] for r in loads)
         open_s = statistics.median(r["open_s"] for r in loads)
+        page_s = statistics.median(r["page_s"] for r in loads)
         largest = f"{open_s:.2f} ({int(loads[0]['largest_nodes'])})"
         print(
             f"{trace.name:14s} {size / 1e6:7.1f} {tl_s:10.2f} {load_s:13.2f} "
             f"{load_s / tl_s:6.2f}x {peak / size:12.2f}x {largest:>15s} {parse_s:12.2f} "
-            f"{int(loads[0]['nodes']):7d}",
+            f"{int(loads[0]['nodes']):7d} {page_s:12.2f} {page_s / tl_s:6.2f}x",
             flush=True,
         )
 

@@ -55,6 +55,7 @@ from compiler.model import (
     StageError,
     TensorMeta,
 )
+from compiler.ranks.divergence import Divergence, DivergenceItem, RankLink, divergence
 from compiler.remedy.tried import try_fixes
 from compiler.trace.load import load_trace
 
@@ -71,6 +72,8 @@ __all__ = [
     "CompileMetrics",
     "Config",
     "Diff",
+    "Divergence",
+    "DivergenceItem",
     "Environment",
     "Exploration",
     "ExploreError",
@@ -89,6 +92,7 @@ __all__ = [
     "Phase",
     "Progress",
     "Provenance",
+    "RankLink",
     "RecompileReason",
     "Recording",
     "Relowered",
@@ -103,6 +107,7 @@ __all__ = [
     "classify_failure",
     "compare",
     "diff",
+    "divergence",
     "explore",
     "explore_export",
     "explore_path",

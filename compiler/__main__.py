@@ -1,8 +1,10 @@
 """``python -m compiler report SCRIPT_OR_TRACE -o DIR``: a report folder from the shell.
 
 A ``.py`` argument is run as ``__main__`` with every torch.compile compile it triggers
-recorded; anything else (a ``TORCH_TRACE`` directory, a ``.log`` or ``.log.gz`` file)
-is read with ``compiler.load_trace``. Either way ``exploration.json`` is written into DIR.
+recorded (``--nproc N``: on N ranks by torchrun, each under ``TORCH_TRACE``, and the ranks'
+divergence printed; the script's own arguments follow ``--``); anything else (a
+``TORCH_TRACE`` directory, a ``.log`` or ``.log.gz`` file) is read with ``load_trace``.
+Either way ``exploration.json`` is written into DIR.
 The Markdown report and the HTML page are the explorer's: ``python -m explorer report``
 (``compiler`` stays free of rendering and of the explorer's dependencies).
 
@@ -20,6 +22,8 @@ from pathlib import Path
 from compiler.capture.script import explore_path
 from compiler.errors import ExploreError
 from compiler.model import Exploration
+from compiler.ranks.divergence import divergence
+from compiler.ranks.launch import run_ranks
 
 MARKDOWN_NOTE = (
     "the Markdown report and the HTML page now come from the explorer: "
@@ -52,21 +56,37 @@ def _parser() -> argparse.ArgumentParser:
         "-o", "--output", metavar="DIR", default="report",
         help="folder to write exploration.json into (default: report)",
     )  # fmt: skip
+    report.add_argument(
+        "--nproc", type=int, default=0, metavar="N",
+        help="run the script on N ranks with torchrun (gloo/NCCL as the script chooses), "
+        "every rank under TORCH_TRACE, and load all ranks",
+    )  # fmt: skip
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the command; returns the exit status."""
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # what follows `--` is the script's own (argparse's subcommands mishandle `--`)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = _parser().parse_args(argv[:cut])
+    args.script_args = argv[cut + 1 :]
     try:
-        return _report(Path(args.path), Path(args.output))
+        return _report(Path(args.path), Path(args.output), args.nproc, args.script_args)
     except ExploreError as exc:
         _say(str(exc))
         return 2
 
 
-def _report(path: Path, out_dir: Path) -> int:
-    exp, failure = explore_path(path, progress=_say)
+def _report(path: Path, out_dir: Path, nproc: int = 0, script_args: Sequence[str] = ()) -> int:
+    if nproc:
+        if path.suffix != ".py":
+            raise ExploreError(f"--nproc runs a script on several ranks; {path} is not a .py file.")
+        exp, failure = run_ranks(path, nproc, script_args, progress=_say)
+        if len(exp.ranks) > 1:
+            _say(divergence(exp).summary)
+    else:
+        exp, failure = explore_path(path, progress=_say)
     if failure:
         _say(failure)
     if not exp.compiles:

@@ -103,11 +103,17 @@ def live(obj: Any, *inputs: Any, **compile_options: Any) -> Any:
     return _live(obj, *inputs, **compile_options)
 
 
-def load(trace_path: str | os.PathLike[str]) -> ExplorationWidget:
+# A multi-rank directory larger than this opens rank by rank (``RanksWidget``).
+LAZY_RANKS_BYTES = 256 << 20
+
+
+def load(trace_path: str | os.PathLike[str], *, lazy: bool | None = None) -> ExplorationWidget:
     """Open a ``TORCH_TRACE`` directory or log file (or an ``Exploration`` ``.json``).
 
     Loading never runs code from the file. Bad trace lines are skipped and listed in
-    ``exploration.errors``.
+    ``exploration.errors``. A multi-rank directory over 256 MB (or any, with
+    ``lazy=True``) opens in outline: every rank's compiles, the ranks side by side and
+    where they diverge, with a rank's graphs read when one of its panes is opened.
 
     Args:
         trace_path: a ``TORCH_TRACE`` directory, a ``.log``/``.log.gz`` file, or a
@@ -130,6 +136,17 @@ def load(trace_path: str | os.PathLike[str]) -> ExplorationWidget:
     if path.endswith(".json") and os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
             return view(compiler.Exploration.from_json(f.read()))
+    if os.path.isdir(path) and lazy is not False:
+        from compiler.ranks.scan import rank_logs, scan_ranks
+
+        logs = rank_logs(path)
+        if len(logs) > 1 and (lazy or sum(p.stat().st_size for p in logs) > LAZY_RANKS_BYTES):
+            from .ranks_widget import RanksWidget
+
+            missing = missing_packages()
+            if missing:
+                raise ImportError(_missing_message(missing))
+            return RanksWidget(scan_ranks(path))
     return view(compiler.load_trace(path))
 
 

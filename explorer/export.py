@@ -17,9 +17,11 @@ import html
 import json
 import os
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import compiler
+from compiler.link.ids import EXPLORATION_PANES
 
 from ._static import css_text, inline_module
 from .panes import build_index, build_pane, no_gc, pane_json
@@ -85,10 +87,17 @@ def _json_for_script(value: Any) -> str:
 
 def pane_blob(data: Any) -> str:
     """A pane's JSON data, gzip-compressed and base64-encoded, as the page embeds it."""
+    return _compressed(_pane_bytes(data))
+
+
+def _pane_bytes(data: Any) -> bytes:
     # pane data is a fresh tree of plain values: no cycles to check for
-    raw = json.dumps(
-        data, ensure_ascii=False, separators=(",", ":"), check_circular=False
-    ).encode("utf-8")
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), check_circular=False).encode(
+        "utf-8"
+    )
+
+
+def _compressed(raw: bytes) -> str:
     # level 6: since graph panes travel as columns over tables, gzip is 0.2 s of a
     # 12-layer GPT-2 trace's page at this level, and it makes a GPU exploration's page
     # (mostly Triton stage texts) about a fifth smaller than level 1, no larger than
@@ -104,14 +113,15 @@ def all_pane_data(
     ``built`` holds panes already built (the widget's cache); the rest are built here.
     """
     built = built or {}
-    done_findings = False
+    done: set[str] = set()  # the exploration's own panes, listed by every compile
     for c in index.compiles:
         for ref in c.panes:
-            key = ("", ref.id) if ref.id == "findings" else (c.key, ref.id)
-            if ref.id == "findings":
-                if done_findings:
+            shared = ref.id in EXPLORATION_PANES
+            key = ("", ref.id) if shared else (c.key, ref.id)
+            if shared:
+                if ref.id in done:
                     continue
-                done_findings = True
+                done.add(ref.id)
             data = built.get(key)
             if data is None:
                 data = pane_json(build_pane(exp, c.key, ref.id))
@@ -174,12 +184,14 @@ def to_html(
         >>> to_html(exp).startswith("<!DOCTYPE html>")
         True
     """
-    with no_gc():
+    # zlib lets go of the GIL: one thread compresses each pane while the next is built
+    with no_gc(), ThreadPoolExecutor(max_workers=1) as pool:
         index = build_index(exp)
-        blobs = {
-            PANE_KEY_SEP.join(key): pane_blob(data)
+        pending = {
+            PANE_KEY_SEP.join(key): pool.submit(_compressed, _pane_bytes(data))
             for key, data in all_pane_data(exp, index, built)
         }
+        blobs = {key: job.result() for key, job in pending.items()}
         page = html_page(pane_json(index), blobs, title=title)
     if path is not None:
         with open(path, "w", encoding="utf-8") as f:

@@ -25,6 +25,7 @@ import anywidget.experimental
 import traitlets
 
 from compiler import Exploration
+from compiler.link.ids import EXPLORATION_PANES
 
 from ._static import css_text, widget_path
 from .panes import PaneNotFound, build_index, build_pane, no_gc, pane_json
@@ -68,7 +69,7 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self._exploration = exploration
         self._panes: dict[tuple[str, str], Any] = {}
         self._digests: dict[tuple[str, str], str] = {}
-        index = pane_json(build_index(exploration))
+        index = self._index(exploration)
         kwargs.setdefault("selection", _default_selection(index))
         super().__init__(index=index, **kwargs)
 
@@ -84,7 +85,7 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
             >>> w.pane("0/0", "dynamo_output_graph")["kind"]  # doctest: +SKIP
             'graph'
         """
-        key = ("", pane_id) if pane_id == "findings" else (compile_key or "", pane_id)
+        key = ("", pane_id) if pane_id in EXPLORATION_PANES else (compile_key or "", pane_id)
         data = self._panes.get(key)
         if data is None:
             with no_gc():
@@ -97,7 +98,7 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         selected compile, stage, node, kernel and source line still exist (a recompile
         after an edit has the same compile keys); otherwise from the default selection.
         """
-        index = pane_json(build_index(exploration))
+        index = self._index(exploration)
         old = dict(self.selection)
         selection = _default_selection(index)
         compiles = {c["key"]: c for c in index["compiles"]}
@@ -131,6 +132,10 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         with self.hold_sync():
             self.index = index
             self.selection = selection
+
+    def _index(self, exploration: Exploration) -> dict[str, Any]:
+        """The index the front-end gets for ``exploration``, as JSON data."""
+        return dict(pane_json(build_index(exploration)))
 
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """The exploration as one self-contained HTML page (written to ``path`` if given),

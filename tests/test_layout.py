@@ -24,6 +24,7 @@ ROOM_ORDER = (
     "link",
     "store",
     "trace",
+    "ranks",
     "advise",
     "diff",
     "lab",

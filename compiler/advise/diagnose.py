@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compiler.advise import caches, call_time, compile_time, gpu, graph_breaks, recompiles
+from compiler.advise import caches, call_time, compile_time, gpu, graph_breaks, ranks, recompiles
 from compiler.advise._common import SEVERITY_ORDER, Ranked
 from compiler.advise.findings import Finding
 from compiler.model import Exploration
 
-# Order of families when severity and cost tie: what breaks the program first.
-_FAMILIES = (graph_breaks, recompiles, call_time, gpu, caches, compile_time)
+# Order of families when severity and cost tie: what breaks the program first (ranks
+# that diverge hang the whole run).
+_FAMILIES = (ranks, graph_breaks, recompiles, call_time, gpu, caches, compile_time)
 
 
 def diagnose(exp: Exploration) -> tuple[Finding, ...]:

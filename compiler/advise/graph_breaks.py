@@ -15,6 +15,7 @@ from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, loc_key, short_path
 from compiler.link.user_code import compiled_files, is_own_code, is_user_file, library_of
 from compiler.model import Compile, Exploration, Fix, GraphBreak, SourceLoc
+from compiler.ranks.wrappers import wrapper_of
 
 # The condition's node, as Dynamo prints it under "computed as follows": "gt = gt(sum_1, 0)".
 _COND_NODE = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*) = \w+\(", re.MULTILINE)
@@ -25,15 +26,28 @@ _SKIPPED = re.compile(
 # torch's own files: a break reported inside them is shown at the user's line that led there
 
 
+_FULLGRAPH = "\n`torch.compile(..., fullgraph=True)` turns any remaining break into an error."
+
+
 @dataclass(frozen=True, slots=True)
 class _Cause:
     kind: str
     title: str
     suggestion: str
     fix: Fix | None = None
+    severity: str = "problem"
 
 
 def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
+    wrapper = wrapper_of(gb)
+    if wrapper is not None:
+        # the wrapper's own code breaks, on every rank alike: worth knowing, not a fault
+        return _Cause(
+            f"graph_break.{wrapper.name.lower()}",
+            f"{wrapper.name} itself breaks the graph (not your code)",
+            f"{wrapper.explanation}\n{wrapper.suggestion}",
+            severity="info",
+        )
     text = f"{gb.summary}\n{gb.reason}"
     low = text.lower()
     loc = user_location(gb, compiled)
@@ -291,11 +305,10 @@ def _finding(
         )
     return finding(
         cause.kind,
-        "problem",
+        cause.severity,
         title,
         evidence,
-        suggestion + "\n`torch.compile(..., fullgraph=True)` turns any remaining break into "
-        "an error.",
+        suggestion + (_FULLGRAPH if cause.severity == "problem" else ""),
         _impact(frames, resumes, hits),
         score=float(len(hits) + len(resumes)),
         chain=chain,

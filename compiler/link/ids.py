@@ -55,6 +55,10 @@ _LOWERED = "lowered"
 
 # The advisor's findings: one pane for the whole exploration, not per compile.
 FINDINGS = PaneId("findings")
+# Every rank side by side (several ranks only): one pane for the whole exploration too.
+RANKS = PaneId("ranks")
+# The panes of the whole exploration: every compile lists them, each is built once.
+EXPLORATION_PANES = (FINDINGS, RANKS)
 
 
 # --- compiles, output codes, kernels ------------------------------------------------------

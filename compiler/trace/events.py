@@ -79,6 +79,8 @@ class ParseStats:
     lines: int = 0
     events: int = 0
     bad: list[tuple[int, str]] = field(default_factory=list)
+    # the header line of the last good event: a bad event after it ended the file
+    last_event_line: int = 0
 
 
 # the line break that ends a payload block: the next line does not start with a tab
@@ -169,6 +171,7 @@ def parse_trace_text(
         event = _checked_event(record, header_number, payload_lines, stats)
         if event is not None:
             stats.events += 1
+            stats.last_event_line = header_number
             yield event
 
 

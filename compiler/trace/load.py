@@ -30,7 +30,7 @@ def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Explora
         >>> exp.compiles[0].graphs["dynamo_output_graph"].nodes  # doctest: +SKIP
     """
     root = Path(path)
-    files = _trace_files(root)
+    files = trace_files(root)
     errors: list[StageError] = []
     seen = [0]
     # events stream into the builder, so only what it keeps stays in memory
@@ -48,7 +48,7 @@ def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Explora
     return Exploration(
         source="trace",
         target=str(root),
-        environment=_environment(result.facts),
+        environment=environment_of(result.facts),
         compiles=tuple(result.compiles),
         errors=tuple(errors),
     )
@@ -57,23 +57,65 @@ def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Explora
 def _events(files: list[Path], errors: list[StageError], seen: list[int]) -> Iterator[Event]:
     """Every file's events, ranked; bad lines go to ``errors``, the count to ``seen[0]``."""
     multi = len(files) > 1
+    errors.extend(_missing_ranks(files) if multi else ())
     for index, file in enumerate(files):
         stats = ParseStats()
-        file_rank = _rank_from_name(file) if multi else None
+        # the rank in the file's name stands for events that carry none (the string
+        # table's), also when one rank's file is read alone
+        file_rank = rank_from_name(file)
         if multi and file_rank is None:
             file_rank = index
-        for event in parse_trace_chunks(_read_chunks(file), stats):
-            if event.rank is None:
-                event.rank = file_rank
-            seen[0] += 1
-            yield event
+        try:
+            for event in parse_trace_chunks(_read_chunks(file), stats):
+                if event.rank is None:
+                    event.rank = file_rank
+                seen[0] += 1
+                yield event
+        except TraceFormatError as exc:
+            if not multi:
+                raise
+            # one unreadable rank costs that rank only: the others still load
+            errors.append(StageError(stage="trace", message=f"rank {file_rank}: {exc}"))
+            continue
         for line, why in stats.bad:
             errors.append(StageError(stage="trace", message=f"{file}:{line}: {why}"))
+        # a bad line with no good event after it: the file ends mid-event
+        if stats.events and stats.bad and stats.bad[-1][0] > stats.last_event_line:
+            errors.append(StageError(stage="trace", message=_truncated(file, file_rank, stats)))
         if stats.events == 0 and not stats.bad:
             errors.append(StageError(stage="trace", message=f"{file}: no structured trace events"))
 
 
-def _trace_files(root: Path) -> list[Path]:
+def _truncated(file: Path, rank: int | None, stats: ParseStats) -> str:
+    who = f"rank {rank}'s log" if rank is not None else "the log"
+    return (
+        f"{who} {file.name} ends in the middle of an event (line {stats.bad[-1][0]}): the "
+        "file was cut short (the process died, or the copy is incomplete). Everything "
+        "before that line is loaded; compiles after it are missing"
+        + (", and the other ranks are loaded in full." if rank is not None else ".")
+    )
+
+
+def _missing_ranks(files: list[Path]) -> list[StageError]:
+    """A gap in the ranks the file names give (0 and 2, no 1): that rank wrote no log."""
+    ranks = sorted({r for f in files if (r := rank_from_name(f)) is not None})
+    if not ranks:
+        return []
+    missing = sorted(set(range(ranks[-1] + 1)) - set(ranks))
+    return [
+        StageError(
+            stage="trace",
+            message=(
+                f"no log for rank {r}: ranks {', '.join(map(str, ranks))} have one. That rank "
+                "wrote no TORCH_TRACE file (it crashed or never compiled, or the file was not "
+                "copied); the other ranks are loaded."
+            ),
+        )
+        for r in missing
+    ]
+
+
+def trace_files(root: Path) -> list[Path]:
     if not root.exists():
         msg = (
             f"no trace at {root}: the path does not exist. "
@@ -94,7 +136,7 @@ def _trace_files(root: Path) -> list[Path]:
     return files
 
 
-def _rank_from_name(file: Path) -> int | None:
+def rank_from_name(file: Path) -> int | None:
     m = _RANK_IN_NAME.search(file.name)
     return int(m.group(1)) if m else None
 
@@ -114,7 +156,7 @@ def _read_chunks(file: Path) -> Iterator[str]:
         raise TraceFormatError(f"cannot read trace file {file}: {exc}") from exc
 
 
-def _environment(facts: dict[str, object]) -> Environment:
+def environment_of(facts: dict[str, object]) -> Environment:
     version = facts.get("torch_version")
     torch_v = str(
         facts.get("pytorch_version")

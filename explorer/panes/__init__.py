@@ -27,12 +27,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from compiler import Exploration
-from compiler.link.ids import FINDINGS
+from compiler.link.ids import FINDINGS, RANKS
 
 from .frame import PaneNotFound, find_compile
 from .index import build_index, pane_refs
 from .kinds import KINDS, PaneKind, kind_of, renderers_js
 from .labels import STAGE_LABELS
+from .ranks import build_ranks
 from .runtime import build_findings
 from .typedefs import typedefs
 from .types import Index, Pane
@@ -52,6 +53,7 @@ __all__ = [
     "typedefs",
 ]
 
+
 def build_pane(exp: Exploration, compile_key: str | None, pane_id: str) -> Pane:
     """Build pane ``pane_id`` of compile ``compile_key`` (any compile for ``findings``).
 
@@ -60,6 +62,8 @@ def build_pane(exp: Exploration, compile_key: str | None, pane_id: str) -> Pane:
     """
     if pane_id == FINDINGS:
         return build_findings(exp, compile_key, pane_id)
+    if pane_id == RANKS:
+        return build_ranks(exp, compile_key, pane_id)
     c = find_compile(exp, compile_key or "")
     ref = next((r for r in pane_refs(c) if r.id == pane_id), None)
     if ref is None:

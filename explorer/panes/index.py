@@ -15,6 +15,8 @@ from compiler.link import ids
 from compiler.link.user_code import graph_source_lines
 
 from .labels import STAGE_LABELS, group_of, label_of
+from .ranks import has_ranks
+from .runtime import findings_of
 from .types import (
     CompileEntry,
     Index,
@@ -39,6 +41,7 @@ _KIND = {
     "kernel_timing": "kernel_timing",
     "compilation_metrics": "metrics",
     "findings": "findings",
+    "ranks": "ranks",
 }
 CONTEXT = 3  # lines shown around each linked line
 GAP = 8  # windows closer than this merge into one
@@ -55,11 +58,12 @@ def _ref(ref: ids.StageRef, suffix: str = "") -> PaneRef:
     )
 
 
-def pane_refs(c: Compile, findings: PaneRef | None = None) -> tuple[PaneRef, ...]:
-    """The panes of one compile, in the order the compiler ran the stages: every stage
+def pane_refs(c: Compile, *shared: PaneRef | None) -> tuple[PaneRef, ...]:
+    """The panes of one compile, in the order the compiler ran the stages: the panes of
+    the whole exploration every compile lists first (findings, ranks), then every stage
     the compiler lists (``compiler.link.ids.stage_refs``), labelled; a stage of one output
     code is labelled with its key, a kernel's lowering with the kernel's name."""
-    refs: list[PaneRef] = [findings] if findings is not None else []
+    refs: list[PaneRef] = [r for r in shared if r is not None]
     names = {k.id: k.name for k in c.kernels()}
     for r in ids.stage_refs(c):
         refs.append(_ref(r, names.get(r.kernel, "") if r.kernel is not None else r.output or ""))
@@ -156,8 +160,7 @@ def _windows(lines: list[int], last: int) -> list[tuple[int, int]]:
 def _window(filename: str, start: int, lines: tuple[str, ...], linked: set[int]) -> SourceWindow:
     """A window of ``lines`` from ``start``, with the source key of each linked line."""
     src = tuple(
-        ids.src_key(filename, n) if n in linked else None
-        for n in range(start, start + len(lines))
+        ids.src_key(filename, n) if n in linked else None for n in range(start, start + len(lines))
     )
     return SourceWindow(start=start, lines=lines, src=src)
 
@@ -228,8 +231,10 @@ def _sources(seen: _Lines, first: frozenset[str]) -> tuple[SourceFile, ...]:
     return tuple(files)
 
 
-def build_index(exp: Exploration) -> Index:
-    """The compile tree, pane list, source table and default selection of ``exp``.
+def build_index(exp: Exploration, *, whole: Exploration | None = None) -> Index:
+    """The compile tree, pane list, source table and default selection of ``exp``;
+    the advisor and the ranks pane judge ``whole`` when given (the outline of every rank,
+    while ``exp`` holds one rank's compiles in full and the others in outline).
 
     Example:
         >>> import torch, compiler
@@ -239,11 +244,12 @@ def build_index(exp: Exploration) -> Index:
     """
     errors = list(_errors(exp.errors))
     try:
-        findings = exp.findings()
+        findings = findings_of(whole or exp)
     except Exception as exc:  # the advisor must never take the explorer down
         findings = ()
         errors.append(PaneError(stage="findings", message=f"the advisor failed: {exc}"))
     fref = _ref(ids.StageRef(id=ids.FINDINGS, stage="findings")) if findings else None
+    rref = _ref(ids.StageRef(id=ids.RANKS, stage="ranks")) if has_ranks(whole or exp) else None
     seen = _collect(exp)
     compiles = tuple(
         CompileEntry(
@@ -260,7 +266,7 @@ def build_index(exp: Exploration) -> Index:
             parent=c.parent,
             src=ids.src_key(c.filename, c.first_line),
             errors=_errors(c.errors),
-            panes=pane_refs(c, fref),
+            panes=pane_refs(c, fref, rref),
             kernels=kernel_refs(c),
             name=_name(c),
         )
@@ -292,6 +298,7 @@ def build_index(exp: Exploration) -> Index:
         compiles=compiles,
         findings=fref,
         default_selection=Selection(compile=first.key if first else None, stage=stage),
+        exploration_panes=ids.EXPLORATION_PANES,
     )
 
 

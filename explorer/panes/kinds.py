@@ -19,6 +19,7 @@ from typing import Any
 
 from .frame import build_code, build_graph, build_graph_breaks, build_recompile_reasons
 from .inductor import build_output_code, build_schedule, build_triton_lowering
+from .ranks import build_ranks
 from .runtime import build_autotuning, build_findings, build_kernel_timing, build_metrics
 from .types import (
     AutotuningPane,
@@ -30,6 +31,7 @@ from .types import (
     MetricsPane,
     OutputCodePane,
     PaneHead,
+    RanksPane,
     RecompileReasonsPane,
     SchedulePane,
     TritonLoweringPane,
@@ -108,6 +110,7 @@ KINDS: tuple[PaneKind, ...] = (
         renderer="renderTritonLowering",
     ),
     PaneKind(cls=FindingsPane, build=build_findings, module="frame.js", renderer="renderFindings"),
+    PaneKind(cls=RanksPane, build=build_ranks, module="ranks.js", renderer="renderRanks"),
 )
 
 _BY_NAME = {k.kind: k for k in KINDS}

@@ -38,6 +38,7 @@ STAGE_LABELS = {
     "provenance": "Provenance",
     "source": "Source",
     "findings": "Findings",
+    "ranks": "Ranks side by side",
     # stage groups, in the order the compiler runs them
     "group_advisor": "Advisor",
     "group_dynamo": "Dynamo",
@@ -50,6 +51,7 @@ STAGE_LABELS = {
 
 GROUPS = {
     "findings": "group_advisor",
+    "ranks": "group_advisor",
     "bytecode": "group_dynamo",
     "dynamo_output_graph": "group_dynamo",
     "dynamo_cpp_guards_str": "group_dynamo",

@@ -452,6 +452,51 @@ class FindingsPane(PaneHead):
     items: tuple[FindingItem, ...] = ()
 
 
+@dataclass(**_FROZEN)
+class RankCell:
+    """One rank's compile under one compile id: ``compile`` its key (None where the rank
+    has no such compile), ``stage`` the pane a click opens, ``text`` what it is there, and
+    ``diverges`` whether this rank's side differs from another's."""
+
+    compile: str | None
+    stage: str | None
+    text: str
+    diverges: bool
+
+
+@dataclass(**_FROZEN)
+class RankRow:
+    """One compile id across the ranks: ``cells`` in the order of ``RanksPane.ranks``;
+    ``kinds`` the kinds of difference found under it (empty where the ranks agree)."""
+
+    compile_id: str
+    name: str
+    kinds: tuple[str, ...]
+    cells: tuple[RankCell, ...]
+
+
+@dataclass(**_FROZEN)
+class DivergenceEntry:
+    """One place the ranks differ (``compiler.DivergenceItem``), each rank's side a link."""
+
+    kind: str
+    compile_id: str
+    text: str
+    sides: tuple[EvidenceLink, ...]
+
+
+@dataclass(**_FROZEN)
+class RanksPane(PaneHead):
+    """Every rank side by side: one row per compile id, one column per rank, the places
+    where ranks differ marked and listed first (``compiler.divergence``)."""
+
+    kind: str = "ranks"
+    ranks: tuple[str, ...] = ()
+    summary: str = ""
+    divergences: tuple[DivergenceEntry, ...] = ()
+    rows: tuple[RankRow, ...] = ()
+
+
 # Every pane class extends PaneHead; explorer/panes/kinds.py KINDS lists them, once.
 Pane = PaneHead
 
@@ -558,3 +603,6 @@ class Index:
     compiles: tuple[CompileEntry, ...]
     findings: PaneRef | None = None
     default_selection: Selection = field(default_factory=Selection)
+    # the ids of the panes of the whole exploration (findings, ranks): one pane for every
+    # compile, so the page and the widget keep one copy each
+    exploration_panes: tuple[str, ...] = ()

@@ -157,7 +157,8 @@ class Store {
 
   /** @param {string|null} compile @param {string} pane */
   key(compile, pane) {
-    return (pane === "findings" ? "" : compile || "") + PANE_KEY_SEP + pane;
+    const shared = this.index ? this.index.exploration_panes.includes(pane) : false;
+    return (shared ? "" : compile || "") + PANE_KEY_SEP + pane;
   }
 
   /**

@@ -2127,6 +2127,56 @@ function renderUnknown(el, pane) {
   } };
 }
 
+// explorer/static/panes/ranks.js
+function cellOf(cell, ctx) {
+  const cls = `tce-rank-cell${cell.diverges ? " tce-diverges" : ""}${cell.compile ? "" : " tce-absent"}`;
+  if (!cell.compile) return h("td", { cls, text: cell.text });
+  const compile = cell.compile;
+  return h("td", { cls, attrs: { "data-compile": compile } }, [
+    h("button", {
+      cls: "tce-link",
+      text: cell.text,
+      on: { click: () => ctx.select({ compile, stage: cell.stage || ctx.selection.stage, node: null, kernel: null }) }
+    })
+  ]);
+}
+function renderRanks(el, pane, ctx) {
+  const p = (
+    /** @type {RanksPane} */
+    pane
+  );
+  el.append(h("div", { cls: `tce-note tce-ranks-summary${p.divergences.length ? " tce-diverges" : ""}`, text: p.summary }));
+  for (const d of p.divergences) {
+    const sides = h("ul", { cls: "tce-evidence" });
+    for (const s of d.sides) {
+      const compile = s.compile;
+      sides.append(h("li", {}, [compile ? h("button", {
+        cls: "tce-link tce-evidence-link",
+        text: s.text,
+        on: { click: () => ctx.select({ compile, stage: s.stage || ctx.selection.stage, node: null, kernel: null }) }
+      }) : h("span", { text: s.text })]));
+    }
+    el.append(h("div", { cls: "tce-card tce-finding tce-problem tce-divergence", attrs: { "data-kind": d.kind } }, [
+      h("div", { cls: "tce-card-title" }, [h("span", { cls: "tce-severity", text: d.kind }), " ", d.text]),
+      sides
+    ]));
+  }
+  const head = h("tr", {}, [h("th", { text: "compile" }), h("th", { text: "frame" }), ...p.ranks.map((r) => h("th", { text: r }))]);
+  const body = p.rows.map((row) => h("tr", {
+    cls: row.kinds.length ? "tce-diverges" : "",
+    attrs: { "data-compile-id": row.compile_id },
+    title: row.kinds.length ? `ranks differ here: ${row.kinds.join(", ")}` : ""
+  }, [h("td", { text: row.compile_id }), h("td", { text: row.name }), ...row.cells.map((c) => cellOf(c, ctx))]));
+  el.append(h("table", { cls: "tce-table tce-ranks" }, [h("thead", {}, [head]), h("tbody", {}, body)]));
+  const update = (sel) => {
+    for (const td of el.querySelectorAll("td[data-compile]")) {
+      td.classList.toggle("tce-current", td.getAttribute("data-compile") === sel.compile);
+    }
+  };
+  update(ctx.selection);
+  return { update };
+}
+
 // explorer/static/panes/renderers.js
 var RENDERERS = {
   code: renderCode,
@@ -2139,7 +2189,8 @@ var RENDERERS = {
   kernel_timing: renderKernelTiming,
   metrics: renderMetrics,
   triton_lowering: renderTritonLowering,
-  findings: renderFindings
+  findings: renderFindings,
+  ranks: renderRanks
 };
 
 // explorer/static/store.js
@@ -2234,7 +2285,8 @@ var Store = class {
   }
   /** @param {string|null} compile @param {string} pane */
   key(compile, pane) {
-    return (pane === "findings" ? "" : compile || "") + PANE_KEY_SEP + pane;
+    const shared = this.index ? this.index.exploration_panes.includes(pane) : false;
+    return (shared ? "" : compile || "") + PANE_KEY_SEP + pane;
   }
   /**
    * The pane's data, built (or decompressed) on first use.

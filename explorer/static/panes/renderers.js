@@ -6,6 +6,7 @@
 import { renderCode, renderGraph, renderGraphBreaks, renderRecompileReasons, renderFindings } from "./frame.js";
 import { renderOutputCode, renderSchedule, renderTritonLowering } from "./inductor.js";
 import { renderAutotuning, renderKernelTiming, renderMetrics } from "./runtime.js";
+import { renderRanks } from "./ranks.js";
 
 /** @type {Object<string, Renderer>} */
 const RENDERERS = {
@@ -20,6 +21,7 @@ const RENDERERS = {
   metrics: renderMetrics,
   triton_lowering: renderTritonLowering,
   findings: renderFindings,
+  ranks: renderRanks,
 };
 
 export { RENDERERS };

@@ -83,6 +83,13 @@
  * @property {string} name
  */
 /**
+ * @typedef {object} DivergenceEntry
+ * @property {string} kind
+ * @property {string} compile_id
+ * @property {string} text
+ * @property {EvidenceLink[]} sides
+ */
+/**
  * @typedef {object} EvidenceLink
  * @property {string} text
  * @property {(string|null)} compile
@@ -189,6 +196,7 @@
  * @property {CompileEntry[]} compiles
  * @property {(PaneRef|null)} findings
  * @property {Selection} default_selection
+ * @property {string[]} exploration_panes
  */
 /**
  * @typedef {object} KernelInfo
@@ -331,6 +339,33 @@
  * @property {number} depth
  */
 /**
+ * @typedef {object} RankCell
+ * @property {(string|null)} compile
+ * @property {(string|null)} stage
+ * @property {string} text
+ * @property {boolean} diverges
+ */
+/**
+ * @typedef {object} RankRow
+ * @property {string} compile_id
+ * @property {string} name
+ * @property {string[]} kinds
+ * @property {RankCell[]} cells
+ */
+/**
+ * @typedef {object} RanksPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {string[]} ranks
+ * @property {string} summary
+ * @property {DivergenceEntry[]} divergences
+ * @property {RankRow[]} rows
+ */
+/**
  * @typedef {object} RecompileItem
  * @property {string} previous
  * @property {string} reason
@@ -447,6 +482,6 @@
  * @property {number} shared_memory
  * @property {LoweredStageInfo[]} stages
  */
-/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane} Pane */
+/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane|RanksPane} Pane */
 
 export {}; // a module: other files take these types with @import

@@ -1,0 +1,80 @@
+"""What of a compile must match across ranks, each reduced to a text that two ranks
+running the same program write identically.
+
+torch prints per-process facts into its texts: object ids in guards
+(``___check_obj_id(L['self'], 140230...)``), addresses, the pre-grad graph's ``graph id``,
+cache paths in output code. Those are masked here, so they never count as a divergence;
+what remains (shapes, ops, guard conditions, kernel code) is what a rank compiled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from compiler.link.ids import OutputKey, PaneId, compile_pane, output_pane
+from compiler.model import Compile
+
+# object ids, addresses, measured guard latency: per process, never a divergence
+_PER_PROCESS = re.compile(
+    r"Guard latency = [^\n]*|0x[0-9a-fA-F]+|\b\d{9,}\b|graph id[^\n]*|/tmp/\S+|torchinductor_\S+"
+)
+# the rank's own number in names such as ``rank_1`` (process group names, file names)
+_RANK_NAMES = re.compile(r"rank_?\d+")
+
+
+def normalized(text: str) -> str:
+    """``text`` with what differs between processes of one program masked.
+
+    Example:
+        >>> normalized("___check_obj_id(L['self'], 140230112)")
+        "___check_obj_id(L['self'], #)"
+    """
+    return _RANK_NAMES.sub("rank#", _PER_PROCESS.sub("#", text))
+
+
+def digest(text: str) -> str:
+    """A short fingerprint of the normalized text."""
+    return hashlib.blake2b(normalized(text).encode(), digest_size=8).hexdigest()
+
+
+_DIGITS = b"0123456789"
+
+
+def guards_digest(payload: bytes) -> str:
+    """The fingerprint of a guard tree as bytes, for the outline of a large log: its
+    digits dropped (object ids, addresses, the measured latency; sizes too, which the
+    graphs' fingerprints carry), at the speed of ``bytes.translate`` rather than a
+    regular expression over tens of MB.
+
+    Example:
+        >>> guards_digest(b"id(x) == 1402") == guards_digest(b"id(x) == 9431")
+        True
+    """
+    return hashlib.blake2b(payload.translate(None, _DIGITS), digest_size=8).hexdigest()
+
+
+def guards_of(c: Compile) -> str:
+    """The guard tree's fingerprint ("" without guards)."""
+    return digest(c.guards.tree) if c.guards is not None else ""
+
+
+def graphs_of(c: Compile) -> dict[PaneId, str]:
+    """Fingerprint of every graph stage of ``c`` (compile-level and per output code),
+    keyed by the id of the pane that shows it, read from the text torch printed, not
+    from parsed nodes."""
+    out = {compile_pane(stage): digest(g.text) for stage, g in c.graphs.items()}
+    for oc in c.output_code:
+        for stage, g in oc.graphs.items():
+            out[output_pane(OutputKey(oc.key), stage)] = digest(g.text)
+    return out
+
+
+def kernels_of(c: Compile) -> tuple[tuple[str, str], ...]:
+    """(kernel id, fingerprint of its source) for every kernel of ``c``, in order."""
+    return tuple((k.id, digest(k.source)) for k in c.kernels())
+
+
+def reasons_of(c: Compile) -> tuple[str, ...]:
+    """Why ``c`` recompiled, as the guard failures read (normalized)."""
+    return tuple(normalized(r.reason) for r in c.recompile_reasons)

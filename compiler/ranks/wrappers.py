@@ -1,0 +1,97 @@
+"""Graph breaks that a distributed wrapper (DDP, FSDP2) makes, not the user's code.
+
+Which frames are DDP's or FSDP's is read from torch's own source: the files that define
+``DistributedDataParallel`` and ``fully_shard`` (found where this torch installed them,
+then matched by their path inside the ``torch`` package, so a trace recorded on another
+machine matches too). A break whose stack passes through those files is the wrapper's.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from functools import cache
+from pathlib import PurePath
+
+from compiler.model import GraphBreak
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapper:
+    """A distributed wrapper: its name, the files that are its source (paths inside the
+    ``torch`` package), and what its breaks are, in words."""
+
+    name: str
+    files: tuple[str, ...]
+    explanation: str
+    suggestion: str
+
+
+def _torch_path(module: str, *, folder: bool = False) -> str:
+    """``torch/nn/parallel/distributed.py``: where torch keeps ``module``'s source
+    (its folder for a package), relative to the folder holding ``torch``."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return ""
+    path = PurePath(spec.origin)
+    if folder:
+        path = path.parent
+    parts = path.parts
+    start = len(parts) - 1 - parts[::-1].index("torch") if "torch" in parts else 0
+    return "/".join(parts[start:]) + ("/" if folder else "")
+
+
+@cache
+def wrappers() -> tuple[Wrapper, ...]:
+    """The wrappers this torch has, with their source files."""
+    ddp = _torch_path("torch.nn.parallel.distributed")
+    fsdp = _torch_path("torch.distributed.fsdp", folder=True)
+    return (
+        Wrapper(
+            name="DDP",
+            files=(ddp,) if ddp else (),
+            explanation=(
+                "DistributedDataParallel's own forward runs Python bookkeeping that Dynamo "
+                "does not trace (its logger's `set_runtime_stats_and_log`, the "
+                "`_inside_ddp_forward` context manager), so compiling the DDP module compiles "
+                "those pieces as small frames of their own (`inner`, `helper`, `__init__` and "
+                "a resume function) before your model's forward compiles as one graph."
+            ),
+            suggestion=(
+                "Nothing in your code causes these; they cost a few tiny graphs per rank, "
+                "once. To leave DDP's wrapper out of compilation, compile the module it "
+                "wraps instead: `model = DDP(torch.compile(model))`."
+            ),
+        ),
+        Wrapper(
+            name="FSDP2",
+            files=(fsdp,) if fsdp else (),
+            explanation=(
+                "fully_shard runs its pre- and post-forward hooks (all-gather and reshard of "
+                "each sharded module's parameters) under `torch._dynamo.disable` "
+                "(`_dynamo_disable`, 'skipping FSDP hooks'), so Dynamo stops at every "
+                "sharded submodule's call and resumes after it: one graph per region "
+                "between sharded modules, on every rank."
+            ),
+            suggestion=(
+                "Nothing in your code causes these: FSDP2 runs its hooks eagerly by design. "
+                "Fewer sharded submodules mean fewer breaks; or compile each block before "
+                "sharding it (`block.compile(); fully_shard(block)`), so every block is "
+                "one graph between its hooks."
+            ),
+        ),
+    )
+
+
+def wrapper_of(gb: GraphBreak) -> Wrapper | None:
+    """The wrapper whose source the break's stack passes through, innermost first;
+    None for a break of the user's own making."""
+    frames = (gb.location, *reversed(gb.user_stack))
+    for loc in frames:
+        if loc is None:
+            continue
+        name = loc.filename.replace("\\", "/")
+        for w in wrappers():
+            if any(f and (name.endswith(f) or (f.endswith("/") and f in name)) for f in w.files):
+                return w
+    return None

@@ -1,0 +1,111 @@
+"""The ranks pane: every rank of a multi-rank run side by side, divergences marked.
+
+Rows are compile ids, columns ranks; a cell links to that rank's compile. What differs
+comes from ``compiler.divergence`` (computed there, once); this module only lays it out.
+"""
+
+from __future__ import annotations
+
+from compiler import Compile, CompileId, Exploration, divergence
+from compiler.link import ids
+
+from .labels import group_of, label_of
+from .types import DivergenceEntry, EvidenceLink, RankCell, RankRow, RanksPane
+
+_MARKS = (("graph_breaks", "graph break"), ("recompile_reasons", "recompile"))
+
+
+def has_ranks(exp: Exploration) -> bool:
+    """Whether ``exp`` ran on several ranks (and so has a ranks pane)."""
+    return len(exp.ranks) > 1
+
+
+def build_ranks(exp: Exploration, compile_key: str | None, pane_id: str) -> RanksPane:
+    """The side-by-side view of every rank of ``exp``."""
+    div = divergence(exp)
+    ranks = div.ranks
+    by_id: dict[str, dict[int | None, Compile]] = {}
+    order: dict[str, CompileId] = {}
+    for c in exp.compiles:
+        cid = str(c.compile_id)
+        by_id.setdefault(cid, {})[c.rank] = c
+        order.setdefault(cid, c.compile_id)
+    # each rank's side of each divergence, by compile id
+    sides: dict[tuple[str, int | None], str] = {}
+    kinds: dict[str, list[str]] = {}
+    for item in div.items:
+        kinds.setdefault(item.compile_id, []).append(item.kind)
+        for side in item.ranks:
+            sides.setdefault((item.compile_id, side.rank), side.stage or "")
+    rows = []
+    for cid in sorted(by_id, key=lambda k: _order(order[k])):
+        on = by_id[cid]
+        first = next(iter(on.values()))
+        cells = []
+        for r in ranks:
+            here = on.get(r)
+            stage = sides.get((cid, r)) or (_first_pane(here) if here is not None else None)
+            cells.append(
+                RankCell(
+                    compile=here.key if here is not None else None,
+                    stage=stage or None,
+                    text=_cell_text(here),
+                    diverges=(cid, r) in sides,
+                )
+            )
+        rows.append(
+            RankRow(
+                compile_id=cid,
+                name=first.code_name,
+                kinds=tuple(dict.fromkeys(kinds.get(cid, ()))),
+                cells=tuple(cells),
+            )
+        )
+    return RanksPane(
+        id=ids.RANKS,
+        stage="ranks",
+        label=label_of("ranks"),
+        group=group_of("ranks"),
+        ranks=tuple("single process" if r is None else f"rank {r}" for r in ranks),
+        summary=div.summary,
+        divergences=tuple(
+            DivergenceEntry(
+                kind=i.kind,
+                compile_id=i.compile_id,
+                text=i.text,
+                sides=tuple(
+                    EvidenceLink(
+                        text=f"rank {s.rank}: {s.text}",
+                        compile=s.compile,
+                        stage=s.stage,
+                        src=None,
+                        node=None,
+                        kernel=None,
+                    )
+                    for s in i.ranks
+                ),
+            )
+            for i in div.items
+        ),
+        rows=tuple(rows),
+    )
+
+
+def _order(cid: CompileId) -> tuple[int, int, int]:
+    return (cid.compiled_autograd_id or 0, cid.frame_id or 0, cid.frame_compile_id or 0)
+
+
+def _first_pane(c: Compile) -> str | None:
+    refs = ids.stage_refs(c)
+    graph = next((r.id for r in refs if r.stage == "dynamo_output_graph"), None)
+    return graph or (refs[0].id if refs else None)
+
+
+def _cell_text(c: Compile | None) -> str:
+    if c is None:
+        return "—"
+    marks = [word for attr, word in _MARKS if getattr(c, attr)]
+    if c.status == "failed":
+        marks.append("failed")
+    graphs = "graph" if "dynamo_output_graph" in c.graphs else "no graph"
+    return ", ".join([graphs, *marks])
