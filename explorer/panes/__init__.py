@@ -31,12 +31,13 @@ from compiler.link.ids import FINDINGS, RANKS
 
 from .frame import PaneNotFound, find_compile
 from .index import build_index, pane_refs
+from .index_types import Index
 from .kinds import KINDS, PaneKind, kind_of, renderers_js
 from .labels import STAGE_LABELS
 from .ranks import build_ranks
 from .runtime import build_findings
 from .typedefs import typedefs
-from .types import Index, Pane
+from .types import Pane
 
 __all__ = [
     "KINDS",

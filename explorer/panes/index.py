@@ -14,19 +14,19 @@ from compiler import Compile, Exploration
 from compiler.link import ids
 from compiler.link.user_code import graph_source_lines
 
-from .labels import STAGE_LABELS, group_of, label_of
-from .ranks import has_ranks
-from .runtime import findings_of
-from .types import (
+from .index_types import (
     CompileEntry,
     Index,
     KernelRef,
-    PaneError,
     PaneRef,
     Selection,
     SourceFile,
     SourceWindow,
 )
+from .labels import STAGE_LABELS, group_of, label_of
+from .ranks import has_ranks
+from .runtime import findings_of
+from .types import PaneError
 
 # The pane kind that shows each stage; a stage not listed is a graph.
 _KIND = {

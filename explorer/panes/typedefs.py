@@ -14,6 +14,7 @@ import types
 import typing
 from typing import Any
 
+from . import index_types
 from . import types as pane_types
 from .kinds import KINDS
 
@@ -43,10 +44,9 @@ def _classes() -> list[type]:
     (``compiler.KernelTiming``)."""
     todo = [
         v
-        for v in vars(pane_types).values()
-        if isinstance(v, type)
-        and dataclasses.is_dataclass(v)
-        and v.__module__ == pane_types.__name__
+        for module in (pane_types, index_types)
+        for v in vars(module).values()
+        if isinstance(v, type) and dataclasses.is_dataclass(v) and v.__module__ == module.__name__
     ]
     out: set[type] = set()  # a set: ``Pane`` names PaneHead again
     while todo:
