@@ -38,6 +38,22 @@ class Printer(nn.Module):
         return torch.tanh(h)
 
 
+class PrintLoop(nn.Module):
+    """A loop over layers (Dynamo unrolls it), a print (a graph break), another loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(3)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        print("after the first loop", tuple(x.shape))
+        for i, layer in enumerate(self.layers):
+            x = x + layer(x) * (i + 1)
+        return x
+
+
 def shape_loop(make_compiled):
     """Calls a compiled function at three shapes: the second call recompiles."""
     fn = make_compiled(pointwise)

@@ -73,7 +73,8 @@ def build_code(exp: Exploration, compile_key: str, pane_id: str) -> CodePane:
                         title=STAGE_LABELS[title], note="", text=text, language="text", line_src=src
                     )
                 )
-        note = "" if b.decompiled is not None else (b.decompile_error or "not decompiled")
+        # the error also when there is text: depyf's output shown where ours failed
+        note = b.decompile_error or ("" if b.decompiled is not None else "not decompiled")
         blocks.append(
             Block(
                 title=STAGE_LABELS["decompiled"],

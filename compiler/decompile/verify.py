@@ -1,0 +1,171 @@
+"""Check decompiled source against what it claims: run it in place of the original code.
+
+``check(program)`` compiles the program with ``backend="eager"`` and records Dynamo's
+transformed bytecode of every frame and resume function, decompiles each, then runs the
+program again without torch.compile with every recorded frame's function running its
+*decompiled* code (``function.__code__`` swapped for the time of one call): the compiled
+graphs, the resume functions and the eager code between them run as the decompiled source
+says. The outputs must equal those of a plain eager run. Nothing here mocks torch: the
+graphs are the ones Dynamo compiled, called from the decompiled source.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import gc
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import CellType, CodeType, FunctionType
+from typing import Any
+
+from compiler import _compat
+from compiler.decompile import DecompileError, as_function, decompile
+
+__all__ = ["Check", "FrameCheck", "check"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FrameCheck:
+    """One transformed frame: its decompiled source, or why there is none."""
+
+    code_name: str
+    source: str | None
+    error: str | None
+    # what the transformed bytecode calls by name: Dynamo's compiled graphs
+    # (``__compiled_fn_*``) and resume functions (``__resume_at_*``)
+    dynamo_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Check:
+    """Every frame Dynamo transformed while the program ran, and whether the program,
+    run on the decompiled code, gave the eager program's outputs (None: not run, ``why``
+    says why)."""
+
+    frames: tuple[FrameCheck, ...]
+    behaves: bool | None
+    why: str = ""
+
+    @property
+    def decompiled(self) -> int:
+        return sum(f.source is not None for f in self.frames)
+
+
+def check(build: Callable[[], Callable[[], Any]], *, seed: int = 0) -> Check:
+    """Decompile every frame a program's compiled run transforms, then run the program
+    eagerly on the decompiled code and compare with a plain eager run.
+
+    ``build()`` makes the program afresh (same seed, same state) and returns the callable
+    that runs it; the program compiles what it compiles with ``backend="eager"``. The
+    eager runs are the same callable under ``torch.compiler.set_stance("force_eager")``.
+
+    Example:
+        >>> import torch
+        >>> def f(x):
+        ...     print("a break")
+        ...     return x + 1
+        >>> x = torch.ones(2)
+        >>> c = check(lambda: lambda: torch.compile(f, backend="eager")(x))
+        a break
+        a break
+        a break
+        >>> (c.decompiled, len(c.frames), c.behaves)
+        (2, 2, True)
+    """
+    import torch
+
+    pairs: list[tuple[CodeType, CodeType]] = []
+    torch.compiler.reset()
+
+    def hook(original: CodeType, transformed: CodeType) -> None:
+        pairs.append((original, transformed))
+
+    handle = _compat.register_bytecode_hook(hook)
+    try:
+        with _seeded(seed):
+            build()()
+    finally:
+        handle.remove()
+    frames, swaps = [], {}
+    for original, transformed in pairs:
+        names = tuple(
+            n for n in transformed.co_names if n.startswith(("__compiled_fn", "__resume_at"))
+        )
+        found = FrameCheck(code_name=original.co_name, source=None, error=None, dynamo_names=names)
+        try:
+            source = decompile(transformed)
+        except DecompileError as exc:
+            frames.append(dataclasses.replace(found, error=str(exc)))
+            continue
+        frames.append(dataclasses.replace(found, source=source))
+        swaps[original] = (source, transformed)  # a recompile: the last one compiled
+    if len(swaps) < len({o for o, _ in pairs}):
+        return Check(frames=tuple(frames), behaves=None, why="a frame did not decompile")
+    eager = torch.compiler.set_stance("force_eager")
+    with _seeded(seed), eager:
+        expected = build()()
+    try:
+        with _seeded(seed), torch.compiler.set_stance("force_eager"):
+            run = build()  # built first: its functions exist to be swapped
+            with _swapped(swaps):
+                got = run()
+    except _CannotSwap as exc:
+        return Check(frames=tuple(frames), behaves=None, why=str(exc))
+    try:
+        torch.testing.assert_close(got, expected, equal_nan=True)
+    except AssertionError as exc:
+        return Check(frames=tuple(frames), behaves=False, why=str(exc))
+    return Check(frames=tuple(frames), behaves=True)
+
+
+class _CannotSwap(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _seeded(seed: int) -> Iterator[None]:
+    import torch
+
+    state = torch.random.get_rng_state(), random.getstate()
+    torch.manual_seed(seed)
+    random.seed(seed)
+    try:
+        yield
+    finally:
+        torch.random.set_rng_state(state[0])
+        random.setstate(state[1])
+
+
+@contextlib.contextmanager
+def _swapped(swaps: dict[CodeType, tuple[str, CodeType]]) -> Iterator[None]:
+    """Every function whose code is a key runs the decompiled code instead, for the block;
+    so does every function made later from a closure cell holding that code (Dynamo makes
+    a resume function with a closure from such a cell at each call)."""
+    undo: list[Callable[[], None]] = []
+    try:
+        for original, (source, transformed) in swaps.items():
+            holders = gc.get_referrers(original)
+            functions = [f for f in holders if isinstance(f, FunctionType)]
+            cells = [c for c in holders if isinstance(c, CellType)]
+            if not functions and not cells:
+                raise _CannotSwap(f"no function runs the code of {original.co_name}")
+            empty = tuple(None for _ in original.co_freevars)
+            code = as_function(source, transformed, {}, empty).__code__
+            if code.co_freevars != original.co_freevars:  # the closure must fit
+                raise _CannotSwap(
+                    f"the decompiled {original.co_name} reads free variables "
+                    f"{code.co_freevars}, the original {original.co_freevars}"
+                )
+            for fn in functions:
+                undo.append(functools.partial(setattr, fn, "__code__", fn.__code__))
+                fn.__code__ = code
+            for cell in cells:
+                undo.append(functools.partial(setattr, cell, "cell_contents", original))
+                cell.cell_contents = code
+        yield
+    finally:
+        for step in reversed(undo):
+            step()

@@ -1,0 +1,179 @@
+"""Our decompiler on Dynamo's real output: every frame parses and behaves like the original.
+
+Each program compiles with ``backend="eager"`` (the bytecode Dynamo writes does not depend
+on the backend), every transformed frame and resume function is decompiled, and the
+program runs again with every one of those functions running its decompiled source,
+against a plain eager run (``compiler.decompile.verify.check``). What the source must
+call comes from torch: the names of compiled graphs and resume functions the transformed
+bytecode loads. Needs torch and pytest only (no Jupyter): run it on any Python
+3.10-3.13 with ``pytest -q tests/test_decompile.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+import programs
+import pytest
+import torch
+
+import compiler
+from compiler.decompile import as_function, decompile
+from compiler.decompile.verify import Check, check
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def compiled_call(fn, *args):
+    return lambda: lambda: torch.compile(fn, backend="eager")(*args)
+
+
+def compiled_module(cls, *args):
+    def build():
+        torch.manual_seed(0)
+        module = cls()
+        return lambda: torch.compile(module, backend="eager")(*args)
+
+    return build
+
+
+def assert_every_frame_decompiles_and_behaves(result: Check) -> None:
+    assert result.frames, "Dynamo transformed no frame"
+    failed = [(f.code_name, f.error) for f in result.frames if f.source is None]
+    assert not failed, f"{result.decompiled}/{len(result.frames)} decompiled: {failed}"
+    for frame in result.frames:
+        assert frame.source is not None
+        ast.parse(frame.source)
+        for name in frame.dynamo_names:  # torch's fact: the bytecode calls these
+            assert name in frame.source, f"{frame.code_name} never calls {name}"
+        # Dynamo's helpers are called, not left as bare attribute loads
+        assert not re.search(
+            r"^\s*tmp_\d+ = \S+\.record_pregraph_bytecode_enter$", frame.source, re.M
+        )
+    assert result.behaves is True, result.why
+
+
+def readme_example():
+    """The graph-break function ``f`` of README.md's quick start, as the README has it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"^def f\(x\):\n(?:    .*\n)+", text[text.index("## Quick start") :], re.M)
+    assert found, "README.md's quick start has no graph-break example"
+    namespace = {"torch": torch}
+    exec(compile(found.group(0), "<README.md>", "exec"), namespace)
+    return namespace["f"]
+
+
+def test_the_readme_graph_break_example_decompiles_and_behaves_like_the_original(capsys):
+    f = readme_example()
+    result = check(compiled_call(f, torch.randn(64)))
+    assert len(result.frames) >= 2, "a graph break: the frame and a resume function"
+    assert_every_frame_decompiles_and_behaves(result)
+    top = result.frames[0]
+    assert top.source is not None
+    assert any(n.startswith("__resume_at") for n in top.dynamo_names)
+    assert "if " in top.source, "the break is a branch on a graph output"
+
+
+def test_the_graph_break_example_script_decompiles_with_its_print(capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("graph_break", ROOT / "examples/graph_break.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = check(compiled_call(module.scale_or_clip, torch.randn(8)))
+    assert_every_frame_decompiles_and_behaves(result)
+    assert any("print(" in (f.source or "") for f in result.frames)
+    assert capsys.readouterr().out.count("positive sum") in (0, 3)
+
+
+def test_a_module_with_a_print_and_loops_decompiles_and_behaves(capsys):
+    result = check(compiled_module(programs.PrintLoop, torch.randn(4, 8)))
+    assert_every_frame_decompiles_and_behaves(result)
+    assert len(result.frames) == 2  # forward up to the print, and its resume function
+    assert "print(" in (result.frames[0].source or "")
+
+
+SUITE = {
+    "pointwise": compiled_call(programs.pointwise, torch.randn(4, 4)),
+    "data_dependent": compiled_call(programs.data_dependent, torch.randn(4, 4)),
+    "with_print": compiled_call(programs.with_print, torch.randn(4, 4)),
+    "dynamic_fn": compiled_call(programs.dynamic_fn, torch.randn(4, 4), torch.randn(4, 4)),
+    "Printer": compiled_module(programs.Printer, torch.randn(2, 8)),
+    "FeaturePyramid": compiled_module(programs.FeaturePyramid, torch.randn(1, 3, 16, 16)),
+    "Blocks": compiled_module(programs.Blocks, torch.randn(2, 8)),
+    "mlp_training_step": lambda: programs.mlp_training_step("eager"),
+    "shape_loop": lambda: (
+        lambda: programs.shape_loop(lambda fn: torch.compile(fn, backend="eager"))
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUITE))
+def test_every_frame_of_the_suites_programs_decompiles_and_behaves(name, capsys):
+    assert_every_frame_decompiles_and_behaves(check(SUITE[name]))
+
+
+def test_the_markup_programs_decompile_and_behave(tmp_path):
+    evil = programs.markup_program(tmp_path).evil
+    branchy = programs.markup_branch_program(tmp_path).branchy
+    for fn in (evil, branchy):
+        assert_every_frame_decompiles_and_behaves(check(compiled_call(fn, torch.randn(4))))
+
+
+@pytest.mark.slow
+def test_every_frame_of_a_gpt2_training_step_decompiles_and_behaves(capsys):
+    pytest.importorskip("transformers")
+
+    def build():
+        step, ids = programs.gpt2_training_step(2)
+        return lambda: torch.compile(step, backend="eager")(ids)
+
+    result = check(build)
+    assert len(result.frames) >= 4  # the warning_once break splits it in several frames
+    assert_every_frame_decompiles_and_behaves(result)
+
+
+def _plain(x, y, scale=2):
+    a, *rest = (x, y, x + y)
+    values = []
+    for v in (a, *rest):  # no comprehension: before 3.12 it is a nested function
+        values.append(v * scale)
+    name = f"{len(values)!r:>4}|{scale:.1f}"
+    total = 0
+    for i, v in enumerate(values):
+        if i % 2:
+            continue
+        total = total + v
+    with torch.no_grad():
+        t = torch.tensor([total, x - y])[0:1]
+    return name, total if x > y else -total, t, {"k": x, **{"y": y}}, values[-1:], not x
+
+
+@pytest.mark.parametrize("args", [(3, 1, 2), (1, 3, 2), (2, 2, 0.5)])
+def test_plain_python_decompiles_and_runs_the_same(args):
+    """Python's own bytecode for the constructs Dynamo's output uses, on this Python."""
+    source = decompile(_plain.__code__)
+    ast.parse(source)
+    again = as_function(source, _plain.__code__, _plain.__globals__)
+    assert again(*args) == _plain(*args)
+
+
+def test_explore_shows_our_decompiled_source_for_each_frame():
+    exp = compiler.explore(readme_example(), torch.randn(64), backend="eager")
+    assert len(exp.compiles) >= 2
+    for c in exp.compiles:
+        b = c.bytecode
+        assert b is not None and b.transformed is not None
+        assert b.decompile_error is None, b.decompile_error
+        assert b.decompiled is not None
+        ast.parse(b.decompiled)
+        called = set(re.findall(r"\b(__compiled_fn_\w+|__resume_at_\w+)\b", b.transformed))
+        assert called and all(name in b.decompiled for name in called)
+
+
+def test_the_python_version_is_one_the_decompiler_reads():
+    assert (3, 10) <= sys.version_info[:2] <= (3, 13), "compiler.decompile reads 3.10-3.13"
