@@ -199,3 +199,35 @@ def gpt2_training_step(n_layer: int):
         return out.loss.detach()
 
     return step, ids
+
+
+def compiled_call(fn, *args):
+    """A build for ``compiler.decompile.verify.check``: ``fn(*args)`` compiled."""
+    return lambda: lambda: torch.compile(fn, backend="eager")(*args)
+
+
+def compiled_module(cls, *args):
+    """A build for ``check``: a fresh ``cls()`` (seeded) compiled and called on ``args``."""
+
+    def build():
+        torch.manual_seed(0)
+        module = cls()
+        return lambda: torch.compile(module, backend="eager")(*args)
+
+    return build
+
+
+def decompile_builds():
+    """Every program above that compiles, as builds for ``check`` (name -> build)."""
+    return {
+        "pointwise": compiled_call(pointwise, torch.randn(4, 4)),
+        "data_dependent": compiled_call(data_dependent, torch.randn(4, 4)),
+        "with_print": compiled_call(with_print, torch.randn(4, 4)),
+        "dynamic_fn": compiled_call(dynamic_fn, torch.randn(4, 4), torch.randn(4, 4)),
+        "Printer": compiled_module(Printer, torch.randn(2, 8)),
+        "PrintLoop": compiled_module(PrintLoop, torch.randn(4, 8)),
+        "FeaturePyramid": compiled_module(FeaturePyramid, torch.randn(1, 3, 16, 16)),
+        "Blocks": compiled_module(Blocks, torch.randn(2, 8)),
+        "mlp_training_step": lambda: mlp_training_step("eager"),
+        "shape_loop": lambda: lambda: shape_loop(lambda fn: torch.compile(fn, backend="eager")),
+    }

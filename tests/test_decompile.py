@@ -27,19 +27,6 @@ from compiler.decompile.verify import Check, check
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def compiled_call(fn, *args):
-    return lambda: lambda: torch.compile(fn, backend="eager")(*args)
-
-
-def compiled_module(cls, *args):
-    def build():
-        torch.manual_seed(0)
-        module = cls()
-        return lambda: torch.compile(module, backend="eager")(*args)
-
-    return build
-
-
 def assert_every_frame_decompiles_and_behaves(result: Check) -> None:
     assert result.frames, "Dynamo transformed no frame"
     failed = [(f.code_name, f.error) for f in result.frames if f.source is None]
@@ -68,7 +55,7 @@ def readme_example():
 
 def test_the_readme_graph_break_example_decompiles_and_behaves_like_the_original(capsys):
     f = readme_example()
-    result = check(compiled_call(f, torch.randn(64)))
+    result = check(programs.compiled_call(f, torch.randn(64)))
     assert len(result.frames) >= 2, "a graph break: the frame and a resume function"
     assert_every_frame_decompiles_and_behaves(result)
     top = result.frames[0]
@@ -84,35 +71,23 @@ def test_the_graph_break_example_script_decompiles_with_its_print(capsys):
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    result = check(compiled_call(module.scale_or_clip, torch.randn(8)))
+    result = check(programs.compiled_call(module.scale_or_clip, torch.randn(8)))
     assert_every_frame_decompiles_and_behaves(result)
     assert any("print(" in (f.source or "") for f in result.frames)
     assert capsys.readouterr().out.count("positive sum") in (0, 3)
 
 
 def test_a_module_with_a_print_and_loops_decompiles_and_behaves(capsys):
-    result = check(compiled_module(programs.PrintLoop, torch.randn(4, 8)))
+    result = check(programs.compiled_module(programs.PrintLoop, torch.randn(4, 8)))
     assert_every_frame_decompiles_and_behaves(result)
     assert len(result.frames) == 2  # forward up to the print, and its resume function
     assert "print(" in (result.frames[0].source or "")
 
 
-SUITE = {
-    "pointwise": compiled_call(programs.pointwise, torch.randn(4, 4)),
-    "data_dependent": compiled_call(programs.data_dependent, torch.randn(4, 4)),
-    "with_print": compiled_call(programs.with_print, torch.randn(4, 4)),
-    "dynamic_fn": compiled_call(programs.dynamic_fn, torch.randn(4, 4), torch.randn(4, 4)),
-    "Printer": compiled_module(programs.Printer, torch.randn(2, 8)),
-    "FeaturePyramid": compiled_module(programs.FeaturePyramid, torch.randn(1, 3, 16, 16)),
-    "Blocks": compiled_module(programs.Blocks, torch.randn(2, 8)),
-    "mlp_training_step": lambda: programs.mlp_training_step("eager"),
-    "shape_loop": lambda: (
-        lambda: programs.shape_loop(lambda fn: torch.compile(fn, backend="eager"))
-    ),
-}
+SUITE = programs.decompile_builds()
 
 
-@pytest.mark.parametrize("name", sorted(SUITE))
+@pytest.mark.parametrize("name", sorted(set(SUITE) - {"PrintLoop"}))  # PrintLoop: above
 def test_every_frame_of_the_suites_programs_decompiles_and_behaves(name, capsys):
     assert_every_frame_decompiles_and_behaves(check(SUITE[name]))
 
@@ -121,7 +96,7 @@ def test_the_markup_programs_decompile_and_behave(tmp_path):
     evil = programs.markup_program(tmp_path).evil
     branchy = programs.markup_branch_program(tmp_path).branchy
     for fn in (evil, branchy):
-        assert_every_frame_decompiles_and_behaves(check(compiled_call(fn, torch.randn(4))))
+        assert_every_frame_decompiles_and_behaves(check(programs.compiled_call(fn, torch.randn(4))))
 
 
 @pytest.mark.slow
