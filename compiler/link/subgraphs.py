@@ -67,6 +67,7 @@ def subgraph_calls(pane: ids.PaneId, nodes: Iterable[Node]) -> tuple[SubgraphCal
         ...     Node(name="cond", op="call_function", target="torch.ops.higher_order.cond",
         ...          inputs=("gt", "t", "f", "x")),
         ...     Node(name="sin", op="call_method", target="sin", module="cond_true_0"),
+        ...     Node(name="cos", op="call_method", target="cos", module="cond_false_0"),
         ... ]
         >>> [(c.node, c.role, c.module) for c in subgraph_calls("g", nodes)]
         [('cond', 'true branch', 'cond_true_0'), ('cond', 'false branch', 'cond_false_0')]
