@@ -437,3 +437,12 @@ def cudagraph_input_copy_bytes() -> list[int]:
             )
         )
     return sizes
+
+
+def aoti_compile_and_package(program: Any, package_path: str) -> str:
+    """AOTInductor: compile an ``ExportedProgram`` ahead of time into a ``.pt2`` package
+    (``torch._inductor.aoti_compile_and_package``, torch 2.6+; checked on 2.13 CPU and
+    2.14.1). Returns the package's path."""
+    from torch._inductor import aoti_compile_and_package as compile_and_package
+
+    return str(compile_and_package(program, package_path=package_path))
