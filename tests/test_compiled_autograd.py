@@ -52,7 +52,7 @@ def _backward_compiles(exp):
 def test_compiled_autograds_backward_graph_is_captured_live_and_from_a_trace(tmp_path):
     from torch._dynamo.utils import counters
 
-    path, run = _program(tmp_path)
+    _, run = _program(tmp_path)
     counters.clear()
     with compiler.recording() as rec:
         run()
