@@ -170,6 +170,7 @@
  * @property {Meta[][]} metas
  * @property {string[][]} stacks
  * @property {string[][]} kernel_sets
+ * @property {SubgraphLink[]} subgraphs
  */
 /**
  * @typedef {object} Index
@@ -369,6 +370,16 @@
  * @typedef {object} StackFrame
  * @property {(string|null)} src
  * @property {string} text
+ */
+/**
+ * @typedef {object} SubgraphLink
+ * @property {number} caller
+ * @property {number} first
+ * @property {number} last
+ * @property {string} op
+ * @property {string} role
+ * @property {string} module
+ * @property {string} id
  */
 /**
  * @typedef {object} TimingRow
