@@ -6,7 +6,11 @@ model, and each C++ stage is compared with the file inside the package.
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 import torch
@@ -51,6 +55,35 @@ def test_explore_aoti_shows_the_exported_program_and_the_packages_generated_cpp(
     assert compiler.Exploration.from_json(exp.to_json()).compiles[0].graphs[
         "aoti_wrapper_cpp"
     ].text == (c.graphs["aoti_wrapper_cpp"].text)
+
+
+TRACED = """
+import sys, torch
+sys.path.insert(0, {tests!r})
+from test_aoti import Small
+torch.manual_seed(0)
+program = torch.export.export(Small().eval(), (torch.randn(4, 8),))
+torch._inductor.aoti_compile_and_package(program, package_path={path!r})
+"""
+
+
+@pytest.mark.slow
+def test_an_aoti_compile_loads_from_its_torch_trace_with_its_graphs_and_code(tmp_path):
+    """torch logs AOTInductor's graphs and generated code without a compile id (no Dynamo
+    frame ran): they load as one compile, 0/0, like a non-strict export's."""
+    trace = tmp_path / "trace"
+    code = TRACED.format(tests=str(Path(__file__).parent), path=str(tmp_path / "t.pt2"))
+    env = {"TORCH_TRACE": str(trace), "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=600)
+    loaded = compiler.load_trace(str(trace), strict=True)
+    (c,) = loaded.compiles
+    assert str(c.compile_id) == "0/0"
+    assert {"aot_inference_graph", "aoti_wrapper_cpp", "aoti_kernel_cpp"} <= set(c.graphs)
+    with zipfile.ZipFile(tmp_path / "t.pt2") as package:
+        (kernels,) = [n for n in package.namelist() if n.endswith(".kernel.cpp")]
+        packaged = package.read(kernels).decode()
+    names = set(re.findall(r"\bcpp_fused_\w+", c.graphs["aoti_kernel_cpp"].text))
+    assert names and all(name in packaged for name in names)
 
 
 def test_explore_aoti_refuses_what_is_not_a_module():
