@@ -4,8 +4,9 @@ Dynamo replaces a frame's bytecode with code that calls the compiled graph, unpa
 outputs, restores side effects and, at a graph break, runs the eager part and calls the
 resume function. ``decompile`` writes that code as a ``def`` that parses and, compiled
 in the frame's globals (``as_function``), computes what the transformed code computes.
-It reads the straight-line and branching code Dynamo generates; a loop or a nested
-function raises ``DecompileError`` with the reason.
+It reads the straight-line, branching and ``for``-loop code Dynamo generates; what it
+cannot write (a ``while`` loop, a nested function, a constant with no source form) raises
+``DecompileError`` with the reason. ``verify.check`` runs a program on the decompiled code.
 """
 
 from __future__ import annotations

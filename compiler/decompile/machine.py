@@ -3,8 +3,10 @@
 Each stack slot holds the Python expression that computed it (an ``ast`` node). An
 instruction with an effect (a store, a call whose result is dropped, a return) becomes a
 statement. A conditional jump becomes an ``if``/``else`` whose two arms run on, each with
-its own copy of the stack, to their own ``return`` (Dynamo's output has no loops: a frame
-whose loop breaks the graph is not transformed). Where an expression would be evaluated
+its own copy of the stack, to their own ``return`` (code after a merge is written in both
+arms). ``GET_ITER``/``FOR_ITER`` becomes a ``for`` loop (Dynamo restores a dict with one);
+other loops raise ``DecompileError``: Dynamo does not transform a frame whose loop breaks
+the graph. Where an expression would be evaluated
 later, or more than once, than the bytecode evaluated it (a COPY, a SWAP, a statement
 between), it is first assigned to a temporary ``_vN``; ``tidy`` inlines what it can again.
 """
