@@ -1,7 +1,10 @@
-"""AOTInductor as stages: the exported program, and the .pt2 package's files and C++.
+"""AOTInductor as stages: the exported program, and the .pt2 package's files and C++, live
+and from the TORCH_TRACE log of the same compile.
 
-The package is real: it is loaded back with torch's own loader and run against the eager
-model, and each C++ stage is compared with the file inside the package.
+One AOTInductor compile (a C++ build: seconds) runs in a subprocess under TORCH_TRACE and
+captures itself with ``compiler.explore_aoti``; its Exploration comes back as JSON. The
+package is real: it is loaded back with torch's own loader and run against the eager model,
+and each C++ stage is compared with the file inside the package.
 """
 
 from __future__ import annotations
@@ -27,19 +30,37 @@ class Small(torch.nn.Module):
         return torch.relu(self.lin(x)) * 2
 
 
+CAPTURE = """
+import sys, torch
+sys.path[:0] = [{root!r}, {tests!r}]
+import compiler
+from test_aoti import Small
+torch.manual_seed(0)
+model, x = Small().eval(), torch.randn(4, 8)
+exp = compiler.explore_aoti(model, (x,), package_path={package!r})
+open({json!r}, "w").write(exp.to_json())
+"""
+
+
 @pytest.mark.slow
-def test_explore_aoti_shows_the_exported_program_and_the_packages_generated_cpp(tmp_path):
-    torch.manual_seed(0)
-    model, x = Small().eval(), torch.randn(4, 8)
-    path = str(tmp_path / "small.pt2")
-    exp = compiler.explore_aoti(model, (x,), package_path=path)
+def test_explore_aoti_shows_the_package_live_and_from_its_torch_trace(tmp_path):
+    tests = Path(__file__).resolve().parent
+    package, trace, json = tmp_path / "small.pt2", tmp_path / "trace", tmp_path / "small.json"
+    code = CAPTURE.format(
+        root=str(tests.parent), tests=str(tests), package=str(package), json=str(json)
+    )
+    env = {"TORCH_TRACE": str(trace), "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=600)
+
+    # live: the export's stages and the package's, read from the package itself
+    exp = compiler.Exploration.from_json(json.read_text())
     (c,) = exp.compiles
     assert not c.errors, c.errors
-    assert {"exported_program", "aoti_package", "aoti_wrapper_cpp", "aoti_kernel_cpp"} <= set(
-        c.graphs
-    )
-    with zipfile.ZipFile(path) as package:
-        names = package.namelist()
+    assert exp.options is not None and exp.options.backend == "aoti"
+    stages = {"exported_program", "aoti_package", "aoti_wrapper_cpp", "aoti_kernel_cpp"}
+    assert stages <= set(c.graphs)
+    with zipfile.ZipFile(package) as pt2:
+        names = pt2.namelist()
         for name in names:
             assert name in c.graphs["aoti_package"].text
         for stage, suffix in (
@@ -47,43 +68,21 @@ def test_explore_aoti_shows_the_exported_program_and_the_packages_generated_cpp(
             ("aoti_kernel_cpp", ".kernel.cpp"),
         ):
             (source,) = [n for n in names if n.endswith(suffix)]
-            assert package.read(source).decode() in c.graphs[stage].text
+            assert pt2.read(source).decode() in c.graphs[stage].text
+        (kernels,) = [n for n in names if n.endswith(".kernel.cpp")]
+        packaged_kernels = pt2.read(kernels).decode()
     # the stages come from the package torch runs
-    loaded = torch._inductor.aoti_load_package(path)
-    torch.testing.assert_close(loaded(x), model(x))
-    assert exp.options is not None and exp.options.backend == "aoti"
-    assert compiler.Exploration.from_json(exp.to_json()).compiles[0].graphs[
-        "aoti_wrapper_cpp"
-    ].text == (c.graphs["aoti_wrapper_cpp"].text)
+    torch.manual_seed(0)
+    model, x = Small().eval(), torch.randn(4, 8)
+    torch.testing.assert_close(torch._inductor.aoti_load_package(str(package))(x), model(x))
 
-
-TRACED = """
-import sys, torch
-sys.path.insert(0, {tests!r})
-from test_aoti import Small
-torch.manual_seed(0)
-program = torch.export.export(Small().eval(), (torch.randn(4, 8),))
-torch._inductor.aoti_compile_and_package(program, package_path={path!r})
-"""
-
-
-@pytest.mark.slow
-def test_an_aoti_compile_loads_from_its_torch_trace_with_its_graphs_and_code(tmp_path):
-    """torch logs AOTInductor's graphs and generated code without a compile id (no Dynamo
-    frame ran): they load as one compile, 0/0, like a non-strict export's."""
-    trace = tmp_path / "trace"
-    code = TRACED.format(tests=str(Path(__file__).parent), path=str(tmp_path / "t.pt2"))
-    env = {"TORCH_TRACE": str(trace), "PATH": "/usr/bin:/bin"}
-    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=600)
-    loaded = compiler.load_trace(str(trace), strict=True)
-    (c,) = loaded.compiles
-    assert str(c.compile_id) == "0/0"
-    assert {"aot_inference_graph", "aoti_wrapper_cpp", "aoti_kernel_cpp"} <= set(c.graphs)
-    with zipfile.ZipFile(tmp_path / "t.pt2") as package:
-        (kernels,) = [n for n in package.namelist() if n.endswith(".kernel.cpp")]
-        packaged = package.read(kernels).decode()
-    names = set(re.findall(r"\bcpp_fused_\w+", c.graphs["aoti_kernel_cpp"].text))
-    assert names and all(name in packaged for name in names)
+    # from the log: torch writes AOTInductor's graphs and code with no compile id (no
+    # Dynamo frame ran); they load as one compile, 0/0, like a non-strict export's
+    (traced,) = compiler.load_trace(str(trace), strict=True).compiles
+    assert str(traced.compile_id) == "0/0"
+    assert {"aot_inference_graph", "aoti_wrapper_cpp", "aoti_kernel_cpp"} <= set(traced.graphs)
+    names = set(re.findall(r"\bcpp_fused_\w+", traced.graphs["aoti_kernel_cpp"].text))
+    assert names and all(name in packaged_kernels for name in names)
 
 
 def test_explore_aoti_refuses_what_is_not_a_module():
