@@ -144,18 +144,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", action="store_true", help="the suite's programs only")
     args = parser.parse_args()
+    try:
+        import depyf  # type: ignore[import-untyped]
+    except ImportError:
+        depyf = None
     groups = {"suite": programs.decompile_builds()}
     if not args.suite:
         groups["real models"] = REAL_MODELS
     print(f"Python {sys.version.split()[0]}, torch {torch.__version__}")
     for group, builds in groups.items():
-        seen = decompiled = behaved = 0
+        seen = decompiled = behaved = depyf_decompiled = depyf_behaved = 0
         print(f"\n{group}:")
         for name, build in builds.items():
             start = time.perf_counter()
             with contextlib.redirect_stdout(io.StringIO()):  # the programs' own prints
                 result = check(build)
             seconds = time.perf_counter() - start
+            if depyf is not None:  # the second opinion, checked the same way
+                with contextlib.redirect_stdout(io.StringIO()):
+                    second = check(build, decompiler=depyf.decompile)
+                depyf_decompiled += second.decompiled
+                depyf_behaved += second.behaves is True
             seen += len(result.frames)
             decompiled += result.decompiled
             behaved += result.behaves is True
@@ -171,6 +180,11 @@ def main() -> None:
             f"  {group}: {decompiled}/{seen} frames decompiled; "
             f"{behaved}/{len(builds)} programs behave like the original on the decompiled code"
         )
+        if depyf is not None:
+            print(
+                f"  {group}, depyf {depyf.__version__} (second opinion): {depyf_decompiled}/{seen} "
+                f"frames decompiled; {depyf_behaved}/{len(builds)} programs behave"
+            )
 
 
 if __name__ == "__main__":

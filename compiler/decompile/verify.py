@@ -54,13 +54,20 @@ class Check:
         return sum(f.source is not None for f in self.frames)
 
 
-def check(build: Callable[[], Callable[[], Any]], *, seed: int = 0) -> Check:
+def check(
+    build: Callable[[], Callable[[], Any]],
+    *,
+    seed: int = 0,
+    decompiler: Callable[[CodeType], str] = decompile,
+) -> Check:
     """Decompile every frame a program's compiled run transforms, then run the program
     eagerly on the decompiled code and compare with a plain eager run.
 
     ``build()`` makes the program afresh (same seed, same state) and returns the callable
     that runs it; the program compiles what it compiles with ``backend="eager"``. The
     eager runs are the same callable under ``torch.compiler.set_stance("force_eager")``.
+    ``decompiler`` is ours by default; another one (depyf's ``decompile``) is checked the
+    same way, its exceptions counted as frames it could not decompile.
 
     Example:
         >>> import torch
@@ -96,9 +103,12 @@ def check(build: Callable[[], Callable[[], Any]], *, seed: int = 0) -> Check:
         )
         found = FrameCheck(code_name=original.co_name, source=None, error=None, dynamo_names=names)
         try:
-            source = decompile(transformed)
+            source = str(decompiler(transformed))
         except DecompileError as exc:
             frames.append(dataclasses.replace(found, error=str(exc)))
+            continue
+        except Exception as exc:  # another decompiler's failure: a frame it cannot write
+            frames.append(dataclasses.replace(found, error=f"{type(exc).__name__}: {exc}"))
             continue
         frames.append(dataclasses.replace(found, source=source))
         swaps[original] = (source, transformed)  # a recompile: the last one compiled
@@ -114,6 +124,9 @@ def check(build: Callable[[], Callable[[], Any]], *, seed: int = 0) -> Check:
                 got = run()
     except _CannotSwap as exc:
         return Check(frames=tuple(frames), behaves=None, why=str(exc))
+    except Exception as exc:  # the decompiled code raised where the original did not
+        why = f"the decompiled code raised {type(exc).__name__}: {exc}"
+        return Check(frames=tuple(frames), behaves=False, why=why)
     try:
         torch.testing.assert_close(got, expected, equal_nan=True)
     except AssertionError as exc:
