@@ -59,6 +59,8 @@ class Machine(ContainerOps):
         self.budget = _BRANCH_BUDGET
         self.globals_written: set[str] = set()
         self.loops: list[tuple[int, int]] = []  # (FOR_ITER index, exit index), innermost last
+        cells = set(code.co_cellvars) | set(code.co_freevars)
+        self.cells = cells if sys.version_info >= (3, 13) else set()
 
     def body(self) -> list[ast.stmt]:
         return self._run(0, Arm(stack=[]))
@@ -174,6 +176,11 @@ class Machine(ContainerOps):
         return END
 
     def op_LOAD_FAST(self, ins: Instr, arm: Arm) -> None:
+        if ins.opname == "LOAD_FAST" and ins.argval in self.cells:
+            # 3.13 compiles LOAD_CLOSURE to LOAD_FAST of the cell's slot: the cell itself
+            # (a cell's value is read with LOAD_DEREF in every version)
+            self.op_LOAD_CLOSURE(ins, arm)
+            return
         arm.stack.append(name(ins.argval))
 
     op_LOAD_FAST_CHECK = op_LOAD_FAST
