@@ -9,6 +9,7 @@ and each C++ stage is compared with the file inside the package.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -49,7 +50,7 @@ def test_explore_aoti_shows_the_package_live_and_from_its_torch_trace(tmp_path):
     code = CAPTURE.format(
         root=str(tests.parent), tests=str(tests), package=str(package), json=str(json)
     )
-    env = {"TORCH_TRACE": str(trace), "PATH": "/usr/bin:/bin"}
+    env = {**os.environ, "TORCH_TRACE": str(trace)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=600)
 
     # live: the export's stages and the package's, read from the package itself

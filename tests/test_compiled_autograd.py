@@ -3,6 +3,7 @@ live and from a TORCH_TRACE log, with the graph torch printed."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -68,7 +69,7 @@ def test_compiled_autograds_backward_graph_is_captured_live_and_from_a_trace(tmp
 
     trace_dir = tmp_path / "trace"
     code = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import ca_program; ca_program.run()"
-    env = {"TORCH_TRACE": str(trace_dir), "PATH": "/usr/bin:/bin"}
+    env = {**os.environ, "TORCH_TRACE": str(trace_dir)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=300)
     loaded = compiler.load_trace(str(trace_dir), strict=True)
     from_trace = _backward_compiles(loaded)
