@@ -128,6 +128,26 @@ def _t5_inference() -> Callable[[], Any]:
     return run
 
 
+def _compiled_autograd_step() -> Callable[[], Any]:
+    import torch._dynamo.config
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_layer=2, n_head=2, n_embd=64, vocab_size=256, n_positions=64)
+    model = GPT2LMHeadModel(config).train()
+    ids = torch.randint(0, config.vocab_size, (2, 32))
+
+    def step(ids: torch.Tensor) -> torch.Tensor:
+        loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()  # inside the compiled function: compiled autograd captures it
+        return loss.detach()
+
+    def run() -> torch.Tensor:
+        with torch._dynamo.config.patch(compiled_autograd=True):
+            return torch.compile(step, backend="eager")(ids)
+
+    return run
+
+
 REAL_MODELS: dict[str, Build] = {
     "gpt2_training_step (tests/programs.py)": _gpt2_training_step,
     "gpt2 two sequence lengths": _gpt2_generate_two_lengths,
@@ -135,6 +155,7 @@ REAL_MODELS: dict[str, Build] = {
     "gpt2 training + AdamW": _gpt2_adamw_training,
     "bert inference": _bert_inference,
     "t5 inference": _t5_inference,
+    "gpt2 step under compiled autograd": _compiled_autograd_step,
 }
 
 

@@ -152,3 +152,35 @@ def test_explore_shows_our_decompiled_source_for_each_frame():
 
 def test_the_python_version_is_one_the_decompiler_reads():
     assert (3, 10) <= sys.version_info[:2] <= (3, 13), "compiler.decompile reads 3.10-3.13"
+
+
+def test_compiled_autograds_frame_decompiles_with_the_gradients_it_writes():
+    """The backward compiled autograd captures is a frame too: its decompiled source calls
+    the backward graph and assigns each parameter's ``.grad`` (a side effect restored)."""
+    import torch._dynamo.config
+
+    models = []
+
+    def build():
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        models.append(model)
+        x = torch.randn(4, 8)
+
+        def train(x):
+            loss = model(x).sum()
+            loss.backward()
+            return loss, [p.grad for p in model.parameters()]
+
+        def run():
+            with torch._dynamo.config.patch(compiled_autograd=True):
+                return torch.compile(train, backend="eager")(x)
+
+        return run
+
+    result = check(build)
+    assert_every_frame_decompiles_and_behaves(result)
+    backward = [f for f in result.frames if f.code_name == "forward"]
+    assert backward, [f.code_name for f in result.frames]
+    parameters = len(list(models[0].parameters()))
+    assert (backward[0].source or "").count(".grad = ") == parameters
