@@ -46,6 +46,7 @@ def tidy(body: list[ast.stmt], params: set[str]) -> list[ast.stmt]:
         )
         changed = _fold_subscripts(body) or _merge_unpacking(body, counts) or changed
         changed = _spread_keywords(body) or _drop_self_assignments(body) or changed
+        changed = _unpack_in_for(body, counts) or changed
         if not changed:
             break
     return body
@@ -120,7 +121,7 @@ def _dotted(path: str) -> ast.expr:
 def _blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
     yield body
     for stmt in body:
-        if isinstance(stmt, ast.If):
+        if isinstance(stmt, ast.If | ast.For):
             yield from _blocks(stmt.body)
             yield from _blocks(stmt.orelse)
 
@@ -364,6 +365,29 @@ def _spread_keywords(body: list[ast.stmt]) -> bool:
                     spread.append(kw)
             node.keywords = spread
     return changed
+
+
+def _unpack_in_for(body: list[ast.stmt], counts: Counter[tuple[str, str]]) -> bool:
+    """``for _v1 in e: a, b = _v1`` -> ``for a, b in e:``."""
+    for block in _blocks(body):
+        for stmt in block:
+            if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name)):
+                continue
+            item = stmt.target.id
+            first = stmt.body[0] if stmt.body else None
+            if (
+                _OURS.fullmatch(item)
+                and counts[(item, "load")] == 1
+                and isinstance(first, ast.Assign)
+                and len(first.targets) == 1
+                and isinstance(first.targets[0], ast.Tuple)
+                and isinstance(first.value, ast.Name)
+                and first.value.id == item
+            ):
+                stmt.target = first.targets[0]
+                stmt.body = stmt.body[1:] or [ast.Pass()]
+                return True
+    return False
 
 
 def _drop_self_assignments(body: list[ast.stmt]) -> bool:
