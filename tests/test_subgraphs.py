@@ -117,3 +117,22 @@ def test_a_nested_compile_region_is_one_graph_called_from_each_place_it_is_reuse
     assert len(regions) == 1, "one compiled region"
     (region,) = regions
     assert len(callers(calls, region)) == 2, "called from both places"
+
+
+def test_a_reused_region_stays_one_graph_in_the_forward_and_backward_graphs():
+    @torch.compiler.nested_compile_region
+    def block(x):
+        return torch.relu(x) * 2
+
+    def f(x):
+        return block(block(x) + 1)
+
+    exp = compiler.explore(f, torch.randn(4, requires_grad=True), backend="aot_eager")
+    c = exp.compiles[0]
+    for stage in ("aot_forward_graph", "aot_backward_graph"):
+        nodes = c.graphs[stage].nodes
+        calls = subgraph_calls(ids.compile_pane(stage), nodes)
+        ops = [n for n in nodes if n.target == "torch.ops.higher_order.invoke_subgraph"]
+        regions = {call.module for call in calls}
+        assert len(regions) == 1, (stage, regions)
+        assert len(callers(calls, regions.pop())) == len(ops) == 2
