@@ -27,6 +27,26 @@ def with_print(x):
     return y + 1
 
 
+def nested_after_break(x):
+    x = x.sin()
+    print("a nested def and a lambda after the break")
+
+    def twice(y, k=3, *, shift=1.0):
+        return y * 2 + k - shift
+
+    return (lambda z: z + x)(twice(x))
+
+
+def closure_after_break(x):
+    s = x.cos()
+    print("a nested def reading a variable of its frame")
+
+    def scaled(y):
+        return y * s
+
+    return scaled(x).sum()
+
+
 class Printer(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -223,6 +243,8 @@ def decompile_builds():
         "pointwise": compiled_call(pointwise, torch.randn(4, 4)),
         "data_dependent": compiled_call(data_dependent, torch.randn(4, 4)),
         "with_print": compiled_call(with_print, torch.randn(4, 4)),
+        "nested_after_break": compiled_call(nested_after_break, torch.randn(4)),
+        "closure_after_break": compiled_call(closure_after_break, torch.randn(4)),
         "dynamic_fn": compiled_call(dynamic_fn, torch.randn(4, 4), torch.randn(4, 4)),
         "Printer": compiled_module(Printer, torch.randn(2, 8)),
         "PrintLoop": compiled_module(PrintLoop, torch.randn(4, 8)),

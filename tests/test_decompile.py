@@ -41,6 +41,10 @@ def assert_every_frame_decompiles_and_behaves(result: Check) -> None:
             r"^\s*tmp_\d+ = \S+\.record_pregraph_bytecode_enter$", frame.source, re.M
         )
     assert result.behaves is True, result.why
+    # a frame the run could not put its decompiled code in (its function is made and
+    # dropped inside a run) is only ever one that calls no compiled graph
+    graphs = {f.code_name for f in result.frames if f.dynamo_names}
+    assert not graphs & set(result.unchecked), result.why
 
 
 def readme_example():
@@ -62,6 +66,24 @@ def test_the_readme_graph_break_example_decompiles_and_behaves_like_the_original
     assert top.source is not None
     assert any(n.startswith("__resume_at") for n in top.dynamo_names)
     assert "if " in top.source, "the break is a branch on a graph output"
+
+
+def _wrapped(fn):
+    def inner(*args, **kwargs):  # made at each call: no function object lives before it
+        return fn(*args)
+
+    return inner
+
+
+def test_a_wrapper_made_during_the_run_is_checked_through_the_function_that_makes_it(capsys):
+    """Dynamo transforms the wrapper's frame too (the break is in the function it calls);
+    the wrapper's function is made inside the run, from a code constant of ``_wrapped``:
+    the check puts the decompiled code among ``_wrapped``'s constants."""
+    f = readme_example()
+    result = check(lambda: lambda: torch.compile(_wrapped(f), backend="eager")(torch.randn(64)))
+    assert [fr.code_name for fr in result.frames][:2] == ["inner", "f"]
+    assert_every_frame_decompiles_and_behaves(result)
+    assert result.unchecked == ()
 
 
 def test_the_graph_break_example_script_decompiles_with_its_print(capsys):
@@ -126,6 +148,27 @@ def _plain(x, y, scale=2):
     with torch.no_grad():
         t = torch.tensor([total, x - y])[0:1]
     return name, total if x > y else -total, t, {"k": x, **{"y": y}}, values[-1:], not x
+
+
+def _makes_functions(x, y):
+    def scale(v, k=2, *, shift=0):
+        return v * k - shift + y  # reads y from the enclosing frame
+
+    y = y + 1  # the nested function sees the new y: they share its cell
+    return scale(x), scale(x, 3, shift=1), (lambda v: scale(v, 2) + y)(x)
+
+
+@pytest.mark.parametrize("args", [(3, 1), (0.5, -2)])
+def test_nested_functions_decompile_to_nested_defs_that_run_the_same(args):
+    """MAKE_FUNCTION over a nested code constant (Dynamo 2.11 makes resume functions so;
+    user code after a graph break makes its own): a nested ``def`` or lambda with its
+    defaults, closing over the same variables."""
+    source = decompile(_makes_functions.__code__)
+    tree = ast.parse(source)
+    assert any(isinstance(n, ast.FunctionDef) and n.name == "scale" for n in ast.walk(tree))
+    assert any(isinstance(n, ast.Lambda) for n in ast.walk(tree))
+    again = as_function(source, _makes_functions.__code__, _makes_functions.__globals__)
+    assert again(*args) == _makes_functions(*args)
 
 
 @pytest.mark.parametrize("args", [(3, 1, 2), (1, 3, 2), (2, 2, 0.5)])

@@ -5,8 +5,11 @@ outputs, restores side effects and, at a graph break, runs the eager part and ca
 resume function. ``decompile`` writes that code as a ``def`` that parses and, compiled
 in the frame's globals (``as_function``), computes what the transformed code computes.
 It reads the straight-line, branching and ``for``-loop code Dynamo generates; what it
-cannot write (a ``while`` loop, a nested function, a constant with no source form) raises
-``DecompileError`` with the reason. ``verify.check`` runs a program on the decompiled code.
+cannot write (a ``while`` loop, a constant with no source form) raises ``DecompileError``
+with the reason. A function the code makes (``MAKE_FUNCTION`` over a nested code constant:
+a ``def`` or lambda of the user's, a resume function Dynamo makes with a closure) is
+decompiled too and written as a nested ``def``. ``verify.check`` runs a program on the
+decompiled code.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import ast
 import sys
 import textwrap
+from collections.abc import Mapping
 from types import CodeType, FunctionType
 from typing import Any
 
@@ -24,8 +28,11 @@ from compiler.decompile.tidy import readable_builtins, readable_imports, tidy
 __all__ = ["DecompileError", "as_function", "decompile", "function_name"]
 
 
-def decompile(code: CodeType) -> str:
+def decompile(code: CodeType, *, nested: Mapping[CodeType, CodeType] | None = None) -> str:
     """Source of a ``def`` that does what ``code`` does.
+
+    ``nested`` maps a code object the code makes a function of to the code to write for
+    it instead (Dynamo's transformed code of that function's frame: ``verify`` checks it).
 
     Example:
         >>> def f(x):
@@ -40,7 +47,7 @@ def decompile(code: CodeType) -> str:
                 return y
     """
     try:
-        return _decompile(code)
+        return _decompile(code, nested or {})
     except DecompileError:
         raise
     except Exception as exc:  # a rule that does not fit this bytecode: say which
@@ -49,8 +56,18 @@ def decompile(code: CodeType) -> str:
         ) from exc
 
 
-def _decompile(code: CodeType) -> str:
-    machine = Machine(code)
+def _decompile(code: CodeType, nested: Mapping[CodeType, CodeType]) -> str:
+    source = ast.unparse(ast.fix_missing_locations(function_def(code, nested)))
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:  # a rule above wrote something Python does not read
+        raise DecompileError(f"the decompiled source does not parse: {exc}") from exc
+    return source
+
+
+def function_def(code: CodeType, nested: Mapping[CodeType, CodeType]) -> ast.FunctionDef:
+    """The tidied ``def`` of ``code`` as a syntax tree (a nested function's too)."""
+    machine = Machine(code, nested)
     signature = ops.signature(code)
     params = {a.arg for a in ast.walk(signature) if isinstance(a, ast.arg)}
     # unparse and parse again: the machine shares nodes between the arms of an ``if``,
@@ -72,12 +89,7 @@ def _decompile(code: CodeType) -> str:
     readable_imports(fn)
     readable_builtins(fn)
     fn.body = tidy(fn.body, params)
-    source = ast.unparse(ast.fix_missing_locations(fn))
-    try:
-        ast.parse(source)
-    except SyntaxError as exc:  # a rule above wrote something Python does not read
-        raise DecompileError(f"the decompiled source does not parse: {exc}") from exc
-    return source
+    return fn
 
 
 def function_name(code: CodeType) -> str:

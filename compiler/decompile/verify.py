@@ -48,6 +48,10 @@ class Check:
     frames: tuple[FrameCheck, ...]
     behaves: bool | None
     why: str = ""
+    # the code names of frames whose decompiled code the run could not put in place (no
+    # function, cell or enclosing function holds their code object; ``why`` says so):
+    # ``behaves`` is then about the other frames
+    unchecked: tuple[str, ...] = ()
 
     @property
     def decompiled(self) -> int:
@@ -97,6 +101,8 @@ def check(
     finally:
         handle.remove()
     frames, swaps = [], {}
+    if decompiler is decompile:  # a function a frame makes runs its transformed code
+        decompiler = functools.partial(decompile, nested=dict(pairs))
     for original, transformed in pairs:
         names = tuple(
             n for n in transformed.co_names if n.startswith(("__compiled_fn", "__resume_at"))
@@ -117,21 +123,26 @@ def check(
     eager = torch.compiler.set_stance("force_eager")
     with _seeded(seed), eager:
         expected = build()()
+    unchecked: list[str] = []  # code names, and below the reasons
+    reasons: list[str] = []
+    done = functools.partial(Check, frames=tuple(frames))
     try:
         with _seeded(seed), torch.compiler.set_stance("force_eager"):
             run = build()  # built first: its functions exist to be swapped
-            with _swapped(swaps):
+            with _swapped(swaps, unchecked, reasons):
                 got = run()
     except _CannotSwap as exc:
-        return Check(frames=tuple(frames), behaves=None, why=str(exc))
+        return done(behaves=None, why=str(exc), unchecked=tuple(unchecked))
     except Exception as exc:  # the decompiled code raised where the original did not
         why = f"the decompiled code raised {type(exc).__name__}: {exc}"
-        return Check(frames=tuple(frames), behaves=False, why=why)
+        return done(behaves=False, why=why, unchecked=tuple(unchecked))
+    if len(unchecked) == len(swaps):
+        return done(behaves=None, why="; ".join(reasons), unchecked=tuple(unchecked))
     try:
         torch.testing.assert_close(got, expected, equal_nan=True)
     except AssertionError as exc:
-        return Check(frames=tuple(frames), behaves=False, why=str(exc))
-    return Check(frames=tuple(frames), behaves=True)
+        return done(behaves=False, why=str(exc), unchecked=tuple(unchecked))
+    return done(behaves=True, why="; ".join(reasons), unchecked=tuple(unchecked))
 
 
 class _CannotSwap(Exception):
@@ -153,18 +164,42 @@ def _seeded(seed: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _swapped(swaps: dict[CodeType, tuple[str, CodeType]]) -> Iterator[None]:
+def _swapped(
+    swaps: dict[CodeType, tuple[str, CodeType]], unchecked: list[str], reasons: list[str]
+) -> Iterator[None]:
     """Every function whose code is a key runs the decompiled code instead, for the block;
     so does every function made later from a closure cell holding that code (Dynamo makes
-    a resume function with a closure from such a cell at each call)."""
+    a resume function with a closure from such a cell at each call), or from a code
+    constant (``MAKE_FUNCTION``): the enclosing function's code gets the decompiled code
+    among its constants. A code that another decompiled frame makes a function of is
+    decompiled inside that frame's source already. A code none of these reach (a function
+    made and dropped before the block) is named in ``unchecked``, the reason in
+    ``reasons``."""
     undo: list[Callable[[], None]] = []
+    inside = {c for _, t in swaps.values() for c in _nested_codes(t)}
     try:
         for original, (source, transformed) in swaps.items():
             holders = gc.get_referrers(original)
             functions = [f for f in holders if isinstance(f, FunctionType)]
             cells = [c for c in holders if isinstance(c, CellType)]
-            if not functions and not cells:
-                raise _CannotSwap(f"no function runs the code of {original.co_name}")
+            enclosing = [
+                (f, c)
+                for t in holders
+                if isinstance(t, tuple)
+                for c in gc.get_referrers(t)
+                if isinstance(c, CodeType) and c.co_consts is t and c not in swaps
+                for f in gc.get_referrers(c)
+                if isinstance(f, FunctionType) and f.__code__ is c
+            ]
+            if original in inside and not functions and not cells:
+                continue
+            if not functions and not cells and not enclosing:
+                unchecked.append(original.co_name)
+                reasons.append(
+                    f"{original.co_name} not checked: no function, cell or enclosing function "
+                    "holds its code (its function is made and dropped during a run)"
+                )
+                continue
             empty = tuple(None for _ in original.co_freevars)
             code = as_function(source, transformed, {}, empty).__code__
             if code.co_freevars != original.co_freevars:  # the closure must fit
@@ -178,7 +213,18 @@ def _swapped(swaps: dict[CodeType, tuple[str, CodeType]]) -> Iterator[None]:
             for cell in cells:
                 undo.append(functools.partial(setattr, cell, "cell_contents", original))
                 cell.cell_contents = code
+            for fn, outer in enclosing:
+                consts = tuple(code if c is original else c for c in outer.co_consts)
+                undo.append(functools.partial(setattr, fn, "__code__", fn.__code__))
+                fn.__code__ = outer.replace(co_consts=consts)
         yield
     finally:
         for step in reversed(undo):
             step()
+
+
+def _nested_codes(code: CodeType) -> Iterator[CodeType]:
+    for c in code.co_consts:
+        if isinstance(c, CodeType):
+            yield c
+            yield from _nested_codes(c)
