@@ -171,6 +171,24 @@ def test_nested_functions_decompile_to_nested_defs_that_run_the_same(args):
     assert again(*args) == _makes_functions(*args)
 
 
+def _comprehensions(xs, k):
+    kept = [x * k for x in xs if x > 0]
+    total = sum(x + 1 for x in xs)
+    doubled = {x: x * 2 for x in xs}
+    return kept, total, doubled, any(isinstance(x, int) for x in xs), {x % 2 for x in xs}
+
+
+@pytest.mark.parametrize("xs", [[1, -2, 3], [], [0.5]])
+def test_comprehensions_decompile_and_run_the_same(xs):
+    """A comprehension is a nested function taking an iterator before 3.12, inlined into
+    the function from 3.12 (PEP 709: GET_ITER, LOAD_FAST_AND_CLEAR, the new list, SWAP,
+    FOR_ITER): both read as loops that give what the comprehension gives."""
+    source = decompile(_comprehensions.__code__)
+    ast.parse(source)
+    again = as_function(source, _comprehensions.__code__, _comprehensions.__globals__)
+    assert again(xs, 2) == _comprehensions(xs, 2)
+
+
 @pytest.mark.parametrize("args", [(3, 1, 2), (1, 3, 2), (2, 2, 0.5)])
 def test_plain_python_decompiles_and_runs_the_same(args):
     """Python's own bytecode for the constructs Dynamo's output uses, on this Python."""

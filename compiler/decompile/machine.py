@@ -14,7 +14,6 @@ between), it is first assigned to a temporary ``_vN``; ``tidy`` inlines what it 
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
@@ -22,7 +21,7 @@ from types import CodeType
 from typing import Any, cast
 
 from compiler.decompile import ops
-from compiler.decompile.containers import ContainerOps
+from compiler.decompile.functions import FunctionOps
 from compiler.decompile.ops import Instr
 from compiler.decompile.stack import (
     END,
@@ -52,13 +51,14 @@ _JUMPS = frozenset(
 _ITERATOR = Value(ast.Name(id="_iterator", ctx=ast.Load()), pure=True)
 
 
-class Machine(ContainerOps):
+class Machine(FunctionOps):
     """Decompiles one code object's body into statements."""
 
     def __init__(self, code: CodeType, nested: Mapping[CodeType, CodeType] | None = None) -> None:
         super().__init__(code)
         self.code = code
         self.nested = nested or {}  # a nested code constant -> the code to write for it
+        self.saved = set()
         self.instrs = ops.instructions(code)
         self.budget = _BRANCH_BUDGET
         self.globals_written: set[str] = set()
@@ -122,12 +122,21 @@ class Machine(ContainerOps):
             return ins.target
         raise DecompileError(f"no rule for {op} at offset {ins.offset}")
 
-    def op_GET_ITER(self, ins: Instr, arm: Arm) -> int:
-        """``for item in iterable:``, the body up to the jump back to FOR_ITER."""
+    def op_GET_ITER(self, ins: Instr, arm: Arm) -> int | None:
+        """``for item in iterable:``, the body up to the jump back to FOR_ITER; where
+        FOR_ITER comes later (3.12's inlined comprehension) or never (the iterator is a
+        comprehension function's argument), ``iter(iterable)`` for what follows."""
         head = self.instrs[ins.index + 1] if ins.index + 1 < len(self.instrs) else None
-        if head is None or head.opname != "FOR_ITER" or head.target is None:
-            raise DecompileError(f"an iterator outside a for loop at offset {ins.offset}")
         iterable = self.pop(arm)
+        if head is None or head.opname != "FOR_ITER":
+            node = call(ast.Name(id="iter", ctx=ast.Load()), [iterable.node])
+            arm.stack.append(derived(node, iterable))
+            return None
+        return self._loop(iterable, head, arm)
+
+    def _loop(self, iterable: Value, head: Instr, arm: Arm) -> int:
+        if head.target is None:
+            raise DecompileError(f"FOR_ITER at offset {head.offset} has no target")
         self.settle(arm)
         item = self.temp()
         self.loops.append((head.index, head.target))
@@ -188,10 +197,9 @@ class Machine(ContainerOps):
             # (a cell's value is read with LOAD_DEREF in every version)
             self.op_LOAD_CLOSURE(ins, arm)
             return
-        arm.stack.append(name(ins.argval))
+        arm.stack.append(name(ops.local_name(ins.argval)))
 
     op_LOAD_FAST_CHECK = op_LOAD_FAST
-    op_LOAD_FAST_AND_CLEAR = op_LOAD_FAST
     op_LOAD_DEREF = op_LOAD_FAST
     op_LOAD_CLASSDEREF = op_LOAD_FAST
     op_LOAD_NAME = op_LOAD_FAST
@@ -210,7 +218,7 @@ class Machine(ContainerOps):
         arm.stack += [name(first), name(second)]
 
     def op_STORE_FAST(self, ins: Instr, arm: Arm) -> None:
-        self._store(arm, ins.argval, self.pop(arm))
+        self._store(arm, ops.local_name(ins.argval), self.pop(arm))
 
     op_STORE_DEREF = op_STORE_FAST
     op_STORE_NAME = op_STORE_FAST
@@ -230,6 +238,8 @@ class Machine(ContainerOps):
         arm.stack.append(name(loaded))
 
     def _store(self, arm: Arm, target: str, v: Value) -> None:
+        if self.restores(v, target):
+            return  # a comprehension's variable back as it was: the loop's stays
         self.emit(arm, assign(target, v.node), writes=frozenset({target}))
 
     def op_DELETE_FAST(self, ins: Instr, arm: Arm) -> None:
@@ -449,118 +459,11 @@ class Machine(ContainerOps):
     def op_SETUP_WITH(self, ins: Instr, arm: Arm) -> None:
         self.op_BEFORE_WITH(ins, arm)
 
-    def op_MAKE_FUNCTION(self, ins: Instr, arm: Arm) -> int:
-        """A nested ``def`` (or ``lambda``) of the code constant, decompiled in turn, with
-        its defaults; its closure must be the cells of the names it reads, which the
-        nested ``def`` then closes over by itself."""
-        at = ins.index + 1
-        if sys.version_info >= (3, 13):  # the attributes follow as SET_FUNCTION_ATTRIBUTE
-            flags = 0
-            while at < len(self.instrs) and self.instrs[at].opname == "SET_FUNCTION_ATTRIBUTE":
-                flags |= int(self.instrs[at].arg or 0)
-                at += 1
-        else:
-            flags = int(ins.arg or 0)
-        if sys.version_info < (3, 11):
-            self.pop(arm)  # the qualified name
-        made = self.pop(arm)
-        if not (isinstance(made.node, ast.Constant) and isinstance(made.node.value, CodeType)):
-            raise DecompileError(f"MAKE_FUNCTION of no code constant at offset {ins.offset}")
-        code: CodeType = made.node.value
-        closure = self.pop(arm) if flags & 0x08 else None
-        if flags & 0x04:
-            self.pop(arm)  # annotations: the nested def is written without them
-        kwdefaults = self.pop(arm) if flags & 0x02 else None
-        defaults = self.pop(arm) if flags & 0x01 else None
-        _check_closure(code, closure)
-        fn = _nested_def(self.nested.get(code, code), self.nested)
-        if defaults is not None:
-            fn.args.defaults = _elements(defaults.node)
-        if kwdefaults is not None:
-            fn.args.kw_defaults = _keyword_defaults(fn.args, kwdefaults.node)
-        body = fn.body
-        if code.co_name == "<lambda>" and len(body) == 1 and isinstance(body[0], ast.Return):
-            value = body[0].value or ast.Constant(None)
-            arm.stack.append(Value(ast.Lambda(args=fn.args, body=value)))
-            return at
-        store = self.instrs[at] if at < len(self.instrs) else None
-        if store is not None and store.opname in ("STORE_FAST", "STORE_DEREF", "STORE_NAME"):
-            fn.name, at = store.argval, at + 1  # ``def g`` rather than ``_v1 = ...; g = _v1``
-        else:
-            fn.name = self.temp()
-        self.emit(arm, fn, writes=frozenset({fn.name}))
-        if fn.name != _store_name(store):
-            arm.stack.append(name(fn.name))
-        return at
-
-
-# the nested def's temporaries, renamed so that the enclosing def's tidy leaves them be
-_TEMPORARY = re.compile(r"_v\d+|tmp_\d+")
-
-
-def _store_name(ins: Instr | None) -> str | None:
-    if ins is None or ins.opname not in ("STORE_FAST", "STORE_DEREF", "STORE_NAME"):
-        return None
-    return str(ins.argval)
-
-
-def _nested_def(code: CodeType, nested: Mapping[CodeType, CodeType]) -> ast.FunctionDef:
-    from compiler.decompile import function_def  # the package decompiles; this module runs
-
-    fn = function_def(code, nested)
-    suffix = "_" + (code.co_name if code.co_name.isidentifier() else "lambda")
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and _TEMPORARY.fullmatch(node.id):
-            node.id += suffix
-    return fn
-
-
-def _check_closure(code: CodeType, closure: Value | None) -> None:
-    """The closure tuple must hold the cells of the very names the code reads freely:
-    then a nested ``def`` in the decompiled source closes over the same variables."""
-    free = code.co_freevars
-    if closure is None:
-        if free:
-            raise DecompileError(f"the nested {code.co_name} reads {free} with no closure")
-        return
-    cells = closure.node.elts if isinstance(closure.node, ast.Tuple) else None
-    names = [
-        c.value.value.body.id
-        for c in cells or []
-        if isinstance(c, ast.Subscript)
-        and isinstance(c.value, ast.Attribute)
-        and isinstance(c.value.value, ast.Lambda)
-        and isinstance(c.value.value.body, ast.Name)
-    ]
-    if cells is None or tuple(names) != free:
-        raise DecompileError(
-            f"the nested {code.co_name}'s closure is not the cells of {free}, the names it reads"
-        )
-
 
 def _no_arguments() -> ast.arguments:
     return ast.arguments(
         posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
     )
-
-
-def _elements(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, ast.Tuple):
-        return list(node.elts)
-    if isinstance(node, ast.Constant) and isinstance(node.value, tuple):
-        return [ast.Constant(value=v) for v in node.value]
-    raise DecompileError("a nested function's defaults that are not a tuple")
-
-
-def _keyword_defaults(args: ast.arguments, node: ast.expr) -> list[ast.expr | None]:
-    if not isinstance(node, ast.Dict):
-        raise DecompileError("a nested function's keyword defaults that are not a dict")
-    given = {}
-    for k, v in zip(node.keys, node.values, strict=True):
-        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
-            raise DecompileError("a nested function's keyword default without a name")
-        given[k.value] = v
-    return [given.get(a.arg) for a in args.kwonlyargs]
 
 
 def _names_tuple(value: object) -> tuple[str, ...]:

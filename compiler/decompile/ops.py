@@ -153,10 +153,10 @@ def instructions(code: CodeType) -> list[Instr]:
 
 def signature(code: CodeType) -> ast.arguments:
     """The parameters of the function whose code this is."""
-    names = code.co_varnames
     positional = code.co_argcount
     kwonly = code.co_kwonlyargcount
     posonly = getattr(code, "co_posonlyargcount", 0)
+    names = tuple(local_name(n) for n in code.co_varnames)
     args = [ast.arg(arg=name) for name in names[:positional]]
     at = positional + kwonly
     vararg = kwarg = None
@@ -174,3 +174,9 @@ def signature(code: CodeType) -> ast.arguments:
         kwarg=kwarg,
         defaults=[],
     )
+
+
+def local_name(name: str) -> str:
+    """A local variable's name as source can write it: a comprehension function's
+    iterator argument ``.0`` is ``_iter0``."""
+    return name if name.isidentifier() else "_iter" + "".join(c for c in name if c.isalnum())

@@ -130,6 +130,15 @@ class StackBase:
                 self.taken.add(candidate)
                 return candidate
 
+    def fresh_name(self, wanted: str) -> str:
+        """``wanted``, or ``wanted`` with a number where the code uses that name."""
+        candidate, n = wanted, 1
+        while candidate in self.taken:
+            n += 1
+            candidate = f"{wanted}{n}"
+        self.taken.add(candidate)
+        return candidate
+
     def spill(self, arm: Arm, value: Value) -> Value:
         """The value as a name: assigned to a temporary unless it is one already."""
         if isinstance(value.node, ast.Name | ast.Constant):
