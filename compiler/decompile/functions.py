@@ -141,7 +141,10 @@ def _def_name(code: CodeType) -> str:
 def _nested_def(code: CodeType, nested: Mapping[CodeType, CodeType]) -> ast.FunctionDef:
     from compiler.decompile import function_def  # the package decompiles; this module runs
 
-    fn = function_def(code, nested)
+    try:
+        fn = function_def(code, nested)
+    except DecompileError as exc:  # say which function: the frame's own code may be fine
+        raise DecompileError(f"the nested function {code.co_name}: {exc}") from exc
     suffix = "_" + _def_name(code).lstrip("_")
     for node in ast.walk(fn):
         if isinstance(node, ast.Name) and _TEMPORARY.fullmatch(node.id):
