@@ -174,7 +174,7 @@ def main() -> None:
         groups["real models"] = REAL_MODELS
     print(f"Python {sys.version.split()[0]}, torch {torch.__version__}")
     for group, builds in groups.items():
-        seen = decompiled = behaved = depyf_decompiled = depyf_behaved = 0
+        seen = decompiled = behaved = unchecked = depyf_decompiled = depyf_behaved = 0
         print(f"\n{group}:")
         for name, build in builds.items():
             start = time.perf_counter()
@@ -189,6 +189,7 @@ def main() -> None:
             seen += len(result.frames)
             decompiled += result.decompiled
             behaved += result.behaves is True
+            unchecked += len(result.unchecked)
             verdict = {True: "behaves", False: "DIFFERS", None: "not run"}[result.behaves]
             print(
                 f"  {name:42s} {result.decompiled:3d}/{len(result.frames):<3d} {verdict:8s}"
@@ -200,6 +201,7 @@ def main() -> None:
         print(
             f"  {group}: {decompiled}/{seen} frames decompiled; "
             f"{behaved}/{len(builds)} programs behave like the original on the decompiled code"
+            f" ({unchecked} frame(s) not put in place: no function holds their code)"
         )
         if depyf is not None:
             print(
