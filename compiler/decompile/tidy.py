@@ -368,7 +368,7 @@ def _spread_keywords(body: list[ast.stmt]) -> bool:
 
 
 def _unpack_in_for(body: list[ast.stmt], counts: Counter[tuple[str, str]]) -> bool:
-    """``for _v1 in e: a, b = _v1`` -> ``for a, b in e:``."""
+    """``for _v1 in e: a, b = _v1`` -> ``for a, b in e:``; ``x = _v1`` -> ``for x in e:``."""
     for block in _blocks(body):
         for stmt in block:
             if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name)):
@@ -380,7 +380,7 @@ def _unpack_in_for(body: list[ast.stmt], counts: Counter[tuple[str, str]]) -> bo
                 and counts[(item, "load")] == 1
                 and isinstance(first, ast.Assign)
                 and len(first.targets) == 1
-                and isinstance(first.targets[0], ast.Tuple)
+                and isinstance(first.targets[0], ast.Tuple | ast.Name)
                 and isinstance(first.value, ast.Name)
                 and first.value.id == item
             ):
