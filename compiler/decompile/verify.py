@@ -177,20 +177,11 @@ def _swapped(
     ``reasons``."""
     undo: list[Callable[[], None]] = []
     inside = {c for _, t in swaps.values() for c in _nested_codes(t)}
+    # every holder is found before any is changed (one function may make two of them)
+    owners = {original: _holders(original, swaps) for original in swaps}
     try:
         for original, (source, transformed) in swaps.items():
-            holders = gc.get_referrers(original)
-            functions = [f for f in holders if isinstance(f, FunctionType)]
-            cells = [c for c in holders if isinstance(c, CellType)]
-            enclosing = [
-                (f, c)
-                for t in holders
-                if isinstance(t, tuple)
-                for c in gc.get_referrers(t)
-                if isinstance(c, CodeType) and c.co_consts is t and c not in swaps
-                for f in gc.get_referrers(c)
-                if isinstance(f, FunctionType) and f.__code__ is c
-            ]
+            functions, cells, enclosing = owners[original]
             if original in inside and not functions and not cells:
                 continue
             if not functions and not cells and not enclosing:
@@ -213,14 +204,34 @@ def _swapped(
             for cell in cells:
                 undo.append(functools.partial(setattr, cell, "cell_contents", original))
                 cell.cell_contents = code
-            for fn, outer in enclosing:
+            for fn in enclosing:  # its code as it is now: another swap may have changed it
+                outer = fn.__code__
                 consts = tuple(code if c is original else c for c in outer.co_consts)
-                undo.append(functools.partial(setattr, fn, "__code__", fn.__code__))
+                undo.append(functools.partial(setattr, fn, "__code__", outer))
                 fn.__code__ = outer.replace(co_consts=consts)
         yield
     finally:
         for step in reversed(undo):
             step()
+
+
+def _holders(
+    original: CodeType, swaps: dict[CodeType, tuple[str, CodeType]]
+) -> tuple[list[FunctionType], list[CellType], list[FunctionType]]:
+    """The functions running ``original``, the cells holding it, and the functions whose
+    code holds it among its constants (they make a function of it when they run)."""
+    held = gc.get_referrers(original)
+    enclosing = [
+        f
+        for t in held
+        if isinstance(t, tuple)
+        for c in gc.get_referrers(t)
+        if isinstance(c, CodeType) and c.co_consts is t and c not in swaps
+        for f in gc.get_referrers(c)
+        if isinstance(f, FunctionType) and f.__code__ is c
+    ]
+    functions = [f for f in held if isinstance(f, FunctionType)]
+    return functions, [c for c in held if isinstance(c, CellType)], enclosing
 
 
 def _nested_codes(code: CodeType) -> Iterator[CodeType]:
