@@ -178,7 +178,8 @@ def _swapped(
     undo: list[Callable[[], None]] = []
     inside = {c for _, t in swaps.values() for c in _nested_codes(t)}
     # every holder is found before any is changed (one function may make two of them)
-    owners = {original: _holders(original, swaps) for original in swaps}
+    makers = _makers({id(o) for o in swaps})
+    owners = {original: _holders(original, makers.get(id(original), [])) for original in swaps}
     try:
         for original, (source, transformed) in swaps.items():
             functions, cells, enclosing = owners[original]
@@ -216,22 +217,28 @@ def _swapped(
 
 
 def _holders(
-    original: CodeType, swaps: dict[CodeType, tuple[str, CodeType]]
+    original: CodeType, makers: list[FunctionType]
 ) -> tuple[list[FunctionType], list[CellType], list[FunctionType]]:
     """The functions running ``original``, the cells holding it, and the functions whose
     code holds it among its constants (they make a function of it when they run)."""
     held = gc.get_referrers(original)
-    enclosing = [
-        f
-        for t in held
-        if isinstance(t, tuple)
-        for c in gc.get_referrers(t)
-        if isinstance(c, CodeType) and c.co_consts is t and c not in swaps
-        for f in gc.get_referrers(c)
-        if isinstance(f, FunctionType) and f.__code__ is c
-    ]
     functions = [f for f in held if isinstance(f, FunctionType)]
-    return functions, [c for c in held if isinstance(c, CellType)], enclosing
+    return functions, [c for c in held if isinstance(c, CellType)], makers
+
+
+def _makers(wanted: set[int]) -> dict[int, list[FunctionType]]:
+    """id of a wanted code -> the functions whose code holds it as a constant. Every
+    function is looked at: gc stops tracking a tuple of code objects and strings (nothing
+    in it can make a cycle), so ``gc.get_referrers`` does not find a code's ``co_consts``."""
+    found: dict[int, list[FunctionType]] = {}
+    for obj in gc.get_objects():
+        # ``type``, not ``isinstance``: a dead weak proxy raises on its ``__class__``;
+        # a function that is itself swapped writes its nested functions in its source
+        if type(obj) is FunctionType and id(obj.__code__) not in wanted:
+            for c in obj.__code__.co_consts:
+                if id(c) in wanted and isinstance(c, CodeType):
+                    found.setdefault(id(c), []).append(obj)
+    return found
 
 
 def _nested_codes(code: CodeType) -> Iterator[CodeType]:
