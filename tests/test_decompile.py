@@ -62,7 +62,8 @@ def test_the_readme_graph_break_example_decompiles_and_behaves_like_the_original
     result = check(programs.compiled_call(f, torch.randn(64)))
     assert len(result.frames) >= 2, "a graph break: the frame and a resume function"
     assert_every_frame_decompiles_and_behaves(result)
-    top = result.frames[0]
+    # f's own frame (torch 2.11 transforms a wrapper frame, ``inner``, before it)
+    top = next(fr for fr in result.frames if fr.code_name == f.__code__.co_name)
     assert top.source is not None
     assert any(n.startswith("__resume_at") for n in top.dynamo_names)
     assert "if " in top.source, "the break is a branch on a graph output"
@@ -201,6 +202,7 @@ def test_plain_python_decompiles_and_runs_the_same(args):
 def test_explore_shows_our_decompiled_source_for_each_frame():
     exp = compiler.explore(readme_example(), torch.randn(64), backend="eager")
     assert len(exp.compiles) >= 2
+    calling = 0
     for c in exp.compiles:
         b = c.bytecode
         assert b is not None and b.transformed is not None
@@ -208,7 +210,11 @@ def test_explore_shows_our_decompiled_source_for_each_frame():
         assert b.decompiled is not None
         ast.parse(b.decompiled)
         called = set(re.findall(r"\b(__compiled_fn_\w+|__resume_at_\w+)\b", b.transformed))
-        assert called and all(name in b.decompiled for name in called)
+        assert all(name in b.decompiled for name in called)
+        calling += bool(called)
+    # f's frame and its resume functions call compiled graphs (torch 2.11 also transforms
+    # a wrapper frame that calls none)
+    assert calling >= 2
 
 
 def test_the_python_version_is_one_the_decompiler_reads():
