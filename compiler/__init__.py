@@ -10,6 +10,7 @@ Example:
     'torch.relu'
 """
 
+from compiler.capture.aoti import explore_aoti
 from compiler.capture.explore import explore
 from compiler.capture.exported import explore_export
 from compiler.capture.failures import classify_failure
@@ -109,6 +110,7 @@ __all__ = [
     "diff",
     "divergence",
     "explore",
+    "explore_aoti",
     "explore_export",
     "explore_path",
     "explore_script",

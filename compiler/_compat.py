@@ -18,6 +18,38 @@ from typing import Any
 
 import torch
 
+# The oldest torch the tests cover: the GPU machine's 2.11 (CUDA, Python 3.12); CI runs
+# the suite on 2.13 (CPU) and a smoke set on 2.14.1. pyproject.toml's lower bound.
+OLDEST_TORCH = (2, 11)
+
+
+def torch_release(version: str | None = None) -> tuple[int, int]:
+    """(major, minor) of ``torch.__version__`` or of ``version``.
+
+    Example:
+        >>> torch_release("2.14.1+cu130"), torch_release("2.16.0.dev20261101")
+        ((2, 14), (2, 16))
+    """
+    found = re.match(r"(\d+)\.(\d+)", version or str(torch.__version__))
+    return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+
+
+def require_supported_torch(version: str | None = None) -> None:
+    """Raise ImportError with what to do when torch is older than the tests cover: the
+    private hooks this module uses (the bytecode hook, the structured trace's records,
+    Inductor's artifact loggers) differ before it."""
+    if torch_release(version) < OLDEST_TORCH:
+        oldest = ".".join(map(str, OLDEST_TORCH))
+        msg = (
+            f"torch-compile-explorer needs torch {oldest} or newer, and this is torch "
+            f"{version or torch.__version__}: the compiler hooks it reads changed before "
+            f"{oldest}. Upgrade torch (pip install 'torch>={oldest}') and restart the kernel."
+        )
+        raise ImportError(msg)
+
+
+require_supported_torch()
+
 # Artifact loggers of torch._inductor.debug that print the scheduler's nodes before
 # and after fusion (checked on torch 2.11 and 2.13: `getArtifactLogger` names them
 # "<module>.__<artifact>").
@@ -449,3 +481,12 @@ def cudagraph_input_copy_bytes() -> list[int]:
             )
         )
     return sizes
+
+
+def aoti_compile_and_package(program: Any, package_path: str) -> str:
+    """AOTInductor: compile an ``ExportedProgram`` ahead of time into a ``.pt2`` package
+    (``torch._inductor.aoti_compile_and_package``, torch 2.6+; checked on 2.13 CPU and
+    2.14.1). Returns the package's path."""
+    from torch._inductor import aoti_compile_and_package as compile_and_package
+
+    return str(compile_and_package(program, package_path=package_path))

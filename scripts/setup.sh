@@ -79,7 +79,7 @@ PY=$VENV/bin/python
     die "$VENV has $("$PY" --version 2>&1); need Python 3.10+ (remove $VENV, set PYTHON=...)"
 
 # --- (c) torch first, pinned -------------------------------------------------------------------
-# Prints the installed torch version, with " old" appended when it is below the project's >=2.5,
+# Prints the installed torch version, with " old" appended when it is below the project's >=2.11,
 # or nothing when torch is not installed. Metadata only: does not import torch (2 s).
 torch_state() {
     "$PY" - <<'PY'
@@ -90,7 +90,7 @@ import re
 if importlib.util.find_spec("torch") is not None:
     v = md.version("torch")
     major, minor = (int(x) for x in re.match(r"(\d+)\.(\d+)", v).groups())
-    print(v + (" old" if (major, minor) < (2, 5) else ""))
+    print(v + (" old" if (major, minor) < (2, 11) else ""))
 PY
 }
 state=$(torch_state)
@@ -98,7 +98,7 @@ if [[ -z $state || $state == *" old" ]]; then
     # Never let pip pick torch by itself in an empty env: an unpinned torch resolves to a
     # multi-GB CUDA build. The pinned CPU wheel comes from local disk where one is provided.
     if [[ -n $state ]]; then
-        say "torch ${state% old} is older than 2.5; replacing it"
+        say "torch ${state% old} is older than 2.11; replacing it"
     fi
     say "installing torch $TORCH_VERSION (CPU) - about a minute"
     pip_install ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"} "torch==$TORCH_VERSION"

@@ -27,6 +27,26 @@ def with_print(x):
     return y + 1
 
 
+def nested_after_break(x):
+    x = x.sin()
+    print("a nested def and a lambda after the break")
+
+    def twice(y, k=3, *, shift=1.0):
+        return y * 2 + k - shift
+
+    return (lambda z: z + x)(twice(x))
+
+
+def closure_after_break(x):
+    s = x.cos()
+    print("a nested def reading a variable of its frame")
+
+    def scaled(y):
+        return y * s
+
+    return scaled(x).sum()
+
+
 class Printer(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -36,6 +56,22 @@ class Printer(nn.Module):
         h = self.lin(x)
         print("inside forward")
         return torch.tanh(h)
+
+
+class PrintLoop(nn.Module):
+    """A loop over layers (Dynamo unrolls it), a print (a graph break), another loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(3)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        print("after the first loop", tuple(x.shape))
+        for i, layer in enumerate(self.layers):
+            x = x + layer(x) * (i + 1)
+        return x
 
 
 def shape_loop(make_compiled):
@@ -183,3 +219,37 @@ def gpt2_training_step(n_layer: int):
         return out.loss.detach()
 
     return step, ids
+
+
+def compiled_call(fn, *args):
+    """A build for ``compiler.decompile.verify.check``: ``fn(*args)`` compiled."""
+    return lambda: lambda: torch.compile(fn, backend="eager")(*args)
+
+
+def compiled_module(cls, *args):
+    """A build for ``check``: a fresh ``cls()`` (seeded) compiled and called on ``args``."""
+
+    def build():
+        torch.manual_seed(0)
+        module = cls()
+        return lambda: torch.compile(module, backend="eager")(*args)
+
+    return build
+
+
+def decompile_builds():
+    """Every program above that compiles, as builds for ``check`` (name -> build)."""
+    return {
+        "pointwise": compiled_call(pointwise, torch.randn(4, 4)),
+        "data_dependent": compiled_call(data_dependent, torch.randn(4, 4)),
+        "with_print": compiled_call(with_print, torch.randn(4, 4)),
+        "nested_after_break": compiled_call(nested_after_break, torch.randn(4)),
+        "closure_after_break": compiled_call(closure_after_break, torch.randn(4)),
+        "dynamic_fn": compiled_call(dynamic_fn, torch.randn(4, 4), torch.randn(4, 4)),
+        "Printer": compiled_module(Printer, torch.randn(2, 8)),
+        "PrintLoop": compiled_module(PrintLoop, torch.randn(4, 8)),
+        "FeaturePyramid": compiled_module(FeaturePyramid, torch.randn(1, 3, 16, 16)),
+        "Blocks": compiled_module(Blocks, torch.randn(2, 8)),
+        "mlp_training_step": lambda: mlp_training_step("eager"),
+        "shape_loop": lambda: lambda: shape_loop(lambda fn: torch.compile(fn, backend="eager")),
+    }

@@ -201,3 +201,20 @@ def test_fusion_ir_formatted_once_writes_the_text_torch_writes_and_restores_torc
         Printable.__dict__["__str__"],
     )
     assert after == before
+
+
+def test_a_torch_older_than_the_tests_cover_is_refused_with_what_to_do():
+    assert _compat.torch_release() >= _compat.OLDEST_TORCH
+    _compat.require_supported_torch()  # the installed one
+    with pytest.raises(ImportError, match=r"needs torch 2\.11 or newer.*2\.10\.0.*pip install"):
+        _compat.require_supported_torch("2.10.0+cpu")
+    _compat.require_supported_torch("2.15.0")
+
+
+def test_pyprojects_lower_bound_for_torch_is_the_oldest_torch_the_tests_cover():
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    oldest = ".".join(map(str, _compat.OLDEST_TORCH))
+    assert f"torch>={oldest}" in project["project"]["dependencies"]

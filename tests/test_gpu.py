@@ -344,3 +344,51 @@ def test_kernel_lab_edit_runs_on_recorded_shapes_matches_the_original_and_is_tim
           f"{recorded_ms * 1e3:.1f} us, edited {edited_ms * 1e3:.1f} us "
           f"({recorded_ms / edited_ms:.2f}x)")  # fmt: skip
     assert recorded_ms > 0 and edited_ms > 0
+
+
+def test_user_triton_kernels_show_their_source_and_lower_stages():
+    """A kernel the user wrote (``torch.library.triton_op`` + ``wrap_triton``) compiled
+    into Inductor's output code: its source as the user wrote it, its Triton stages."""
+    import inspect
+
+    import triton
+    import triton.language as tl
+    from torch.library import triton_op, wrap_triton
+
+    @triton.jit
+    def user_add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offsets = pid * BLOCK + tl.arange(0, BLOCK)
+        mask = offsets < n
+        tl.store(
+            out_ptr + offsets,
+            tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask),
+            mask=mask,
+        )
+
+    @triton_op("explorer_test::user_add", mutates_args={})
+    def user_add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(x)
+        n = x.numel()
+        wrap_triton(user_add_kernel)[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128)
+        return out
+
+    def f(x, y):
+        return user_add(x.sin(), y) * 2
+
+    x, y = torch.randn(1000, device="cuda"), torch.randn(1000, device="cuda")
+    exp = compiler.explore(f, x, y)
+    kernels = [k for c in exp.compiles for out in c.output_code for k in out.kernels]
+    user = [k for k in kernels if "user_add_kernel" in k.name or "user_add_kernel" in k.source]
+    assert user, [k.name for k in kernels]
+    (k,) = user[:1]
+    written = inspect.getsource(user_add_kernel.fn).splitlines()
+    body = [
+        line.strip()
+        for line in written[written.index(next(w for w in written if "def " in w)) + 1 :]
+    ]
+    assert all(line in k.source for line in body if line), "the source as the user wrote it"
+    chosen = [v for v in k.variants if v.chosen] or list(k.variants)
+    assert chosen, "Triton's stages of the user kernel"
+    stages = {s.stage for s in chosen[0].stages}
+    assert {"ttir", "ptx"} <= stages

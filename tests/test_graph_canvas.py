@@ -355,3 +355,43 @@ def test_a_kernel_link_of_a_node_selects_that_kernel(browser, inductor_training)
     assert set(marked) <= fused
     assert opened.errors == []
     page.close()
+
+
+def test_a_higher_order_op_links_to_its_branches_and_each_branch_back(browser, tmp_path):
+    import torch
+
+    def f(x):
+        return torch.cond(x.sum() > 0, lambda x: x.sin(), lambda x: x.cos(), (x,))
+
+    exp = compiler.explore(f, torch.randn(4), backend="eager")
+    page_file = tmp_path / "cond.html"
+    to_html(exp, page_file)
+    opened = _open(browser, exp, page_file, "dynamo_output_graph")
+    page = opened.page
+    key = exp.compiles[0].key
+    pane = build_pane(exp, key, "dynamo_output_graph")
+    (cond,) = [n for n in opened.nodes if n.target == "torch.ops.higher_order.cond"]
+    page.fill(".tce-pane .gc-search", cond.name)
+    page.locator(".gc-hit").first.wait_for()
+    page.evaluate(
+        """(name) => [...document.querySelectorAll('.gc-hit')]
+            .find((row) => row.querySelector('.gc-hit-name').textContent === name)
+            .dispatchEvent(new MouseEvent('mousedown', {bubbles: true}))""",
+        cond.name,
+    )
+    assert page.locator(".gc-side-name").text_content() == cond.name
+    runs = page.locator(".gc-side-list.gc-subgraphs .gc-follow")
+    assert runs.count() == len(pane.subgraphs) == 2
+    assert [runs.nth(i).get_attribute("data-subgraph") for i in range(2)] == [
+        s.id for s in pane.subgraphs
+    ]
+    # into the true branch: its first node; and back to the op that runs it
+    runs.nth(0).click()
+    first = opened.nodes[pane.subgraphs[0].first]
+    assert page.locator(".gc-side-name").text_content() == first.name
+    back = page.locator(".gc-side-list.gc-subgraphs .gc-follow")
+    assert back.count() == 1 and "true branch" in back.first.text_content()
+    back.first.click()
+    assert page.locator(".gc-side-name").text_content() == cond.name
+    assert opened.errors == []
+    page.close()

@@ -20,6 +20,7 @@ ROOM_ORDER = (
     "_compat",
     "model",
     "parse",
+    "decompile",
     "gpu",
     "link",
     "store",

@@ -319,3 +319,24 @@ def test_the_index_says_which_output_code_pane_shows_each_kernel():
     # a training step has forward and backward output codes: kernels of both are mapped
     shown_in = {ref["pane"] for cv in view["compiles"] for ref in cv["kernels"].values()}
     assert checked and len(shown_in) >= 2
+
+
+def test_a_graph_pane_links_each_higher_order_op_to_its_nested_graphs_and_back():
+    def f(x):
+        return torch.cond(x.sum() > 0, lambda x: x.sin(), lambda x: x.cos(), (x,))
+
+    exp = compiler.explore(f, torch.randn(4), backend="eager")
+    key = str(exp.compiles[0].compile_id)
+    pane = build_pane(exp, key, "dynamo_output_graph")
+    names, targets = pane.nodes.name, [pane.targets[t] for t in pane.nodes.target]
+    graph = exp.compiles[0].graphs["dynamo_output_graph"]
+    assert [(s.role, s.module) for s in pane.subgraphs] == [
+        ("true branch", "cond_true_0"),
+        ("false branch", "cond_false_0"),
+    ]
+    for link in pane.subgraphs:
+        assert targets[link.caller] == "torch.ops.higher_order.cond"
+        nested = [i for i, n in enumerate(graph.nodes) if n.module == link.module]
+        assert (link.first, link.last) == (nested[0], nested[-1])
+        assert names[link.first] == graph.nodes[nested[0]].name
+        assert link.id == f"dynamo_output_graph#{link.module}"

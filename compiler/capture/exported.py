@@ -28,13 +28,13 @@ from compiler.capture.recording import describe_target, recording
 from compiler.errors import CompileError, InputError, TargetError
 from compiler.link.user_code import error_location, innermost_user_frame, is_user_file
 from compiler.model import Compile, CompileId, Exploration, Graph, Options, StageError
-from compiler.model.graph import UNPARSED_STAGES
+from compiler.model.graph import EXPORT_TEXT_STAGES
 from compiler.parse.graph_text import parse_graph
 
 __all__ = ["TEXT_STAGES", "explore_export"]
 
 # Named so that the explorer, which lists extra stages by name, shows the graph first.
-TEXT_STAGES = UNPARSED_STAGES
+TEXT_STAGES = EXPORT_TEXT_STAGES
 
 
 def explore_export(

@@ -27,6 +27,7 @@ from types import CodeType
 from typing import Any
 
 from compiler import _compat
+from compiler import decompile as decompiler
 from compiler.gpu import triton_stages
 from compiler.gpu.kernel_timing import launch_grid
 from compiler.gpu.lowered_lines import with_source_lines
@@ -174,7 +175,7 @@ class Recording:
         }
         meta["source"] = _source_of(original)
         if self.decompile:
-            # depyf takes a noticeable part of a compile: decompile when a view asks
+            # decompiling takes a noticeable part of a compile: decompile when a view asks
             meta["decompile"] = functools.partial(_decompile, transformed)
         self.events.append(_event(BYTECODE_EVENT, meta, None))
 
@@ -331,16 +332,23 @@ def _source_of(code: CodeType) -> str | None:
 
 
 def _decompile(code: CodeType) -> tuple[str | None, str | None]:
-    """(decompiled source, None) or (None, why not)."""
+    """(decompiled source, None), or (None, why not).
+
+    Our decompiler first (``compiler.decompile``, Python 3.10-3.13); where it fails,
+    depyf's output where depyf is installed and succeeds, with the reason ours failed.
+    """
+    try:
+        return decompiler.decompile(code), None
+    except decompiler.DecompileError as exc:
+        ours = f"compiler.decompile could not decompile {code.co_name}: {exc}"
     try:
         import depyf  # type: ignore[import-untyped]
     except ImportError:
-        return None, "decompiler not installed: pip install depyf"
+        return None, ours
     try:
-        return str(depyf.decompile(code)), None
+        return str(depyf.decompile(code)), f"{ours}; shown: depyf's decompilation"
     except Exception as exc:  # depyf fails on some 3.11+ bytecode; never fatal
-        why = f"{type(exc).__name__}: {exc}"
-        return None, f"depyf could not decompile {code.co_name}: {why}"
+        return None, f"{ours}; depyf failed too: {type(exc).__name__}: {exc}"
 
 
 def environment(device: str = "cpu") -> Environment:
@@ -377,7 +385,8 @@ def recording(
     Args:
         keep_caches: leave the FX graph and AOTAutograd caches on. Off by default,
             because a cache hit skips the stages that would be recorded.
-        decompile: decompile Dynamo's transformed bytecode with depyf (best effort),
+        decompile: decompile Dynamo's transformed bytecode (``compiler.decompile``, with
+            depyf as the fallback where it is installed),
             when ``Bytecode.decompiled`` is first read rather than during the compile.
         triton_stages: keep every Triton kernel's TTIR, TTGIR, LLVM IR and PTX, and
             its SASS on demand (``compiler.with_sass``). By default on when CUDA is

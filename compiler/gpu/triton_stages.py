@@ -83,15 +83,16 @@ def collect(outputs: Iterable[tuple[str, Iterable[str]]], *, since: float) -> Co
     if root is None or not wanted:
         found.missing = [name for _, name, _ in wanted]
         return found
-    index = _index(root, {name for _, name, _ in wanted})
+    index = _index(root, {_triton_name(name, tuner) for _, name, tuner in wanted})
     for path, name, tuner in wanted:
         kernel_file = str(getattr(tuner, "filename", "") or "")
-        candidates = index.get(name, []) if kernel_file else []
-        folders = [f for f in candidates if _module_of(f, name) == kernel_file]
+        compiled = _triton_name(name, tuner)  # the name of its files in Triton's cache
+        candidates = index.get(compiled, []) if kernel_file else []
+        folders = [f for f in candidates if _module_of(f, compiled) == kernel_file]
         chosen_key, chosen_config = _winner(tuner, kernel_file)
         known = any(f.name == chosen_key for f in folders)
         # a template kernel's TTIR can name another file: trust the autotuner's choice
-        if chosen_key and not known and (root / chosen_key / f"{name}.json").exists():
+        if chosen_key and not known and (root / chosen_key / f"{compiled}.json").exists():
             folders.append(root / chosen_key)
         if not folders:
             found.missing.append(name)
@@ -101,11 +102,22 @@ def collect(outputs: Iterable[tuple[str, Iterable[str]]], *, since: float) -> Co
         variants = []
         for folder in sorted(folders, key=lambda f: (f.name != chosen_key, f.name)):
             chosen = folder.name == chosen_key
-            variants.append(_variant(folder, name, chosen, chosen_config if chosen else {}))
-            if chosen and (folder / f"{name}.json").stat().st_mtime < since:
+            variants.append(_variant(folder, compiled, chosen, chosen_config if chosen else {}))
+            if chosen and (folder / f"{compiled}.json").stat().st_mtime < since:
                 found.from_cache.append(name)
         found.variants[(path, name)] = tuple(variants)
     return found
+
+
+def _triton_name(name: str, tuner: Any) -> str:
+    """The name Triton compiled a kernel under, which names its cache files: the name of
+    the ``def`` the autotuner's ``JITFunction`` wraps. Inductor's own kernels are named so
+    in the output code too; a user-written kernel (``triton_op`` + ``wrap_triton``) is
+    ``user_add_kernel_0`` there while its ``def`` stays ``user_add_kernel`` (unless
+    ``config.triton.unique_user_kernel_names``)."""
+    jit = getattr(tuner, "fn", None)
+    own = getattr(getattr(jit, "fn", None), "__name__", None) or getattr(jit, "__name__", None)
+    return own if isinstance(own, str) and own else name
 
 
 def _index(root: Path, names: set[str]) -> dict[str, list[Path]]:
@@ -214,7 +226,7 @@ def with_sass(exploration: Exploration, *, workers: int = 8) -> Exploration:
         for k in c.kernels():
             for v in k.variants:
                 if _deferred(v):
-                    jobs[(k.name, v.cache_key)] = Path(root or "") / v.cache_key / f"{k.name}.cubin"
+                    jobs[(k.name, v.cache_key)] = _cubin(Path(root or "") / v.cache_key, k.name)
     if not jobs:
         return exploration
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -245,6 +257,17 @@ def with_sass(exploration: Exploration, *, workers: int = 8) -> Exploration:
         for c in exploration.compiles
     )
     return dataclasses.replace(exploration, compiles=compiles)
+
+
+def _cubin(folder: Path, name: str) -> Path:
+    """The cubin of kernel ``name`` in a cache folder: the folder's one cubin where the
+    kernel's files are named otherwise (a user-written kernel's ``def`` name)."""
+    cubin = folder / f"{name}.cubin"
+    if not cubin.exists():
+        others = list(folder.glob("*.cubin")) if folder.is_dir() else []
+        if len(others) == 1:
+            return others[0]
+    return cubin
 
 
 def _deferred(v: TritonVariant) -> bool:

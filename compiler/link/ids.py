@@ -30,6 +30,7 @@ OutputKey = NewType("OutputKey", str)
 KernelId = NewType("KernelId", str)
 PaneId = NewType("PaneId", str)
 SrcKey = NewType("SrcKey", str)
+SubgraphId = NewType("SubgraphId", str)
 
 # The stages of a compile in the order the compiler ran them: what a view lists.
 _FRAME_STAGES = (
@@ -135,6 +136,18 @@ class StageRef:
     stage: str
     output: OutputKey | None = None
     kernel: KernelId | None = None
+
+
+def subgraph_id(pane: PaneId, module: str) -> SubgraphId:
+    """The id of a nested graph (a ``torch.cond`` branch, a ``while_loop`` body, a
+    ``flex_attention`` score function, an ``invoke_subgraph`` region) inside the graph
+    that pane ``pane`` shows; ``module`` is the nested module's name in the graph text.
+
+    Example:
+        >>> subgraph_id(compile_pane("dynamo_output_graph"), "cond_true_0")
+        'dynamo_output_graph#cond_true_0'
+    """
+    return SubgraphId(f"{pane}#{module}")
 
 
 def compile_pane(stage: str) -> PaneId:

@@ -10,11 +10,14 @@ from compiler.model.derived import DERIVED, Derived, Later
 
 # Stages kept as a graph whose text is no FX graph (``torch.export``'s signature, range
 # constraints and module call graph): they have no nodes, and nothing parses them.
-UNPARSED_STAGES = (
+EXPORT_TEXT_STAGES = (
     "exported_program_signature",
     "exported_program_range_constraints",
     "exported_program_module_call_graph",
 )
+# AOTInductor (compiler.explore_aoti): what the .pt2 package holds, and its C++
+AOTI_STAGES = ("aoti_package", "aoti_wrapper_cpp", "aoti_kernel_cpp")
+UNPARSED_STAGES = (*EXPORT_TEXT_STAGES, *AOTI_STAGES)
 
 
 @dataclass(**_FROZEN)

@@ -269,7 +269,9 @@ class Scanner(LineShapes):
             at = where[j] if where else line
             annotation = ""
             if toks[j + 1] == ":":
-                annotation = string_value(toks[j + 2])
+                # compiled autograd's graph annotates its one input unquoted: ``: list``
+                ann = toks[j + 2]
+                annotation = ann if is_name(ann) else string_value(ann)
                 j += 2
             params.append((name, annotation, at))
             j += 1

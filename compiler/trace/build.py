@@ -139,11 +139,24 @@ class BuildResult:
     derived: Derived
 
 
+# AOTInductor's generated code, logged as ``graph_dump`` events: the stage each becomes
+AOTI_DUMPS = {
+    "inductor_aot_wrapper_code": "aoti_wrapper_cpp",
+    "inductor_aot_kernel_code": "aoti_kernel_cpp",
+}
+
+
 def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
-    """Group events into ``Compile``s. ``source`` is ``"live"`` or ``"trace"``."""
+    """Group events into ``Compile``s. ``source`` is ``"live"`` or ``"trace"``.
+
+    AOTInductor after a non-strict export runs no Dynamo frame: its graphs and code come
+    without a compile id. Where a run has no compile at all but such stages, they make one
+    compile ``0/0`` (as ``explore_export`` names the compile of a non-strict export).
+    """
     states: dict[tuple[int | None, CompileId], _CompileState] = {}
     strings: dict[tuple[int | None, int], str] = {}
     facts: dict[str, Any] = {}
+    loose: list[Event] = []
     for event in events:
         if event.key == "str":
             _intern(event, strings)
@@ -153,6 +166,7 @@ def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
         if event.name == "torch_version" and event.payload:
             facts["torch_version"] = _json(event.payload)
         if event.compile_id is None:
+            loose.append(event)
             continue
         key = (event.rank, event.compile_id.without_attempt())
         state = states.get(key)
@@ -160,9 +174,21 @@ def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
             state = states[key] = _CompileState(compile_id=key[1], rank=event.rank)
         state.attempts = max(state.attempts, event.compile_id.attempt + 1)
         _apply(state, event, strings, facts)
+    if not states and any(_aoti_dump(e) for e in loose):
+        state = _CompileState(compile_id=CompileId(frame_id=0, frame_compile_id=0), rank=None)
+        for event in loose:
+            _apply(state, event, strings, facts)
+        states[(None, state.compile_id)] = state
     cache = Derived()
     compiles = [_finish(state, source, cache) for state in states.values()]
     return BuildResult(compiles=derive(compiles, cache), facts=facts, derived=cache)
+
+
+def _aoti_dump(event: Event) -> str | None:
+    """The stage of an AOTInductor code dump, or None."""
+    if event.key == "graph_dump" and isinstance(event.metadata, dict):
+        return AOTI_DUMPS.get(str(event.metadata.get("name")))
+    return None
 
 
 def _intern(event: Event, strings: dict[tuple[int | None, int], str]) -> None:
@@ -228,6 +254,8 @@ def _apply(state: _CompileState, event: Event, strings: _Strings, facts: dict[st
         state.bytecode.setdefault("code_name", name.rsplit("_", 2)[0])
     elif name in COMPILE_GRAPHS and payload is not None:
         state.graphs[name] = payload
+    elif _aoti_dump(event) and payload is not None:
+        state.graphs[str(_aoti_dump(event))] = payload
     elif name in INDUCTOR_GRAPHS and payload is not None:
         state.pending.graphs[name] = payload
     elif event.key == MODULE_STACK_EVENT and isinstance(meta, dict):

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from compiler import Compile, Exploration, Graph, SourceLoc, StageError, TensorMeta
 from compiler.link import ids
+from compiler.link.subgraphs import subgraph_calls
 from compiler.parse.graph_text import comment_sources
 
 from .labels import STAGE_LABELS, group_of, label_of
@@ -24,6 +25,7 @@ from .types import (
     RecompileReasonsPane,
     SourceRef,
     StackFrame,
+    SubgraphLink,
 )
 
 
@@ -73,7 +75,8 @@ def build_code(exp: Exploration, compile_key: str, pane_id: str) -> CodePane:
                         title=STAGE_LABELS[title], note="", text=text, language="text", line_src=src
                     )
                 )
-        note = "" if b.decompiled is not None else (b.decompile_error or "not decompiled")
+        # the error also when there is text: depyf's output shown where ours failed
+        note = b.decompile_error or ("" if b.decompiled is not None else "not decompiled")
         blocks.append(
             Block(
                 title=STAGE_LABELS["decompiled"],
@@ -162,7 +165,33 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
         metas=meta_refs,
         stacks=stack_refs,
         kernel_sets=kernel_refs,
+        subgraphs=_subgraph_links(pane_id, graph, names, modules),
     )
+
+
+def _subgraph_links(
+    pane_id: str, graph: Graph, names: tuple[str, ...], modules: tuple[str, ...]
+) -> tuple[SubgraphLink, ...]:
+    """Each higher-order op node's nested graphs, as node indices (none in most graphs)."""
+    if not any(modules):
+        return ()
+    at = {(m, n): i for i, (m, n) in enumerate(zip(modules, names, strict=True))}
+    span: dict[str, list[int]] = {}
+    for i, m in enumerate(modules):
+        if m:
+            span.setdefault(m, [i, i])[1] = i
+    links = []
+    for call in subgraph_calls(ids.PaneId(pane_id), graph.nodes):
+        caller = at.get((call.node_module, call.node))
+        if caller is None or call.module not in span:
+            continue
+        first, last = span[call.module]
+        link = SubgraphLink(
+            caller=caller, first=first, last=last, op=call.op, role=call.role,
+            module=call.module, id=call.id,
+        )  # fmt: skip
+        links.append(link)
+    return tuple(links)
 
 
 _T = TypeVar("_T")

@@ -7,7 +7,7 @@ STAGE_LABELS = {
     "bytecode": "Bytecode",
     "original_bytecode": "Original bytecode",
     "transformed_bytecode": "Transformed bytecode",
-    "decompiled": "Decompiled (best effort)",
+    "decompiled": "Decompiled source",
     "dynamo_output_graph": "Dynamo graph",
     "dynamo_cpp_guards_str": "Guards",
     "dynamo_graph_break_reason": "Graph breaks",

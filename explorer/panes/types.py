@@ -108,6 +108,22 @@ class GraphNodes:
 
 
 @dataclass(**_FROZEN)
+class SubgraphLink:
+    """A higher-order op node and a nested graph it runs (``compiler.link.subgraphs``):
+    ``caller`` is the op's node index, ``first``..``last`` the nested graph's node indices
+    (its nodes are contiguous), ``role`` what it is to the op (``true branch``, ``body``,
+    ``score function``, ``region``), ``id`` the nested graph's id (``ids.subgraph_id``)."""
+
+    caller: int
+    first: int
+    last: int
+    op: str
+    role: str
+    module: str
+    id: str
+
+
+@dataclass(**_FROZEN)
 class GraphPane(PaneHead):
     """A graph: its text verbatim and its nodes, laid out by the browser's GraphCanvas.
 
@@ -129,6 +145,7 @@ class GraphPane(PaneHead):
     metas: tuple[tuple[Meta, ...], ...] = ()
     stacks: tuple[tuple[str, ...], ...] = ()
     kernel_sets: tuple[tuple[str, ...], ...] = ()
+    subgraphs: tuple[SubgraphLink, ...] = ()
 
 
 @dataclass(**_FROZEN)

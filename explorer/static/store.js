@@ -116,6 +116,15 @@ function graphView(g) {
       if (node.src !== null) lineSrc[at] = node.src;
     }
   }
+  // a higher-order op runs nested graphs (cond branches, a while_loop body, an
+  // invoke_subgraph region): the op links to each one's first node, each of their nodes back
+  for (const s of g.subgraphs || []) {
+    const caller = nodes[s.caller];
+    (caller.runs ||= []).push({ node: s.first, role: s.role, module: s.module, id: s.id });
+    for (let i = s.first; i <= s.last && i < count; i++) {
+      (nodes[i].called_by ||= []).push({ node: s.caller, role: s.role, module: s.module, id: s.id });
+    }
+  }
   const { file_comments: _, ...rest } = g;
   return { ...rest, nodes, line_node: lineNode, line_src: lineSrc };
 }

@@ -770,8 +770,23 @@ function gcRenderSide(c) {
       c.side.append(b);
     }
   }
+  gcSubgraphList(c, "runs", n.runs || []);
+  gcSubgraphList(c, "called by", n.called_by || []);
   gcSideList(c, "inputs", n.inputs || [], "gc-nb-in");
   gcSideList(c, "users", n.users || [], "gc-nb-out");
+}
+function gcSubgraphList(c, title, refs) {
+  if (!refs.length) return;
+  c.side.append(gcEl("div", "gc-side-h", `${title} (${refs.length})`));
+  const box = gcEl("div", "gc-side-list gc-subgraphs");
+  for (const r of refs) {
+    const b = gcEl("button", "gc-follow");
+    b.dataset.subgraph = r.id;
+    b.append(gcEl("span", "gc-follow-name", r.module), gcEl("span", "gc-follow-op", r.role));
+    b.addEventListener("click", () => c.choose(r.node, true));
+    box.append(b);
+  }
+  c.side.append(box);
 }
 var GC_HOOD_MAX = 6;
 var GC_HOOD_CHARS = 16;
@@ -2219,6 +2234,7 @@ function outputCodeView(p) {
   return { ...p, line_kernel: lineKernel, kernel_language: language };
 }
 function graphView(g) {
+  var _a;
   const c = g.nodes;
   const { ops, targets, sources, metas, stacks, kernel_sets: kernelSets } = g;
   const count = c.name.length;
@@ -2252,6 +2268,13 @@ function graphView(g) {
     if (at >= 0 && at < lines) {
       lineNode[at] = i;
       if (node.src !== null) lineSrc[at] = node.src;
+    }
+  }
+  for (const s of g.subgraphs || []) {
+    const caller = nodes[s.caller];
+    (caller.runs || (caller.runs = [])).push({ node: s.first, role: s.role, module: s.module, id: s.id });
+    for (let i = s.first; i <= s.last && i < count; i++) {
+      ((_a = nodes[i]).called_by || (_a.called_by = [])).push({ node: s.caller, role: s.role, module: s.module, id: s.id });
     }
   }
   const { file_comments: _, ...rest } = g;

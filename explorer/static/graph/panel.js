@@ -92,8 +92,29 @@ function gcRenderSide(c) {
       c.side.append(b);
     }
   }
+  gcSubgraphList(c, "runs", n.runs || []);
+  gcSubgraphList(c, "called by", n.called_by || []);
   gcSideList(c, "inputs", n.inputs || [], "gc-nb-in");
   gcSideList(c, "users", n.users || [], "gc-nb-out");
+}
+
+/**
+ * A higher-order op's nested graphs, or the ops that run the selected node's nested graph
+ * (a reused compiled region has one per call site); clicking one selects its node.
+ * @param {GraphCanvas} c @param {string} title @param {import("./tree.js").GcSubgraphRef[]} refs
+ */
+function gcSubgraphList(c, title, refs) {
+  if (!refs.length) return;
+  c.side.append(gcEl("div", "gc-side-h", `${title} (${refs.length})`));
+  const box = gcEl("div", "gc-side-list gc-subgraphs");
+  for (const r of refs) {
+    const b = gcEl("button", "gc-follow");
+    b.dataset.subgraph = r.id;
+    b.append(gcEl("span", "gc-follow-name", r.module), gcEl("span", "gc-follow-op", r.role));
+    b.addEventListener("click", () => c.choose(r.node, true));
+    box.append(b);
+  }
+  c.side.append(box);
 }
 
 const GC_HOOD_MAX = 6; // inputs or users drawn around the selected node

@@ -11,8 +11,10 @@
  *   name: string, op: string, target: string,
  *   meta: GcMeta[], module_stack: string[], inputs: number[], users: number[],
  *   src: string|null, label: string, function: string, code: string, kernels: string[],
- *   line: number,
+ *   line: number, runs?: GcSubgraphRef[], called_by?: GcSubgraphRef[],
  * }} GcNode
+ * @typedef {{node: number, role: string, module: string, id: string}} GcSubgraphRef
+ *   a higher-order op's link: from the op to the nested graph's first node, or back
  * @typedef {{
  *   key: string, label: string, depth: number, parent: GcGroup|null, path: GcGroup[],
  *   kids: GcUnit[], members: number[], first: number, synthetic: boolean,

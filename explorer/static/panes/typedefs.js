@@ -179,6 +179,7 @@
  * @property {Meta[][]} metas
  * @property {string[][]} stacks
  * @property {string[][]} kernel_sets
+ * @property {SubgraphLink[]} subgraphs
  */
 /**
  * @typedef {object} Index
@@ -425,6 +426,16 @@
  * @typedef {object} StackFrame
  * @property {(string|null)} src
  * @property {string} text
+ */
+/**
+ * @typedef {object} SubgraphLink
+ * @property {number} caller
+ * @property {number} first
+ * @property {number} last
+ * @property {string} op
+ * @property {string} role
+ * @property {string} module
+ * @property {string} id
  */
 /**
  * @typedef {object} SuggestionPart
