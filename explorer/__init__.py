@@ -85,7 +85,7 @@ def live(obj: Any, *inputs: Any, **compile_options: Any) -> Any:
     """An editor whose edits recompile, the explorer following them: on source, a
     function, an ``nn.Module`` class or instance, or (``edit=Class.method``) a method.
 
-    Arguments and options: ``explorer._live.live`` (a private module, so that importing
+    Arguments and options: ``explorer.editing.live.live`` (a private module, so that importing
     it cannot replace this function by a module of the same name).
 
     Example:
@@ -94,7 +94,7 @@ def live(obj: Any, *inputs: Any, **compile_options: Any) -> Any:
     """
     import inspect
 
-    from ._live import live as _live
+    from .editing.live import live as _live
 
     if "namespace" not in compile_options:
         # the names the source uses are the caller's (the notebook's), not this module's

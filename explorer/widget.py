@@ -174,8 +174,8 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
     @anywidget.experimental.command  # type: ignore[misc]
     def _lab_module(self, _msg: Any, _buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
         """The kernel lab opens: its ES module as ``{data}``, or ``{error}`` saying how to
-        install Triton (``explorer/_lab.py``)."""
-        from ._lab import lab_module
+        install Triton (``explorer/editing/lab.py``)."""
+        from .editing.lab import lab_module
 
         try:
             return lab_module(), []
@@ -185,7 +185,7 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
     @anywidget.experimental.command  # type: ignore[misc]
     def _relower(self, msg: Any, _buffers: list[bytes]) -> tuple[dict[str, Any], list[bytes]]:
         """The kernel lab lowers an edit: ``{data}`` a LabResult or LabFailure pane."""
-        from ._lab import relower_reply
+        from .editing.lab import relower_reply
 
         try:
             return relower_reply(self._exploration, msg), []

@@ -156,7 +156,7 @@ class CompileMagics(Magics):
     def _run_live(
         self, args: argparse.Namespace, line: str, cell: str, options: dict[str, Any] | None
     ) -> None:
-        from .._live import live
+        from ..editing.live import live
 
         if args.inputs is None:
             raise UsageError("--live needs the example inputs: --inputs EXPR (e.g. --inputs x).")

@@ -3,7 +3,7 @@
  * The diff view: two versions of a live cell compared, side by side.
  *
  * `model.get("labels")` lists the versions, `model.get("pick")` is `{a, b}` (two labels,
- * set here when the user picks), `model.get("view")` is `explorer._diff_view.diff_view`:
+ * set here when the user picks), `model.get("view")` is `explorer.editing.diff_view.diff_view`:
  * `{summary, a, b, stages: [{compile, stage, kind, changed, presence, a_lines, b_lines,
  * ops: [tag, a0, a1, b0, b1][], nodes: [{status, name, detail}], a_marks, b_marks}]}`.
  * Every piece of data reaches the DOM through textContent.

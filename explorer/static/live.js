@@ -3,7 +3,7 @@
  * The live editor: a source editor whose edits recompile, with the compile controls,
  * the compiling indicator, the error at its line and the version history.
  *
- * Traits (from `explorer._live_editor.EditorWidget`): `code` `{text, n}` (set by
+ * Traits (from `explorer.editing.live.EditorWidget`): `code` `{text, n}` (set by
  * Python; `n` grows on every push), `options` `{mode, backend, dynamic, fullgraph}`,
  * `auto` (recompile on idle), `status` `{state, message, line, stale, version}`,
  * `versions` `[{version, label, source, summary}]`, `shown` (version on show),

@@ -14,11 +14,11 @@ from typing import Any
 import compiler
 from compiler.lab import LabError, shared_lab, triton_available
 
-from ._static import widget_module
-from .panes import pane_json
-from .panes.frame import find_compile
-from .panes.inductor import build_lab_result
-from .panes.types import LabFailure
+from .._static import widget_module
+from ..panes import pane_json
+from ..panes.frame import find_compile
+from ..panes.inductor import build_lab_result
+from ..panes.types import LabFailure
 
 
 def lab_module() -> dict[str, Any]:

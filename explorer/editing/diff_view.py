@@ -16,7 +16,7 @@ import traitlets
 from compiler import Exploration
 from compiler.diff.compiles import Diff, diff
 
-from ._static import widget_path
+from .._static import widget_path
 
 
 def diff_view(d: Diff) -> dict[str, Any]:

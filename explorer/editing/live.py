@@ -26,8 +26,8 @@ from compiler import Exploration
 from compiler.live.session import HISTORY_LIMIT, LiveEngine, LiveResult
 from compiler.live.target import LiveTarget, target_of
 
-from ._diff_view import DiffWidget
-from ._static import widget_path
+from .._static import widget_path
+from .diff_view import DiffWidget
 
 DEBOUNCE_MS = 750
 _COMPILE_KEYS = ("mode", "backend", "dynamic", "fullgraph", "options", "keep_caches",
@@ -259,7 +259,7 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
 
     def _show(self, version: int, exploration: Exploration) -> None:
         if self.view is None:
-            from .widget import ExplorationWidget
+            from ..widget import ExplorationWidget
 
             self.view = ExplorationWidget(exploration)
             self._view_box.children = [self.view]
