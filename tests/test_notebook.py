@@ -20,16 +20,22 @@ ALL_NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
 
 def _run_then_run_each_code_cell_again(client: NotebookClient) -> None:
     """Execute the notebook top to bottom, then every code cell a second time in the same
-    kernel, in order, as a reader does who runs a cell again. The second run executes copies,
-    so the first run's outputs (and the widget state) are what the caller checks; a cell that
-    fails the second time raises CellExecutionError naming it."""
+    kernel, in order, as a reader does who runs a cell again. The second run executes a copy
+    of the notebook (nbclient applies display updates to ``client.nb`` by cell index), so the
+    first run's outputs and widget state are what the caller checks; a cell that fails the
+    second time raises CellExecutionError naming it."""
+    first = client.nb
     with client.setup_kernel():
-        for index, cell in enumerate(client.nb.cells):
+        for index, cell in enumerate(first.cells):
             client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
         client.set_widgets_metadata()
-        for index, cell in enumerate(client.nb.cells):
-            if cell.cell_type == "code":
-                client.execute_cell(copy.deepcopy(cell), index)
+        client.nb = copy.deepcopy(first)
+        try:
+            for index, cell in enumerate(client.nb.cells):
+                if cell.cell_type == "code":
+                    client.execute_cell(cell, index)
+        finally:
+            client.nb = first
 
 
 def test_python3_kernel_runs_this_interpreter():
