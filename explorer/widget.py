@@ -93,6 +93,33 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
             self._panes[key] = data
         return data
 
+    def select(self, stage: str, compile: str | None = None) -> ExplorationWidget:
+        """Open pane ``stage`` (a pane id, e.g. ``"bytecode"``, ``"recompile_reasons"``,
+        ``"forward/inductor_output_code"``) of compile ``compile`` (a ``Compile.key``;
+        default: the compile on show, else the first that has the pane). Returns the
+        widget, so a cell can end with ``explorer.view(exp).select("bytecode", "1/0")``.
+
+        Raises:
+            ValueError: no such compile, or the compile has no such pane; the message
+                lists the ones there are.
+
+        Example:
+            >>> w.select("dynamo_cpp_guards_str").selection["stage"]  # doctest: +SKIP
+            'dynamo_cpp_guards_str'
+        """
+        compiles = {c["key"]: [p["id"] for p in c["panes"]] for c in self.index["compiles"]}
+        if compile is not None and compile not in compiles:
+            raise ValueError(f"no compile {compile!r} here; the compiles are {list(compiles)}.")
+        order = [compile] if compile else [self.selection.get("compile"), *compiles]
+        key = next((k for k in order if k in compiles and stage in compiles[k]), None)
+        if key is None:
+            where = compile or self.selection.get("compile")
+            panes = compiles.get(where, [])
+            msg = f"compile {where!r} has no pane {stage!r}; its panes are {panes}."
+            raise ValueError(msg)
+        self.selection = {**dict.fromkeys(SELECTION_KEYS), "compile": key, "stage": stage}
+        return self
+
     def update(self, exploration: Exploration) -> None:
         """Show ``exploration`` instead, in place, keeping the user's selection where the
         selected compile, stage, node, kernel and source line still exist (a recompile

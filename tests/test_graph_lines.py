@@ -111,6 +111,30 @@ def test_the_scanner_reads_higher_order_op_subgraphs_as_ast_does():
     _assert_same(cond + flex)
 
 
+def _leaf(t):
+    return torch.nn.functional.gelu(t) * 1.5
+
+
+def test_the_scanner_reads_a_nonstrict_trace_call_as_torch_built_it():
+    """A ``nonstrict_trace`` function is one opaque call whose inputs are attributes torch
+    prints with an unquoted type (``f_callable : torch._higher_order_ops...``)."""
+    received = []
+
+    def backend(gm, example_inputs):
+        received.append([(n.op, n.name) for n in gm.graph.nodes])
+        return gm.forward
+
+    opaque = torch._dynamo.nonstrict_trace(_leaf)
+    exp = compiler.explore(lambda t: opaque(t + 1).sum(), torch.randn(8), backend=backend)
+    graph = exp.compiles[0].graphs["dynamo_output_graph"]
+    assert " : torch." in graph.text
+    assert [(n.op, n.name) for n in graph.nodes] == received[0]
+    assert {n.annotation for n in graph.nodes if n.op == "get_attr"} >= {
+        "torch.utils._pytree.TreeSpec"
+    }
+    _assert_same([graph.text])
+
+
 def _asserted(x, n):
     k = n.item()
     torch._check(k >= 0)

@@ -389,6 +389,24 @@ def test_widget_syncs_the_view_and_a_small_selection(two_explorations):
     assert WIDGET_MIME in data
 
 
+def test_select_opens_a_pane_by_id_and_names_the_panes_there_are(two_explorations):
+    _, two = two_explorations
+    w = ExplorationWidget(two)  # a graph break: a resume function, whose bytecode Dynamo logs
+    resume = next(c for c in two.compiles if c.is_resume)
+    assert w.select("bytecode", resume.key) is w
+    assert w.selection == {
+        **dict.fromkeys(SELECTION_KEYS),
+        "compile": resume.key,
+        "stage": "bytecode",
+    }
+    # without a compile: the one on show when it has the pane
+    assert w.select("dynamo_output_graph").selection["compile"] == resume.key
+    with pytest.raises(ValueError, match=r"no pane 'autotuning'.*dynamo_output_graph"):
+        w.select("autotuning")
+    with pytest.raises(ValueError, match="no compile '9/9'"):
+        w.select("bytecode", "9/9")
+
+
 def test_update_replaces_the_index_in_place_and_keeps_what_still_exists(two_explorations):
     one, two = two_explorations
     w = ExplorationWidget(one)

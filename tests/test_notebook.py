@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -13,6 +15,27 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+ALL_NOTEBOOKS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+
+
+def _run_then_run_each_code_cell_again(client: NotebookClient) -> None:
+    """Execute the notebook top to bottom, then every code cell a second time in the same
+    kernel, in order, as a reader does who runs a cell again. The second run executes a copy
+    of the notebook (nbclient applies display updates to ``client.nb`` by cell index), so the
+    first run's outputs and widget state are what the caller checks; a cell that fails the
+    second time raises CellExecutionError naming it."""
+    first = client.nb
+    with client.setup_kernel():
+        for index, cell in enumerate(first.cells):
+            client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
+        client.set_widgets_metadata()
+        client.nb = copy.deepcopy(first)
+        try:
+            for index, cell in enumerate(client.nb.cells):
+                if cell.cell_type == "code":
+                    client.execute_cell(cell, index)
+        finally:
+            client.nb = first
 
 
 def test_python3_kernel_runs_this_interpreter():
@@ -25,7 +48,7 @@ def test_python3_kernel_runs_this_interpreter():
 
 
 @pytest.mark.slow
-def test_tour_runs_without_errors_and_shows_widgets(tmp_path, monkeypatch):
+def test_tour_runs_without_errors_twice_and_shows_widgets(tmp_path, monkeypatch):
     # The kernel imports explorer from this checkout even where it is not installed.
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     monkeypatch.setenv("PYTHONPATH", path)
@@ -36,7 +59,8 @@ def test_tour_runs_without_errors_and_shows_widgets(tmp_path, monkeypatch):
         timeout=300,
         resources={"metadata": {"path": str(tmp_path)}},
     )
-    client.execute()  # raises CellExecutionError, with the cell and its traceback, on error
+    # raises CellExecutionError, with the cell and its traceback, on error
+    _run_then_run_each_code_cell_again(client)
 
     code = [c for c in nb.cells if c.cell_type == "code"]
     errors = [o for c in code for o in c.outputs if o.output_type == "error"]
@@ -65,13 +89,21 @@ def test_tour_runs_without_errors_and_shows_widgets(tmp_path, monkeypatch):
     assert all(m["state"]["index"]["compiles"] for m in models)
 
 
-TEACHING = sorted(
-    p.name for p in (ROOT / "notebooks").glob("*.ipynb") if p.name != "tour.ipynb"
-)
+TEACHING = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb") if p.name != "tour.ipynb")
 
 
-def test_the_seven_teaching_notebooks_are_there_and_committed_without_outputs():
-    assert len(TEACHING) == 7, TEACHING
+def test_the_teaching_notebooks_are_there_and_committed_without_outputs():
+    expected = {
+        "2_graph_breaks_guards_recompiles.ipynb",
+        "3_inside_inductor.ipynb",
+        "4_compile_and_compare.ipynb",
+        "5_training.ipynb",
+        "6_serving_and_export.ipynb",
+        "7_compiler_api.ipynb",
+        "8_kernel_lab.ipynb",
+        "9_capstone_real_model.ipynb",
+    }
+    assert expected <= set(TEACHING), TEACHING
     for name in TEACHING:
         nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
@@ -82,7 +114,9 @@ def test_the_seven_teaching_notebooks_are_there_and_committed_without_outputs():
 # the kernel lab's notebook has a test of its own below, which runs it twice
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in TEACHING if n != "8_kernel_lab.ipynb"])
-def test_a_teaching_notebook_runs_top_to_bottom_and_shows_the_explorer(name, monkeypatch):
+def test_a_teaching_notebook_runs_top_to_bottom_then_each_cell_again_and_shows_the_explorer(
+    name, monkeypatch
+):
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     monkeypatch.setenv("PYTHONPATH", path)
     nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
@@ -93,7 +127,7 @@ def test_a_teaching_notebook_runs_top_to_bottom_and_shows_the_explorer(name, mon
         # run where a reader runs it: next to recordings/ (Binder opens it there too)
         resources={"metadata": {"path": str(ROOT / "notebooks")}},
     )
-    client.execute()
+    _run_then_run_each_code_cell_again(client)
 
     code = [c for c in nb.cells if c.cell_type == "code"]
     errors = [o for c in code for o in c.outputs if o.output_type == "error"]
@@ -138,3 +172,31 @@ def test_kernel_lab_notebook_runs_twice_and_its_exercises_hide_their_solutions(m
     assert any(WIDGET_MIME in o.get("data", {}) for o in outputs), "no explorer shown"
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "reproduces the recorded PTX instructions: True" in text, text
+
+
+def _exercises(nb: nbformat.NotebookNode) -> list[tuple[int, str]]:
+    """(cell index, source) of each exercise: a markdown cell whose heading starts with
+    "Exercise" (``### Exercise: ...``)."""
+    heading = re.compile(r"^#+\s+Exercise\b")
+    return [
+        (i, c.source)
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "markdown" and heading.match(c.source.lstrip())
+    ]
+
+
+@pytest.mark.parametrize("name", ALL_NOTEBOOKS)
+def test_every_notebook_asks_for_a_prediction_and_hides_the_solution(name):
+    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    exercises = _exercises(nb)
+    assert exercises, f"{name} has no exercise (a markdown cell whose heading starts with Exercise)"
+    for index, source in exercises:
+        # the solution is folded: one <details> whose summary is "Solution", and nothing of
+        # it (no "Solution" heading or text) outside the fold
+        folds = re.findall(r"<details>\s*<summary>Solution</summary>(.*?)</details>", source, re.S)
+        assert len(folds) == 1 and folds[0].strip(), (name, index, source)
+        outside = re.sub(r"<details>.*?</details>", "", source, flags=re.S)
+        assert "Solution" not in outside and "<details>" not in outside, (name, index)
+        # a prediction is asked before the cell or pane that checks it: code follows
+        later = [c for c in nb.cells[index + 1 :] if c.cell_type == "code"]
+        assert later, f"{name}: exercise in cell {index} has no code cell after it to check it"

@@ -74,8 +74,18 @@ class Statement(Reader):
         if nxt == ":":
             if i + 2 >= end:
                 raise Unreadable("an annotation cut short")
-            annotation = string_value(toks[i + 2])
-            self.i = i + 3
+            if is_name(toks[i + 2]):
+                # an unquoted type, as torch prints a non-tensor attribute a higher-order
+                # op takes (nonstrict_trace's `f_callable : torch._higher_order_ops.
+                # invoke_leaf_function._LeafCallable = self.f_callable`)
+                j = i + 3
+                while j + 1 < end and toks[j] == "." and is_name(toks[j + 1]):
+                    j += 2
+                annotation = "".join(toks[i + 2 : j])
+                self.i = j
+            else:
+                annotation = string_value(toks[i + 2])
+                self.i = i + 3
             if self.i == end:
                 return  # a bare annotation is no node
             self.take("=")
