@@ -11,10 +11,16 @@ from compiler.lab.variant import LabError
 from compiler.model import Kernel, TritonVariant
 
 DEFAULT_ARCH = 90
-# A kernel recorded without its variants (an older recording) and without the config
-# Inductor chose still lowers: with Triton's own defaults and 128 per block axis.
+# A kernel recorded without its variants (an older recording, or one made with
+# triton_stages=False) and without the config Inductor chose still lowers: with Triton's
+# own defaults and at most 128 per block axis, within the kernel's size hints.
 DEFAULT_CONFIG = {"num_warps": "4", "num_stages": "1"}
 DEFAULT_BLOCK = "128"
+# A persistent reduction holds its whole reduction (size hint r0_) per row; Inductor keeps
+# XBLOCK * r0_ within this many elements, and so do we: 128 rows of 1024 took LLVM over a
+# minute to lower.
+PERSISTENT_ELEMENTS = 4096
+_SIZE_HINTS = re.compile(r"size_hints=(?P<hints>\{[^}]*\})")
 _MODULE_LOC = re.compile(r'#loc\d* = loc\("(?P<path>[^"]+\.py)":\d+:\d+\)')
 _TARGET = re.compile(r"^(?:cuda\s+)?(?:sm_?)?(?P<arch>\d{2,3})a?(?:\s+warp32)?$")
 _CONSTEXPR_PARAM = re.compile(r"(?P<name>[A-Z0-9_]*BLOCK)\s*:\s*tl\.constexpr")
@@ -61,9 +67,35 @@ def recorded_config(kernel: Kernel) -> dict[str, str]:
                 pass
     config = dict(DEFAULT_CONFIG)
     sig = _SIGNATURE_START.search(kernel.source)
+    hints = _size_hints(kernel.source)
+    persistent = "@triton_heuristics.persistent_reduction" in kernel.source
+    reduction = hints.get("r0_", 1)
     for m in _CONSTEXPR_PARAM.finditer(sig["params"] if sig else ""):
-        config[m["name"]] = DEFAULT_BLOCK
+        name = m["name"]
+        block = int(DEFAULT_BLOCK)
+        hint = hints.get(name[: -len("BLOCK")].lower() or "x")
+        if hint:
+            block = min(block, _next_power_of_2(hint))
+        if persistent and name == "XBLOCK":
+            block = max(1, min(block, PERSISTENT_ELEMENTS // max(reduction, 1)))
+        config[name] = str(block)
     return config
+
+
+def _size_hints(source: str) -> dict[str, int]:
+    """Inductor's ``size_hints`` of the kernel's decorator ({'x': 2048, 'r0_': 1024})."""
+    m = _SIZE_HINTS.search(source)
+    if m is None:
+        return {}
+    try:
+        hints = ast.literal_eval(m["hints"])
+    except (ValueError, SyntaxError):
+        return {}
+    return {str(k): int(v) for k, v in hints.items() if isinstance(v, int)}
+
+
+def _next_power_of_2(n: int) -> int:
+    return 1 << max(n - 1, 0).bit_length()
 
 
 def merged_config(kernel: Kernel, config: Mapping[str, object] | None) -> dict[str, str]:
