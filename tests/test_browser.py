@@ -43,6 +43,9 @@ SERVER_START_S = 90  # jupyter lab answering /api/status
 KERNEL_READY_S = 90  # the page loaded and its kernel idle
 RUN_S = 180  # all cells run: importing torch and an Inductor compile on a 2-core CPU
 WIDGET_S = 30  # the widget's front-end rendered once its cell has run
+# the cells of the notebook on show: the module's server keeps one workspace, so a page
+# opened by a later test also restores, hidden, the notebooks earlier tests opened
+SHOWN_CELLS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
 STEP_MS = 10_000  # one click's effect showing up
 
 # The notebook the browser runs: godbolt-shaped, a snippet whose free names come from the
@@ -388,7 +391,7 @@ def widget_errors(messages: Messages) -> list[str]:
 
 def explorer_in_cell(page: Any, index: int) -> Any:
     """The explorer's root element in the outputs of code cell ``index``, once rendered."""
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
+    cell = page.locator(SHOWN_CELLS).nth(index)
     root = cell.locator(".jp-OutputArea .tce-root")
     try:
         root.wait_for(state="attached", timeout=WIDGET_S * 1000)
@@ -512,7 +515,7 @@ def explore_notebook(
             # The %%compile cell at the top of the notebook's view: its source, its value and
             # the widget below them.
             with contextlib.suppress(Exception):
-                cell = page.locator(".jp-Notebook .jp-Cell").nth(COMPILE_CELL)
+                cell = page.locator(SHOWN_CELLS).nth(COMPILE_CELL)
                 cell.evaluate("(el) => el.scrollIntoView({block: 'start'})")
             page.wait_for_timeout(200)
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
