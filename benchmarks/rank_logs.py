@@ -17,7 +17,9 @@ kernel cache; every rank still traces, lowers and generates its code in full.
 Run: ``python benchmarks/rank_logs.py --out /work/traces-ranks/gpt2_8ranks --ranks 8
 --rounds 2 --jobs 2`` (Inductor: about 35 MB a rank and round, minutes each on a busy
 2-core CPU), or ``--backend aot_eager --depth 24`` (Dynamo and AOTAutograd only, no C++
-builds: about 15 MB a rank and round, several times faster). Do not commit the output.
+builds: 7 MB or more a rank and round, several times faster). The 8-rank directory over
+500 MB of issue 25 came from a 16-core host, every rank at once: ``--backend aot_eager
+--depth 24 --rounds 11 --jobs 8 --budget 500``. Do not commit the output.
 """
 
 from __future__ import annotations
@@ -30,16 +32,28 @@ import time
 from pathlib import Path
 
 
-def child(rank: int, world: int, rounds: int, depth: int, backend: str) -> None:
-    """One rank: join the fake process group, then compile the step ``rounds`` times."""
+def child(rank: int, world: int, rounds: int, depth: int, backend: str, budget: float) -> None:
+    """One rank: join the fake process group, then compile the step ``rounds`` times, or
+    fewer where the next round would end past ``budget`` seconds (0: no budget)."""
     import torch
     import torch.distributed as dist
     from torch.testing._internal.distributed.fake_pg import FakeStore
     from transformers import GPT2Config, GPT2LMHeadModel
 
     dist.init_process_group("fake", rank=rank, world_size=world, store=FakeStore())
+    # each round's model recompiles the same frames: past torch's default of 8 a frame
+    # falls back to eager and logs nothing more, so a long job raises the limit
+    torch._dynamo.config.recompile_limit = rounds + 8
     seq = 16 + 8 * rank  # each rank its own shape
+    start = last = time.perf_counter()
     for k in range(rounds):
+        now = time.perf_counter()
+        # a round takes a little longer than the one before (two layers more): stop
+        # before one that would not end in time, so every log holds whole rounds
+        if budget and k and now + 1.2 * (now - last) > start + budget:
+            print(f"rank {rank}: {k} rounds within {budget:.0f} s", flush=True)
+            break
+        last = now
         torch.manual_seed(k)
         config = GPT2Config(
             n_layer=depth + 2 * k, n_head=4, n_embd=128, vocab_size=512, n_positions=256,
@@ -67,10 +81,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--backend", default="inductor", help="inductor, or aot_eager (no C++ builds: faster)"
     )
+    parser.add_argument(
+        "--budget", type=float, default=0, help="seconds a rank may take (0: all --rounds)"
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
-        child(args.child, args.ranks, args.rounds, args.depth, args.backend)
+        child(args.child, args.ranks, args.rounds, args.depth, args.backend, args.budget)
         return
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -95,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
             command = [
                 sys.executable, __file__, "--child", str(rank), "--ranks", str(args.ranks),
                 "--rounds", str(args.rounds), "--depth", str(args.depth), "--out", str(out),
-                "--backend", args.backend,
+                "--backend", args.backend, "--budget", str(args.budget),
             ]  # fmt: skip
             running.append((rank, subprocess.Popen(command, env=env)))
         rank, proc = running.pop(0)
