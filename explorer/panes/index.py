@@ -25,7 +25,6 @@ from .index_types import (
 )
 from .labels import STAGE_LABELS, group_of, label_of
 from .ranks import has_ranks
-from .runtime import findings_of
 from .types import PaneError
 
 # The pane kind that shows each stage; a stage not listed is a graph.
@@ -244,7 +243,7 @@ def build_index(exp: Exploration, *, whole: Exploration | None = None) -> Index:
     """
     errors = list(_errors(exp.errors))
     try:
-        findings = findings_of(whole or exp)
+        findings = (whole or exp).findings()
     except Exception as exc:  # the advisor must never take the explorer down
         findings = ()
         errors.append(PaneError(stage="findings", message=f"the advisor failed: {exc}"))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 from compiler import Compile, Environment, Exploration
-from compiler.advise.diagnose import diagnose
-from compiler.advise.findings import Evidence, Finding, suggestion_parts, tried_summary
+from compiler.advise.findings import Evidence, suggestion_parts, tried_summary
 from compiler.link import ids
 from compiler.link.autotuning import parse_config
 from compiler.model import Autotuning, CallTiming
@@ -322,20 +321,6 @@ def build_findings(exp: Exploration, compile_key: str | None, pane_id: str) -> F
             chain=_links(f.chain),
             tried=tried_summary(f),
         )
-        for f in findings_of(exp)
+        for f in exp.findings()
     )
     return FindingsPane(**_head("findings"), items=items)
-
-
-# the last exploration judged and its findings: the index and the findings pane of one
-# exploration ask for them in turn, and the advisor runs once
-_LAST: list[tuple[Exploration, tuple[Finding, ...]]] = []
-
-
-def findings_of(exp: Exploration) -> tuple[Finding, ...]:
-    """``exp.findings()``, computed once for the exploration on show."""
-    if _LAST and _LAST[0][0] is exp:
-        return _LAST[0][1]
-    found = diagnose(exp)
-    _LAST[:] = [(exp, found)]
-    return found
