@@ -18,10 +18,14 @@ from compiler.parse.graph_nodes import NodeTable, Record
 from compiler.parse.graph_statements import Statement
 
 # The commonest line, read by one match: `name: "ann" = dotted.func(args);  a = b = None`
-# with arguments free of strings, parentheses and nested lists.
+# (no annotation where the value is no tensor: an op's tuple of outputs) with arguments free of double-quoted strings and nested brackets: one level of a list
+# (`[2, 3]`) or of parentheses holding no list (a shape tuple `(1, 32, -1, 64)`, a device
+# `device(type='cuda', index=0)`, which every factory call of every real graph prints).
+_FLAT = r"[\w.=, +-]*"
+_ONE_LEVEL = r"(?:\[[\w., +-]*\]|\((?:[\w.=, +-]|'[\w.:-]*')*\))"
 CALL_LINE = re.compile(
-    r"""( +)([A-Za-z_]\w*): "([ !#-&(-\[\]-~]*)" = ([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"""
-    r"""\(([\w.=, -]*(?:\[[\w., -]*\][\w.=, -]*)*)\)(?:; +((?:[A-Za-z_]\w* = )+)None)?\Z""",
+    r"""( +)([A-Za-z_]\w*)(?:: "([ !#-&(-\[\]-~]*)")? = ([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)"""
+    rf"""\(({_FLAT}(?:{_ONE_LEVEL}{_FLAT})*)\)(?:; +((?:[A-Za-z_]\w* = )+)None)?\Z""",
     re.ASCII,
 )
 # `name = other`, `name: "ann" = self.attr.path;  a = None`, `name = a - 1`, `name = a[0]`
@@ -35,8 +39,9 @@ NAME_LINE = re.compile(
 # the arguments of a call of bare names only
 _NAMES = re.compile(r"[A-Za-z_]\w*(?:, [A-Za-z_]\w*)*\Z", re.ASCII)
 _UNREAD: Any = object()  # not in the argument cache yet (None there: not readable)
-# A comma outside the one level of brackets CALL_LINE allows.
-_TOP_COMMA = re.compile(r",(?![^\[]*\])")
+# A comma outside the one level of brackets CALL_LINE allows: one that no closing bracket
+# follows before an opening one.
+_TOP_COMMA = re.compile(r",(?![^\[(]*[\])])")
 
 
 class Block:
@@ -157,7 +162,7 @@ class LineShapes:
                 return False
         elif indent != top.body:
             return False
-        _, name, annotation, func, args_text, tail = m.groups()
+        _, name, annotation, func, args_text, tail = m.groups("")
         if name in RESERVED:
             return False
         known = self.funcs.get(func)
@@ -263,7 +268,9 @@ def _pieces(args_text: str) -> list[str]:
     """A ``CALL_LINE`` argument list cut at its top-level commas."""
     if not args_text:
         return []
-    return _TOP_COMMA.split(args_text) if "[" in args_text else args_text.split(",")
+    if "[" in args_text or "(" in args_text:
+        return _TOP_COMMA.split(args_text)
+    return args_text.split(",")
 
 
 def _walk(fields: dict[str, Any], receiver: str | None, args: list[Argument]) -> dict[str, None]:
