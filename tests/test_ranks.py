@@ -233,6 +233,18 @@ def test_the_outline_finds_what_the_full_load_finds_without_reading_graphs(trace
     assert found == {(i.kind, i.compile_id) for i in compiler.divergence(full).items}
 
 
+def test_the_outline_is_the_same_whatever_the_pieces_the_logs_are_read_in(traces, monkeypatch):
+    # pieces far smaller than a graph or a guard tree: every payload is streamed past
+    # over many pieces (guards digested piece by piece), and headers cut at any byte
+    from compiler.ranks import scan
+
+    whole = scan.scan_ranks(traces["fsdp_plant"]).exploration.to_json(compact=False)
+    for piece in (65536, 4096, 997):
+        monkeypatch.setattr(scan, "_PIECE", piece)
+        cut = scan.scan_ranks(traces["fsdp_plant"]).exploration.to_json(compact=False)
+        assert cut == whole, piece
+
+
 def test_a_multi_rank_directory_opens_in_outline_and_reads_a_rank_when_its_pane_opens(traces):
     import explorer
     from explorer.ranks_widget import RanksWidget
