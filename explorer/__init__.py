@@ -146,7 +146,12 @@ def load(trace_path: str | os.PathLike[str], *, lazy: bool | None = None) -> Exp
             missing = missing_packages()
             if missing:
                 raise ImportError(_missing_message(missing))
-            return RanksWidget(scan_ranks(path))
+            from ._progress import showing_progress
+
+            # seconds for GBs of logs: the rank being scanned shows under the cell
+            with showing_progress("explorer.load") as status:
+                outline = scan_ranks(path, progress=status)
+            return RanksWidget(outline)
     return view(compiler.load_trace(path))
 
 

@@ -245,6 +245,17 @@ def test_the_outline_is_the_same_whatever_the_pieces_the_logs_are_read_in(traces
         assert cut == whole, piece
 
 
+def test_the_scan_says_which_rank_it_reads_as_it_goes(traces):
+    # what explorer.load shows under the cell while a large directory is scanned
+    from compiler.ranks.scan import scan_ranks
+
+    said: list[str] = []
+    files = scan_ranks(traces["ddp_plant"], progress=said.append).files
+    assert len(said) == len(files) == 3
+    for i, (line, f) in enumerate(zip(said, files, strict=True)):
+        assert f"rank {f.rank} ({i + 1} of 3)" in line and Path(f.path).name in line
+
+
 def test_a_multi_rank_directory_opens_in_outline_and_reads_a_rank_when_its_pane_opens(traces):
     import explorer
     from explorer.ranks_widget import RanksWidget

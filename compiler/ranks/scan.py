@@ -125,7 +125,8 @@ def _every_event(
         size = file.stat().st_size
         ranked.append(RankFile(rank=rank, path=str(file), bytes=size))
         if progress is not None:
-            progress(f"scanning rank {rank}: {file.name} ({size / 1e6:.0f} MB)")
+            where = f"{index + 1} of {len(files)}"
+            progress(f"scanning rank {rank} ({where}): {file.name}, {size / 1e6:.0f} MB")
         try:
             yield from _file_events(file, rank)
         except (OSError, TraceFormatError) as exc:
