@@ -18,9 +18,10 @@ from compiler.parse.graph_nodes import NodeTable, Record
 from compiler.parse.graph_statements import Statement
 
 # The commonest line, read by one match: `name: "ann" = dotted.func(args);  a = b = None`
-# (no annotation where the value is no tensor: an op's tuple of outputs) with arguments free of double-quoted strings and nested brackets: one level of a list
-# (`[2, 3]`) or of parentheses holding no list (a shape tuple `(1, 32, -1, 64)`, a device
-# `device(type='cuda', index=0)`, which every factory call of every real graph prints).
+# (no annotation where the value is no tensor: an op's tuple of outputs), its arguments
+# free of double-quoted strings and nested brackets: one level of a list (`[2, 3]`) or of
+# parentheses holding no list (a shape `(1, 32, -1, 64)`, a `device(type='cuda', index=0)`,
+# which every factory call of every real graph prints).
 _FLAT = r"[\w.=, +-]*"
 _ONE_LEVEL = r"(?:\[[\w., +-]*\]|\((?:[\w.=, +-]|'[\w.:-]*')*\))"
 CALL_LINE = re.compile(
