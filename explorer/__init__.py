@@ -113,7 +113,8 @@ def load(trace_path: str | os.PathLike[str], *, lazy: bool | None = None) -> Exp
     Loading never runs code from the file. Bad trace lines are skipped and listed in
     ``exploration.errors``. A multi-rank directory over 256 MB (or any, with
     ``lazy=True``) opens in outline: every rank's compiles, the ranks side by side and
-    where they diverge, with a rank's graphs read when one of its panes is opened.
+    where they diverge, with a rank's graphs read when one of its panes is opened; in a
+    notebook, the rank being scanned shows under the cell meanwhile.
 
     Args:
         trace_path: a ``TORCH_TRACE`` directory, a ``.log``/``.log.gz`` file, or a
