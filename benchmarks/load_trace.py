@@ -24,14 +24,11 @@ Run: ``python benchmarks/load_trace.py [TRACE_DIR ...] [--repeat 3]``.
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
+
+from against_tlparse import child_run, tlparse_exe, tlparse_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TRACES = [
@@ -44,13 +41,7 @@ sys.path.insert(0, sys.argv[2])
 import torch  # noqa: F401  (imported before the clock, as a user's session has it)
 import compiler
 from explorer.export import to_html  # (the explorer too: imported when the session loads it)
-
-def rss_kb():
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+from against_tlparse import rss_kb
 
 before = rss_kb()
 t0 = time.perf_counter()
@@ -89,30 +80,15 @@ def log_bytes(trace: Path) -> int:
     return sum(p.stat().st_size for p in files)
 
 
-def tlparse_seconds(trace: Path) -> float:
+def tlparse_logs_seconds(trace: Path, exe: str) -> float:
+    """tlparse on each log of ``trace`` (its report is one log's), one after another."""
     logs = [trace] if trace.is_file() else sorted(trace.rglob("*.log"))
-    with tempfile.TemporaryDirectory(prefix="tce-tlparse-") as out:
-        start = time.perf_counter()
-        for log in logs:
-            subprocess.run(
-                ["tlparse", str(log), "-o", out, "--overwrite", "--no-browser"],
-                check=True,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        return time.perf_counter() - start
+    return sum(tlparse_seconds(log, exe=exe) for log in logs)
 
 
 def load_trace_run(trace: Path) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="tce-page-") as tmp:
-        out = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(trace), str(ROOT), str(Path(tmp) / "page.html")],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+        return child_run(_CHILD, trace, ROOT, Path(tmp) / "page.html")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -120,8 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("traces", nargs="*", type=Path, default=DEFAULT_TRACES)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    if shutil.which("tlparse") is None:
-        raise SystemExit("benchmarks/load_trace.py needs tlparse: pip install tlparse")
+    exe = tlparse_exe("load_trace.py")
     import torch
 
     print(f"torch {torch.__version__}, CPU; medians of {args.repeat} interleaved runs")
@@ -138,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         size = log_bytes(trace)
         tl, loads = [], []
         for _ in range(args.repeat):
-            tl.append(tlparse_seconds(trace))
+            tl.append(tlparse_logs_seconds(trace, exe))
             loads.append(load_trace_run(trace))
         tl_s = statistics.median(tl)
         load_s = statistics.median(r["load_s"] for r in loads)

@@ -20,14 +20,10 @@ Run: ``python benchmarks/ranks_open.py DIR [--repeat 3]`` (tlparse on PATH).
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import statistics
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
+
+from against_tlparse import child_run, tlparse_exe, tlparse_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,13 +33,7 @@ sys.path.insert(0, sys.argv[2])
 import torch  # noqa: F401  (imported before the clock, as a user's session has it)
 import compiler, explorer
 from explorer.ranks_widget import RanksWidget
-
-def rss_kb():
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+from against_tlparse import rss_kb
 
 before = rss_kb()
 t0 = time.perf_counter()
@@ -69,43 +59,19 @@ print(json.dumps({"paint_s": paint_s, "paint_kb": paint_peak, "open_s": open_s,
 """
 
 
-def tlparse_seconds(trace: Path) -> float:
-    with tempfile.TemporaryDirectory(prefix="tce-tlparse-") as out:
-        start = time.perf_counter()
-        subprocess.run(
-            ["tlparse", str(trace), "--all-ranks-html", "-o", out, "--overwrite", "--no-browser"],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        return time.perf_counter() - start
-
-
-def explorer_run(trace: Path) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(trace), str(ROOT)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trace", type=Path)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    if shutil.which("tlparse") is None:
-        raise SystemExit("benchmarks/ranks_open.py needs tlparse: pip install tlparse")
+    exe = tlparse_exe("ranks_open.py")
     logs = sorted(args.trace.glob("*.log"))
     total = sum(p.stat().st_size for p in logs)
     print(f"{args.trace}: {len(logs)} logs, {total / 1e6:.0f} MB; medians of {args.repeat}")
     tl, runs = [], []
     for _ in range(args.repeat):
-        tl.append(tlparse_seconds(args.trace))
-        runs.append(explorer_run(args.trace))
+        tl.append(tlparse_seconds(args.trace, "--all-ranks-html", exe=exe))
+        runs.append(child_run(_CHILD, args.trace, ROOT))
     tl_s = statistics.median(tl)
     paint = statistics.median(r["paint_s"] for r in runs)
     paint_kb = statistics.median(r["paint_kb"] for r in runs)

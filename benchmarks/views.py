@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from against_tlparse import tlparse_exe, tlparse_seconds  # noqa: E402
 
 import compiler  # noqa: E402
 from explorer.export import PANE_KEY_SEP, html_page, pane_blob, to_html  # noqa: E402
@@ -53,18 +54,6 @@ def ensure_traces(traces: Path, names: list[str]) -> None:
 
 def log_of(trace: Path) -> Path:
     return max(trace.glob("*.log"), key=lambda p: p.stat().st_size)
-
-
-def tlparse_s(log: Path) -> float:
-    exe = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
-    with tempfile.TemporaryDirectory() as out:
-        t = time.perf_counter()
-        subprocess.run(
-            [exe, str(log), "-o", out, "--overwrite", "--no-browser"],
-            check=True,
-            capture_output=True,
-        )
-        return time.perf_counter() - t
 
 
 def ours_s(trace: Path) -> tuple[float, float, str]:
@@ -131,6 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
     from playwright.sync_api import sync_playwright
 
+    exe = tlparse_exe("views.py")
     print(f"torch {torch.__version__}, CPU; headless {CHROMIUM}")
     rows = []
     with sync_playwright() as p:
@@ -141,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
             # (d) interleaved runs, medians; the first of each is the warm-up
             tl, load, html_s, page = [], [], [], ""
             for _ in range(args.repeat + 1):
-                tl.append(tlparse_s(log))
+                tl.append(tlparse_seconds(log, exe=exe))
                 a, b, page = ours_s(trace)
                 load.append(a)
                 html_s.append(b)
