@@ -40,12 +40,11 @@ _PAYLOAD_KEPT = frozenset(
 _HEADER_ONLY = frozenset({"str", "dynamo_start", "compilation_metrics", "bwd_compilation_metrics"})
 # graphs whose text is the same in every process of one program: their md5 stands in
 _SAME_ACROSS_PROCESSES = COMPILE_GRAPHS - {"before_pre_grad_graph", "after_pre_grad_graph"}
+GUARDS = "dynamo_cpp_guards_str"  # kept as a digest of the guard tree
 _KEPT_PREFIXES = tuple(
-    f'{{"{key}"'.encode()
-    for key in (*_HEADER_ONLY, *COMPILE_GRAPHS, "dynamo_cpp_guards_str")
+    f'{{"{key}"'.encode() for key in (*_HEADER_ONLY, *COMPILE_GRAPHS, GUARDS)
 ) + tuple(f'{{"artifact": {{"name": "{name}"'.encode() for name in _PAYLOAD_KEPT)
 OUTLINE_MARK = "not loaded: "
-GUARDS = "dynamo_cpp_guards_str"
 # bytes read at a time: memory stays a few pieces whatever the log, since a payload the
 # outline does not read is streamed past, not gathered
 _PIECE = 1 << 20
