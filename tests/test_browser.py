@@ -325,6 +325,14 @@ def wait_for_kernel(page: Any, path: str) -> None:
     pytest.fail(f"{path}: the kernel was not idle within {KERNEL_READY_S} s (last: {state})")
 
 
+def run_notebook(page: Any, server: Server, path: str, expected: int) -> list[dict[str, Any]]:
+    """Open notebook ``path`` of the server in JupyterLab, wait for its kernel, and run its
+    ``expected`` cells (``run_all_cells``)."""
+    page.goto(server.url(f"lab/tree/{path}"), wait_until="domcontentloaded")
+    wait_for_kernel(page, path)
+    return run_all_cells(page, path, expected)
+
+
 def _strip_ansi(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
@@ -570,9 +578,7 @@ def test_findings_pane_in_jupyterlab_shows_code_blocks_not_fences(
     messages = Messages()
     page = open_page(browser, messages)
     try:
-        page.goto(server.url(f"lab/tree/{FINDINGS_NOTEBOOK}"), wait_until="domcontentloaded")
-        wait_for_kernel(page, FINDINGS_NOTEBOOK)
-        run_all_cells(page, FINDINGS_NOTEBOOK, len(FINDINGS_CELLS))
+        run_notebook(page, server, FINDINGS_NOTEBOOK, len(FINDINGS_CELLS))
         root = explorer_in_cell(page, 2)
         root.locator('.tce-tabs .tce-tab[data-stage="findings"]').click()
         card = root.locator(".tce-finding.tce-problem").first

@@ -21,8 +21,7 @@ from test_browser import (
     explorer_in_cell,
     jupyter_server,
     open_page,
-    run_all_cells,
-    wait_for_kernel,
+    run_notebook,
     widget_errors,
     write_notebook,
 )
@@ -69,9 +68,7 @@ def test_changing_the_block_size_in_the_kernel_lab_changes_the_ptx_pane(
     messages = Messages()
     page = open_page(browser, messages)
     try:
-        page.goto(server.url(f"lab/tree/{NOTEBOOK}"), wait_until="domcontentloaded")
-        wait_for_kernel(page, NOTEBOOK)
-        run_all_cells(page, NOTEBOOK, len(CELLS))
+        run_notebook(page, server, NOTEBOOK, len(CELLS))
         root = explorer_in_cell(page, 0)
         root.locator('.tce-tabs .tce-tab[data-stage$="/lowered"]').click()
         pane = root.locator(".tce-pane")

@@ -24,8 +24,7 @@ from test_browser import (
     Server,
     jupyter_server,
     open_page,
-    run_all_cells,
-    wait_for_kernel,
+    run_notebook,
     widget_errors,
     write_notebook,
 )
@@ -85,9 +84,7 @@ def test_typing_an_edit_in_the_live_editor_changes_the_kernel_view(
     messages = Messages()
     page = open_page(browser, messages)
     try:
-        page.goto(server.url(f"lab/tree/{NOTEBOOK}"), wait_until="domcontentloaded")
-        wait_for_kernel(page, NOTEBOOK)
-        run_all_cells(page, NOTEBOOK, len(CELLS))
+        run_notebook(page, server, NOTEBOOK, len(CELLS))
         cell = page.locator(".jp-Notebook .jp-Cell").nth(LIVE_CELL)
         live = cell.locator(".jp-OutputArea .tce-live")
         live.wait_for(state="attached", timeout=60_000)
