@@ -13,6 +13,7 @@ from compiler import _compat
 from compiler.capture.failures import check_options, classify_failure
 from compiler.capture.recording import describe_target, recording
 from compiler.errors import CompileError, ExploreError, OptionError, TargetError
+from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
 from compiler.model import CallTiming, Exploration, Options, as_jsonable
 
 
@@ -327,9 +328,9 @@ def call_timing(run: Callable[[], Any], profiled: Any, graph_events: list[Any]) 
 
     runs = REPEATS
     with torch.compiler.set_stance("force_eager"):
-        eager, _, _ = _timed(run, runs)
+        eager, _ = _timed(run, runs)
     before = len(graph_events)
-    compiled, host, events = _timed(run, runs, graph_events)
+    compiled, events = _timed(run, runs, graph_events)
     during_timing = graph_events[before:]
     # every compiled call since the events started: the profiled runs and these timed
     # runs, each after 3 warm-up calls
@@ -339,20 +340,20 @@ def call_timing(run: Callable[[], Any], profiled: Any, graph_events: list[Any]) 
     device_ms = profiled.device_us / runs / 1e3
     timing = CallTiming(
         runs=runs,
-        eager_ms=statistics.median(eager),
-        compiled_ms=statistics.median(compiled),
-        eager_spread_ms=(min(eager), max(eager)),
-        compiled_spread_ms=(min(compiled), max(compiled)),
+        eager_ms=eager.median_ms,
+        compiled_ms=compiled.median_ms,
+        eager_spread_ms=eager.spread_ms,
+        compiled_spread_ms=compiled.spread_ms,
         device_ms=device_ms,
-        cpu_ms=statistics.median(host),
+        cpu_ms=compiled.host_median_ms,
         cudagraph_replays=profiled.graph_launches / runs,
         cudagraph_recordings=recordings / per_call,
         cudagraph_warmups=warmups / per_call,
         input_copy_bytes=_input_copy_bytes(profiled.graph_launches / runs),
-        compiled_mean_ms=statistics.fmean(compiled),
-        recording_ms=_extra_cost(compiled, events, "recording"),
-        warmup_ms=_extra_cost(compiled, events, "warmup"),
-        compiled_calls_ms=tuple(compiled),
+        compiled_mean_ms=compiled.mean_ms,
+        recording_ms=_extra_cost(compiled.calls_ms, events, "recording"),
+        warmup_ms=_extra_cost(compiled.calls_ms, events, "warmup"),
+        compiled_calls_ms=compiled.calls_ms,
         compiled_call_events=tuple(",".join(ev) for ev in events),
     )
     notes = _call_notes(timing, profiled, len(during_timing))
@@ -369,7 +370,9 @@ def _input_copy_bytes(replays_per_call: float) -> float:
     return replays_per_call * sum(sizes) / len(sizes)
 
 
-def _extra_cost(times: list[float], events: list[tuple[str, ...]], what: str) -> float | None:
+def _extra_cost(
+    times: tuple[float, ...], events: list[tuple[str, ...]], what: str
+) -> float | None:
     """What one CUDA graph ``what`` (recording, warm-up) adds to a call: the mean time of
     the calls that did one, less the median of the calls that did neither, divided by
     how many each did. None when no timed call did one, or none did neither."""
@@ -383,29 +386,24 @@ def _extra_cost(times: list[float], events: list[tuple[str, ...]], what: str) ->
 
 def _timed(
     run: Callable[[], Any], runs: int, graph_events: list[Any] | None = None
-) -> tuple[list[float], list[float], list[tuple[str, ...]]]:
-    """Per call: synchronised wall time and host time (until the call returned), ms, and
-    the CUDA graph events (``recording``, ``warmup``) logged during it."""
-    import time
-
-    import torch
-
+) -> tuple[CallTimes, list[tuple[str, ...]]]:
+    """``runs`` calls after 3 warm-ups, synchronised, and per timed call the CUDA graph
+    events (``recording``, ``warmup``) logged during it."""
+    # the events a call logs are those between its start and the next call's start
     sink = graph_events if graph_events is not None else []
-    for _ in range(3):
-        run()
-    torch.cuda.synchronize()
-    total, host, events = [], [], []
-    for _ in range(runs):
-        seen = len(sink)
-        start = time.perf_counter()
-        run()
-        returned = time.perf_counter()
-        torch.cuda.synchronize()
-        end = time.perf_counter()
-        total.append((end - start) * 1e3)
-        host.append((returned - start) * 1e3)
-        events.append(tuple(str(e.metadata.get("what", "")) for e in sink[seen:]))
-    return total, host, events
+    marks: list[int] = []
+
+    def mark(phase: str, _i: int) -> None:
+        if phase == "timing":
+            marks.append(len(sink))
+
+    times = time_calls(run, warmup=3, runs=runs, sync=synchroniser(True), before=mark)
+    ends = [*marks[1:], len(sink)]
+    events = [
+        tuple(str(e.metadata.get("what", "")) for e in sink[start:end])
+        for start, end in zip(marks, ends, strict=True)
+    ]
+    return times, events
 
 
 def _call_notes(t: CallTiming, profiled: Any, graph_events_timed: int) -> list[str]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import statistics
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +19,7 @@ from typing import Any
 from compiler import _compat
 from compiler.capture.recording import describe_target, environment, recording
 from compiler.errors import InputError, OptionError
+from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Environment, Exploration
 
 __all__ = ["PRESETS", "CompareProgress", "CompareRow", "Comparison", "Config", "compare"]
@@ -325,43 +324,33 @@ def _measure(
             fullgraph=config.fullgraph, options=dict(config.options) or None,
         )  # fmt: skip
 
-    def sync() -> None:
-        if cuda:
-            torch.cuda.synchronize()
+    def tell(phase: str, i: int) -> None:
+        if phase == "first call":
+            step(phase)
+        elif phase == "warm-up":
+            step(phase, i + 1, warmup)
+        elif i % max(1, steps // 10) == 0:
+            step(phase, i, steps)
 
-    times: list[float] = []
     with _maybe_recording(record and config.backend is not None) as rec:
         if rec is not None:
             rec.target = describe_target(target)
-        step("first call")
-        sync()
-        start = time.perf_counter()
-        out = run(*inputs)
-        sync()
-        first = time.perf_counter() - start
-        for i in range(warmup):
-            step("warm-up", i + 1, warmup)
-            run(*inputs)
-        sync()
-        for i in range(steps):
-            if i % max(1, steps // 10) == 0:
-                step("timing", i, steps)
-            start = time.perf_counter()
-            run(*inputs)
-            sync()
-            times.append(time.perf_counter() - start)
+        times = time_calls(
+            lambda: run(*inputs), warmup=warmup, runs=steps, sync=synchroniser(cuda),
+            first=True, before=tell,
+        )  # fmt: skip
     exploration = rec.exploration() if rec is not None else None
     row = CompareRow(
         config=config,
-        first_call_ms=first * 1e3,
-        median_ms=statistics.median(times) * 1e3,
-        spread_ms=(min(times) * 1e3, max(times) * 1e3),
+        first_call_ms=times.first_ms,
+        median_ms=times.median_ms,
+        spread_ms=times.spread_ms,
         compiles=len(exploration.compiles) if exploration else 0,
         recompiles=len(exploration.recompiles) if exploration else 0,
         graph_breaks=len(exploration.graph_breaks) if exploration else 0,
         exploration=exploration,
     )
-    return row, _detached(out)
+    return row, _detached(times.first_result)
 
 
 def _detached(out: Any) -> Any:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Kernel, KernelTiming, OutputCode
 
 _SIGNATURE = re.compile(r"'signature': \{(?P<body>[^}]*)\}")
@@ -153,20 +154,14 @@ def measure(
     """Device durations (microseconds) of each named kernel over ``repeats`` calls, how
     many CUDA graphs were launched (replays, under reduce-overhead), the device time of
     every kernel and copy, and the device time outside the named kernels."""
-    import torch
     from torch.profiler import ProfilerActivity, profile
 
-    for _ in range(warmup):
-        run()
-    torch.cuda.synchronize()
     # CPU activity too: library calls are found through their aten op's CPU event,
-    # whose kernels are those of the library (cuBLAS, cuDNN, attention).
-    with profile(
-        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True
-    ) as prof:
-        for _ in range(repeats):
-            run()
-        torch.cuda.synchronize()
+    # whose kernels are those of the library (cuBLAS, cuDNN, attention). Each call is
+    # synchronised like every timed call; a kernel's device time does not depend on it.
+    activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+    prof: Any = profile(activities=activities, record_shapes=True)
+    time_calls(run, warmup=warmup, runs=repeats, sync=synchroniser(True), around=prof)
     aten = {a: n for n in names if (a := library_aten_name(n)) is not None}
     durations: dict[str, list[float]] = {}
     unattributed: dict[str, float] = {}

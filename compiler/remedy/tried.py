@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 from compiler.capture.explore import record_run
 from compiler.capture.recording import describe_target
 from compiler.errors import OptionError
+from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Exploration, Fix, Options, RunFigures, TriedFix
 from compiler.remedy.apply import CompileArgs, applied, compile_args
 
@@ -118,14 +117,15 @@ def _run(
             options=opts,
             decompile=False,
         )
-        ms = _median_ms(lambda: run(*inputs, **kwargs), runs, _on_cuda(inputs, kwargs))
+        sync = synchroniser(_on_cuda(inputs, kwargs))
+        times = time_calls(lambda: run(*inputs, **kwargs), warmup=_WARMUP, runs=runs, sync=sync)
     torch.compiler.reset()
     return RunFigures(
         graph_breaks=len(exp.graph_breaks),
         graphs=sum(1 for c in exp.compiles if "dynamo_output_graph" in c.graphs),
         compiles=len(exp.compiles),
         recompiles=len(exp.recompiles),
-        ms=ms,
+        ms=times.median_ms,
     )
 
 
@@ -134,22 +134,3 @@ def _on_cuda(inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
 
     return any(isinstance(v, torch.Tensor) and v.is_cuda for v in (*inputs, *kwargs.values()))
 
-
-def _median_ms(call: Callable[[], Any], runs: int, cuda: bool) -> float:
-    """Median wall time of ``runs`` warm calls, in milliseconds."""
-    import torch
-
-    def sync() -> None:
-        if cuda:
-            torch.cuda.synchronize()
-
-    for _ in range(_WARMUP):
-        call()
-    times = []
-    for _ in range(runs):
-        sync()
-        t0 = time.perf_counter()
-        call()
-        sync()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
