@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from compiler.advise.findings import Evidence, Finding
 from compiler.model import Compile, Fix
+from compiler.parse.resume_names import resume_name
 
 # problem > warning > info; the advisor sorts on this first, then on the score.
 SEVERITY_ORDER = {"problem": 0, "warning": 1, "info": 2}
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,8 +23,8 @@ class Ranked:
 
 def resume_of(c: Compile) -> tuple[str, int] | None:
     """(function, line) for a resume function's code name, else None."""
-    m = _RESUME.match(c.code_name)
-    return (m["fn"], int(m["line"])) if m else None
+    r = resume_name(c.code_name)
+    return (r.function, r.line) if r is not None and r.line is not None else None
 
 
 def plural(n: float, noun: str) -> str:

@@ -11,6 +11,7 @@ from compiler.advise._common import Ranked, finding, plural
 from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, src_key
 from compiler.model import Compile, Exploration, Fix, RecompileReason
+from compiler.parse.resume_names import resume_name
 
 _TENSOR = re.compile(
     r"tensor '(?P<input>.+?)' (?P<what>[\w ]+?) mismatch(?: at index (?P<dim>\d+))?"
@@ -325,7 +326,7 @@ def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
 def _split_off_by_break(exp: Exploration, c: Compile) -> str:
     """Where a graph break made this frame compile on its own ("" if none did): the
     frame is a resume function, or a function the break's user stack passes through."""
-    if c.is_resume or c.code_name.startswith("torch_dynamo_resume_in_"):
+    if c.is_resume or resume_name(c.code_name) is not None:
         return "a graph break"
     for other in exp.compiles:
         # a break inside this very frame does not make it a frame of its own

@@ -30,11 +30,11 @@ import torch
 
 from compiler.model import Compile, Derived, GraphBreak, Kernel, OutputCode, SourceLoc
 from compiler.parse.graph_text import comment_sources
+from compiler.parse.resume_names import resume_name
 
 _USER_CODE_FILE = re.compile(
     r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>\S+))?', re.MULTILINE
 )
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
 _POST_GRAD = ("inductor_post_grad_graph", "before_post_grad_graph")
 # torch and this project (compiler/ and explorer/ side by side): never the user's code,
@@ -100,10 +100,10 @@ def resume_point(c: Compile) -> SourceLoc | None:
         ...     code_name="torch_dynamo_resume_in_f_at_12", filename="m.py"))
         SourceLoc(filename='m.py', line=12, function='f', code='')
     """
-    m = _RESUME.match(c.code_name)
-    if m is None:
+    r = resume_name(c.code_name)
+    if r is None or r.line is None:
         return None
-    return SourceLoc(filename=c.filename, line=int(m["line"]), function=m["fn"])
+    return SourceLoc(filename=c.filename, line=r.line, function=r.function)
 
 
 def graph_source_lines(text: str) -> Iterator[tuple[str, int]]:

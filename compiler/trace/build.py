@@ -48,6 +48,7 @@ from compiler.parse.output_code import (
     parse_schedule,
     split_kernels,
 )
+from compiler.parse.resume_names import resume_name
 from compiler.trace.events import Event
 
 # Graph stages emitted once per compile, keyed by their trace key.
@@ -414,7 +415,7 @@ def _finish(state: _CompileState, source: str, derived: Derived) -> Compile:
         code_name=state.code_name or (bytecode.code_name if bytecode else ""),
         filename=state.filename,
         first_line=state.first_line,
-        is_resume=(state.code_name or "").startswith("torch_dynamo_resume_in_"),
+        is_resume=resume_name(state.code_name or "") is not None,
         status=status,
         attempts=state.attempts,
         restart_reasons=restarts,
