@@ -6,7 +6,8 @@ the shared helpers at its top, the pane renderers in ``panes/``, the graph canva
 under ``explorer/static/dist/`` (``npm run build``, ``js/build.mjs``), committed so that
 users never need Node.
 ``tests/test_frontend.py`` rebuilds and compares, so the shipped bundle is never stale.
-The widgets' ``_esm`` are these files; the exported page inlines ``dist/explorer.js``.
+The widgets' ``_esm`` are these files; the exported page inlines ``dist/page.js``, the
+explorer with its stand-in for the anywidget model (``static/page.js``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from functools import cache
 from importlib import resources
 
 __all__ = [
+    "BUNDLES",
+    "PAGE_MODULE",
     "STATIC_DIR",
     "WIDGET_MODULES",
     "css_text",
@@ -27,8 +30,11 @@ __all__ = [
     "widget_path",
 ]
 
-# dist/<name>.js for each widget (js/build.mjs ENTRIES names their entry modules)
+# dist/<name>.js for each widget and for the exported page (js/build.mjs ENTRIES names
+# their entry modules)
 WIDGET_MODULES = ("explorer", "live", "diff", "compare", "lab")
+PAGE_MODULE = "page"
+BUNDLES = (*WIDGET_MODULES, PAGE_MODULE)
 CSS_FILES = ("explorer.css", "graph.css")
 # how esbuild ends an ES module bundle: one `export { local as name, ... };` statement
 _EXPORTS = re.compile(r"export\s*\{(?P<names>[\w$,\s]*)\};?\s*\Z")
@@ -63,9 +69,10 @@ def widget_path(name: str) -> pathlib.Path:
 
 
 def widget_module(name: str) -> str:
-    """The text of the built ES module of widget ``name``, e.g. ``widget_module("explorer")``."""
-    if name not in WIDGET_MODULES:
-        msg = f"no built front-end module {name!r}; the widgets' are {', '.join(WIDGET_MODULES)}"
+    """The text of the built ES module ``name`` (one of ``BUNDLES``: a widget's or the
+    exported page's), e.g. ``widget_module("explorer")``."""
+    if name not in BUNDLES:
+        msg = f"no built front-end module {name!r}; the bundles are {', '.join(BUNDLES)}"
         raise ValueError(msg)
     return _read(f"dist/{name}.js")
 
@@ -79,7 +86,7 @@ def inline_module(name: str, binding: str) -> str:
     """Widget ``name``'s built module as the body of an inline ``<script type="module">``,
     its exports gathered in the constant ``binding`` (``binding.default.render``, and any
     named export) instead, so that code after it in the same script can use them: the
-    exported page's bootstrap, the graph canvas's test page.
+    graph canvas's test page, the compare widget's.
 
     Example:
         >>> "const explorerModule = {" in inline_module("explorer", "explorerModule")

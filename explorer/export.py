@@ -1,6 +1,7 @@
 """One self-contained, offline HTML file for an Exploration.
 
-The page inlines the explorer's built ES module (``explorer/static/dist/explorer.js``), the
+The page inlines the explorer's built ES module for pages (``explorer/static/dist/page.js``:
+the explorer and its stand-in for the anywidget model, ``explorer/static/page.js``), the
 index as JSON, and every pane's data, each gzip-compressed and base64-encoded, built by
 the same pure functions the widget uses (``explorer.panes``). The page decompresses a
 pane with the browser's ``DecompressionStream`` only when the user opens it. JSON sits
@@ -23,11 +24,12 @@ from typing import Any
 import compiler
 from compiler.link.ids import EXPLORATION_PANES
 
-from ._static import css_text, inline_module
+from ._static import PAGE_MODULE, css_text, widget_module
 from .panes import build_index, build_pane, no_gc, pane_json
 
 __all__ = ["html_page", "pane_blob", "to_html"]
 
+# the elements the page's module reads (their ids are written in explorer/static/page.js too)
 INDEX_ELEMENT_ID = "tce-index"
 PANES_ELEMENT_ID = "tce-panes"
 MOUNT_ELEMENT_ID = "tce-app"
@@ -37,41 +39,6 @@ _CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
     "img-src data: blob:; font-src data:"
 )
-
-# Runs after the bundle inside the same module script (``inline_module`` binds the bundle's
-# default export to ``explorerModule``).
-_BOOTSTRAP = """
-// --- standalone bootstrap: a stand-in for the anywidget model ---
-{
-  const read = (id) => JSON.parse(document.getElementById(id).textContent);
-  const index = read("%(index)s");
-  const blobs = read("%(panes)s");
-  const state = { index, selection: index.default_selection, _standalone: true, _blobs: blobs };
-  const listeners = new Map();
-  const model = {
-    get: (key) => state[key],
-    set: (key, value) => {
-      state[key] = value;
-      for (const cb of (listeners.get("change:" + key) || []).slice()) cb();
-    },
-    on: (event, cb) => {
-      if (!listeners.has(event)) listeners.set(event, []);
-      listeners.get(event).push(cb);
-    },
-    off: (event, cb) => {
-      const list = listeners.get(event) || [];
-      const i = list.indexOf(cb);
-      if (i >= 0) list.splice(i, 1);
-    },
-    save_changes: () => {},
-    send: () => {},
-  };
-  const mount = document.getElementById("%(mount)s");
-  mount.replaceChildren();
-  explorerModule.default.render({ model, el: mount });
-}
-"""
-
 
 def _json_for_script(value: Any) -> str:
     """JSON that is inert inside a ``<script>`` element: ``<``, ``>``, ``&`` escaped."""
@@ -131,17 +98,12 @@ def all_pane_data(
 
 def html_page(index_data: Any, blobs: Mapping[str, str], *, title: str | None = None) -> str:
     """The standalone page for an index (as JSON data) and its panes' blobs."""
-    js = inline_module("explorer", "explorerModule")
+    js = widget_module(PAGE_MODULE)
     css = css_text()
     # Our own assets; a closing tag inside them would end the inline element early.
     if "</script" in js.lower() or "</style" in css.lower():
         msg = "the explorer's JS/CSS contain a closing tag and cannot be inlined"
         raise RuntimeError(msg)
-    bootstrap = _BOOTSTRAP % {
-        "index": INDEX_ELEMENT_ID,
-        "panes": PANES_ELEMENT_ID,
-        "mount": MOUNT_ELEMENT_ID,
-    }
     page_title = html.escape(title if title is not None else str(index_data.get("title", "")))
     return (
         "<!DOCTYPE html>\n"
@@ -155,7 +117,7 @@ def html_page(index_data: Any, blobs: Mapping[str, str], *, title: str | None = 
         f"{_json_for_script(index_data)}</script>\n"
         f'<script type="application/json" id="{PANES_ELEMENT_ID}">'
         f"{_json_for_script(dict(blobs))}</script>\n"
-        f'<script type="module">\n{js}\n{bootstrap}</script>\n'
+        f'<script type="module">\n{js}</script>\n'
         "</body>\n</html>\n"
     )
 

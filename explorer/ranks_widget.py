@@ -16,7 +16,7 @@ from compiler import Exploration, load_trace
 from compiler.link.ids import EXPLORATION_PANES
 from compiler.ranks.scan import Outline
 
-from .panes import build_index, build_pane, no_gc, pane_json
+from .panes import Index, build_index, build_pane, no_gc, pane_json
 from .widget import ExplorationWidget
 
 
@@ -44,9 +44,9 @@ class RanksWidget(ExplorationWidget):
         """The rank whose compiles are loaded in full (None before any is opened)."""
         return self._open_rank
 
-    def _index(self, exploration: Exploration) -> dict[str, Any]:
+    def _index(self, exploration: Exploration) -> Index:
         with no_gc():
-            return dict(pane_json(build_index(exploration, whole=self._outline.exploration)))
+            return build_index(exploration, whole=self._outline.exploration)
 
     def pane(self, compile_key: str | None, pane_id: str) -> Any:
         """A pane: the whole run's (findings, ranks) from the outline; a compile's from its

@@ -8,9 +8,10 @@ opens it, through anywidget's command API: the front-end invokes ``_pane`` with
 ``{compile, pane}`` and gets the pane's JSON data back, built once and cached here; the
 Export button invokes ``_export_html``, which reuses that cache. ``update`` swaps the
 Exploration and keeps the selection where it still exists, which is what a live recompile
-needs; a pane the front-end already holds from the version before is not sent again when
-it did not change (the front-end names the digest it holds, ``have``; the answer is then
-``{unchanged: true}``), so a live edit re-sends only the panes it changed.
+needs (Python repairs the selection, ``explorer.panes.kept_selection``; the front-end shows
+the selection it gets); a pane the front-end already holds from the version before is not
+sent again when it did not change (the front-end names the digest it holds, ``have``; the
+answer is then ``{unchanged: true}``), so a live edit re-sends only the panes it changed.
 """
 
 from __future__ import annotations
@@ -28,14 +29,17 @@ from compiler import Exploration
 from compiler.link.ids import EXPLORATION_PANES
 
 from ._static import css_text, widget_path
-from .panes import PaneNotFound, build_index, build_pane, no_gc, pane_json
+from .panes import (
+    Index,
+    PaneNotFound,
+    build_index,
+    build_pane,
+    kept_selection,
+    no_gc,
+    pane_json,
+)
 
 SELECTION_KEYS = ("compile", "stage", "src", "node", "kernel")
-
-
-def _default_selection(index: dict[str, Any]) -> dict[str, Any]:
-    default = index.get("default_selection") or {}
-    return {key: default.get(key) for key in SELECTION_KEYS}
 
 
 class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
@@ -70,8 +74,10 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         self._panes: dict[tuple[str, str], Any] = {}
         self._digests: dict[tuple[str, str], str] = {}
         index = self._index(exploration)
-        kwargs.setdefault("selection", _default_selection(index))
-        super().__init__(index=index, **kwargs)
+        kwargs.setdefault("selection", pane_json(index.default_selection))
+        with no_gc():
+            data = pane_json(index)
+        super().__init__(index=data, **kwargs)
 
     @property
     def exploration(self) -> Exploration:
@@ -127,42 +133,27 @@ class ExplorationWidget(anywidget.AnyWidget):  # type: ignore[misc]
         """
         index = self._index(exploration)
         old = dict(self.selection)
-        selection = _default_selection(index)
-        compiles = {c["key"]: c for c in index["compiles"]}
-        entry = compiles.get(old.get("compile"))
         self._exploration = exploration
         self._panes = {}
         self._digests = {}
-        if entry is not None:
-            selection["compile"] = entry["key"]
-            stages = {p["id"] for p in entry["panes"]}
-            selection["stage"] = old.get("stage") if old.get("stage") in stages else None
-            if selection["stage"] is None:
-                ids = [p["id"] for p in entry["panes"]]
-                selection["stage"] = (
-                    "dynamo_output_graph" if "dynamo_output_graph" in ids else ids[0]
-                )
-            if old.get("src") in set(index["src_keys"]):
-                selection["src"] = old["src"]
-            kernels = {
-                k.id for c in exploration.compiles if c.key == entry["key"] for k in c.kernels()
-            }
-            if old.get("kernel") in kernels:
-                selection["kernel"] = old["kernel"]
-            if old.get("node") and old.get("stage") == selection["stage"]:
-                try:
-                    pane = self.pane(entry["key"], selection["stage"])
-                except PaneNotFound:
-                    pane = {}
-                if old["node"] in pane.get("nodes", {}).get("name", ()):  # graph node columns
-                    selection["node"] = old["node"]
+        selection = kept_selection(index, old, self._has_node)
+        with no_gc():
+            data = pane_json(index)
         with self.hold_sync():
-            self.index = index
-            self.selection = selection
+            self.index = data
+            self.selection = pane_json(selection)
 
-    def _index(self, exploration: Exploration) -> dict[str, Any]:
-        """The index the front-end gets for ``exploration``, as JSON data."""
-        return dict(pane_json(build_index(exploration)))
+    def _has_node(self, compile_key: str, pane_id: str, node: str) -> bool:
+        """Whether pane ``pane_id`` of compile ``compile_key`` draws a node named ``node``."""
+        try:
+            pane = self.pane(compile_key, pane_id)
+        except PaneNotFound:
+            return False
+        return node in pane.get("nodes", {}).get("name", ())  # a graph's node columns
+
+    def _index(self, exploration: Exploration) -> Index:
+        """The index the front-end gets for ``exploration``."""
+        return build_index(exploration)
 
     def to_html(self, path: str | os.PathLike[str] | None = None) -> str:
         """The exploration as one self-contained HTML page (written to ``path`` if given),

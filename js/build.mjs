@@ -1,7 +1,7 @@
-// Bundles each widget's ES module with esbuild into explorer/static/dist/ (package data,
-// committed, so users never need Node). `npm run build` rewrites them;
-// `node js/build.mjs --outdir DIR` writes a fresh build elsewhere, which
-// tests/test_frontend.py compares with the committed files.
+// Bundles each widget's ES module, and the exported page's, with esbuild into
+// explorer/static/dist/ (package data, committed, so users never need Node).
+// `npm run build` rewrites them; `node js/build.mjs --outdir DIR` writes a fresh build
+// elsewhere, which tests/test_frontend.py compares with the committed files.
 import * as esbuild from "esbuild";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
@@ -10,13 +10,15 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const at = process.argv.indexOf("--outdir");
 const outdir = at >= 0 ? path.resolve(process.argv[at + 1]) : path.join(root, "explorer", "static", "dist");
 
-/** The widgets' entry modules: dist/<name>.js bundles static/<entry> and what it imports. */
+/** The widgets' entry modules, and the exported page's: dist/<name>.js bundles
+ * static/<entry> and what it imports. */
 const ENTRIES = {
   explorer: "shell.js",
   live: "live.js",
   diff: "diff.js",
   compare: "compare.js",
   lab: "lab.js",
+  page: "page.js",
 };
 
 /** Entries that bundle CodeMirror (editor.js): minified, which halves them (~0.9 -> ~0.45 MB);

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer._static import STATIC_DIR, WIDGET_MODULES, inline_module, widget_module
+from explorer._static import BUNDLES, PAGE_MODULE, STATIC_DIR, inline_module, widget_module
 from explorer.panes import KINDS, renderers_js
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +45,7 @@ def test_the_committed_bundles_are_a_fresh_build_of_the_sources(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     built = sorted(p.name for p in tmp_path.glob("*.js"))
-    assert built == sorted(f"{name}.js" for name in WIDGET_MODULES)
+    assert built == sorted(f"{name}.js" for name in BUNDLES)
     stale = [
         name for name in built
         if (tmp_path / name).read_text(encoding="utf-8") != widget_module(name[:-3])
@@ -114,3 +114,14 @@ def test_the_inlined_module_gathers_the_bundles_exports():
     assert "export {" not in text[-400:]
     (line,) = [ln for ln in text.splitlines() if ln.startswith("const explorerModule = {")]
     assert "default: " in line and "GraphCanvas: " in line
+
+
+def test_the_page_module_reads_the_elements_the_exported_page_writes():
+    from explorer import export
+
+    source = (STATIC_DIR / "page.js").read_text(encoding="utf-8")
+    for name in ("INDEX_ELEMENT_ID", "PANES_ELEMENT_ID", "MOUNT_ELEMENT_ID"):
+        assert f'const {name} = "{getattr(export, name)}";' in source, name
+    # the page inlines that bundle whole: nothing of it is JavaScript written in Python
+    page = export.html_page({"title": "t"}, {})
+    assert widget_module(PAGE_MODULE) in page and "explorerModule" not in page

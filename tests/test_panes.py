@@ -16,7 +16,15 @@ import compiler
 from compiler.link.ids import stage_ref
 from explorer._static import static_text
 from explorer.export import to_html
-from explorer.panes import PaneNotFound, build_index, build_pane, pane_json, typedefs
+from explorer.panes import (
+    PaneNotFound,
+    build_index,
+    build_pane,
+    kept_selection,
+    pane_json,
+    typedefs,
+)
+from explorer.panes.index_types import Selection
 from explorer.panes.labels import STAGE_LABELS
 
 RECORDING = Path(__file__).parent / "data" / "recordings" / "cuda_pointwise.json"
@@ -179,6 +187,18 @@ def test_the_index_builds_no_pane_and_each_pane_is_built_on_request():
         build_pane(exp, c.key, "nope")
     with pytest.raises(PaneNotFound, match="no compile '9/9' in this exploration"):
         build_pane(exp, "9/9", "bytecode")
+    # what opens is decided here, once, and carried in the index: each compile's default
+    # pane, the default selection, and what a new version keeps of the old selection
+    assert c.default_stage == "dynamo_output_graph"
+    problem = any(f.severity == "problem" for f in exp.findings())
+    assert index.default_selection.stage == ("findings" if problem else c.default_stage)
+    old = {"compile": c.key, "stage": "aot_inference_graph", "node": "sin", "src": "x:1"}
+    assert kept_selection(index, {**old, "kernel": "k"}, lambda *_: True) == Selection(
+        compile=c.key, stage="aot_inference_graph", node="sin"
+    )
+    moved = kept_selection(index, {**old, "stage": "ttir"}, lambda *_: True)
+    assert (moved.stage, moved.node) == (c.default_stage, None)
+    assert kept_selection(index, {"compile": "9/9"}, lambda *_: True) == index.default_selection
 
 
 @pytest.mark.slow

@@ -30,7 +30,7 @@ from compiler import Exploration
 from compiler.link.ids import FINDINGS, RANKS
 
 from .frame import PaneNotFound, find_compile
-from .index import build_index, pane_refs
+from .index import build_index, kept_selection, pane_refs
 from .index_types import Index
 from .kinds import KINDS, PaneKind, kind_of, renderers_js
 from .labels import STAGE_LABELS
@@ -48,6 +48,7 @@ __all__ = [
     "PaneNotFound",
     "build_index",
     "build_pane",
+    "kept_selection",
     "no_gc",
     "pane_json",
     "renderers_js",

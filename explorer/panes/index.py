@@ -8,6 +8,7 @@ selection. It reads no graph's nodes, so it stays fast on a model of any size.
 from __future__ import annotations
 
 import linecache
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 
 from compiler import Compile, Exploration
@@ -23,7 +24,7 @@ from .index_types import (
     SourceFile,
     SourceWindow,
 )
-from .labels import STAGE_LABELS, group_of, label_of
+from .labels import STAGE_LABELS, default_pane, group_of, label_of
 from .ranks import has_ranks
 from .types import PaneError
 
@@ -230,6 +231,28 @@ def _sources(seen: _Lines, first: frozenset[str]) -> tuple[SourceFile, ...]:
     return tuple(files)
 
 
+def _entry(c: Compile, panes: tuple[PaneRef, ...]) -> CompileEntry:
+    return CompileEntry(
+        key=c.key,
+        compile_id=str(c.compile_id),
+        rank=c.rank,
+        label=c.label,
+        code_name=c.code_name,
+        status=c.status,
+        is_resume=c.is_resume,
+        attempts=c.attempts,
+        restart_reasons=c.restart_reasons,
+        markers=_markers(c),
+        parent=c.parent,
+        src=ids.src_key(c.filename, c.first_line),
+        errors=_errors(c.errors),
+        panes=panes,
+        kernels=kernel_refs(c),
+        name=_name(c),
+        default_stage=default_pane([p.id for p in panes]),
+    )
+
+
 def build_index(exp: Exploration, *, whole: Exploration | None = None) -> Index:
     """The compile tree, pane list, source table and default selection of ``exp``;
     the advisor and the ranks pane judge ``whole`` when given (the outline of every rank,
@@ -250,35 +273,11 @@ def build_index(exp: Exploration, *, whole: Exploration | None = None) -> Index:
     fref = _ref(ids.StageRef(id=ids.FINDINGS, stage="findings")) if findings else None
     rref = _ref(ids.StageRef(id=ids.RANKS, stage="ranks")) if has_ranks(whole or exp) else None
     seen = _collect(exp)
-    compiles = tuple(
-        CompileEntry(
-            key=c.key,
-            compile_id=str(c.compile_id),
-            rank=c.rank,
-            label=c.label,
-            code_name=c.code_name,
-            status=c.status,
-            is_resume=c.is_resume,
-            attempts=c.attempts,
-            restart_reasons=c.restart_reasons,
-            markers=_markers(c),
-            parent=c.parent,
-            src=ids.src_key(c.filename, c.first_line),
-            errors=_errors(c.errors),
-            panes=pane_refs(c, fref, rref),
-            kernels=kernel_refs(c),
-            name=_name(c),
-        )
-        for c in exp.compiles
-    )
+    compiles = tuple(_entry(c, pane_refs(c, fref, rref)) for c in exp.compiles)
     first = compiles[0] if compiles else None
-    stage = None
-    if first is not None and first.panes:
-        pane_ids = [p.id for p in first.panes]
-        if any(f.severity == "problem" for f in findings):
-            stage = ids.FINDINGS
-        else:
-            stage = "dynamo_output_graph" if "dynamo_output_graph" in pane_ids else pane_ids[0]
+    stage = first.default_stage if first is not None else None
+    if stage is not None and any(f.severity == "problem" for f in findings):
+        stage = ids.FINDINGS  # a problem the advisor found opens first
     frame_files = frozenset(c.filename for c in exp.compiles if c.filename)
     lines = [(f, n) for f in sorted(seen.lines) for n in sorted(seen.lines[f])]
     return Index(
@@ -301,4 +300,39 @@ def build_index(exp: Exploration, *, whole: Exploration | None = None) -> Index:
     )
 
 
-__all__ = ["build_index", "pane_refs"]
+def kept_selection(
+    index: Index, old: Mapping[str, str | None], has_node: Callable[[str, str, str], bool]
+) -> Selection:
+    """What to select in ``index``, a new version (a live recompile), of what the user had
+    selected, ``old``: each of its ids that still exists there (the stage, else the
+    compile's ``default_stage``; the node when its stage is kept and ``has_node(compile,
+    stage, node)``), and the index's default selection when the compile is gone. The one
+    repair of a selection: the browser shows the selection it gets.
+
+    Example:
+        >>> import torch, compiler
+        >>> idx = build_index(compiler.explore(torch.sin, torch.randn(4), backend="eager"))
+        >>> old = {"compile": "0/0", "stage": "ttir", "node": "sin", "kernel": "k"}
+        >>> kept_selection(idx, old, lambda compile, stage, node: True)
+        Selection(compile='0/0', stage='dynamo_output_graph', src=None, node=None, kernel=None)
+        >>> kept_selection(idx, {"compile": "9/9"}, lambda *_: True) == idx.default_selection
+        True
+    """
+    entry = next((c for c in index.compiles if c.key == old.get("compile")), None)
+    if entry is None:
+        return index.default_selection
+    stage, node, src, kernel = (old.get(k) for k in ("stage", "node", "src", "kernel"))
+    if not any(p.id == stage for p in entry.panes):
+        stage, node = entry.default_stage, None  # a node of another stage is not here
+    if stage is None or not node or not has_node(entry.key, stage, node):
+        node = None
+    return Selection(
+        compile=entry.key,
+        stage=stage,
+        src=src if src is not None and src in set(index.src_keys) else None,
+        node=node,
+        kernel=kernel if kernel is not None and kernel in entry.kernels else None,
+    )
+
+
+__all__ = ["build_index", "kept_selection", "pane_refs"]

@@ -53,6 +53,9 @@ class CompileEntry:
     # how the compile tree names the frame: ``code_name``, or ``resume f at line 12``
     # for a resume function (``Compile.resumes``)
     name: str = ""
+    # the pane this compile opens on when the stage on show has no pane here
+    # (``explorer.panes.labels.default_pane``): Python decides, the browser reads it
+    default_stage: str | None = None
 
 
 @dataclass(**_FROZEN)

@@ -1,7 +1,9 @@
-"""The one table of UI labels, keyed by stage id (the trace keys, verbatim), and the
-compiler group each stage belongs to."""
+"""The one table of UI labels, keyed by stage id (the trace keys, verbatim), the
+compiler group each stage belongs to, and the pane a compile opens on."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 STAGE_LABELS = {
     "bytecode": "Bytecode",
@@ -79,3 +81,15 @@ def label_of(stage: str, suffix: str = "") -> str:
 def group_of(stage: str) -> str:
     """The compiler group of a stage (``group_aot`` for graphs not listed)."""
     return GROUPS.get(stage, "group_aot")
+
+
+def default_pane(panes: Sequence[str]) -> str | None:
+    """The pane a compile opens on when nothing asks for another: its Dynamo graph, else
+    the first it lists. The one rule of the default stage: the index carries what it
+    picks (``CompileEntry.default_stage``) and the browser only reads it.
+
+    Example:
+        >>> default_pane(["bytecode", "dynamo_output_graph"]), default_pane(["bytecode"])
+        ('dynamo_output_graph', 'bytecode')
+    """
+    return "dynamo_output_graph" if "dynamo_output_graph" in panes else next(iter(panes), None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from compiler import Compile, CompileId, Exploration, divergence
 from compiler.link import ids
 
-from .labels import group_of, label_of
+from .labels import default_pane, group_of, label_of
 from .types import DivergenceEntry, EvidenceLink, RankCell, RankRow, RanksPane
 
 _MARKS = (("graph_breaks", "graph break"), ("recompile_reasons", "recompile"))
@@ -96,9 +96,8 @@ def _order(cid: CompileId) -> tuple[int, int, int]:
 
 
 def _first_pane(c: Compile) -> str | None:
-    refs = ids.stage_refs(c)
-    graph = next((r.id for r in refs if r.stage == "dynamo_output_graph"), None)
-    return graph or (refs[0].id if refs else None)
+    # the compile's default among its own stages (a cell links to a stage, not the advisor)
+    return default_pane([r.id for r in ids.stage_refs(c)])
 
 
 def _cell_text(c: Compile | None) -> str:

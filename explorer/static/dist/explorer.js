@@ -2424,33 +2424,34 @@ var Shell = class {
     this.buildShell();
     this.renderCompile();
   }
-  /** @param {any} raw @returns {Selection} */
+  /**
+   * The selection to show. Python decides it (the index's default selection, and the
+   * widget's repair after a new index, explorer.panes.kept_selection); a click that names
+   * a compile and not one of its panes opens `paneFor` there, and a selection naming no
+   * compile of this index shows the index's default.
+   * @param {any} raw @returns {Selection}
+   */
   normalise(raw) {
     const index = this.index;
-    const def = index.default_selection;
     const s = Object.assign({ compile: null, stage: null, src: null, node: null, kernel: null }, raw || {});
-    let c = index.compiles.find((x) => x.key === s.compile);
-    if (!c) {
-      c = index.compiles.find((x) => x.key === def.compile) || index.compiles[0];
-      s.node = null;
-    }
-    s.compile = c ? c.key : null;
-    if (!c || !c.panes.some((p) => p.id === s.stage)) {
-      s.stage = c ? this.defaultStage(c, s.stage) : null;
+    const c = index.compiles.find((x) => x.key === s.compile);
+    if (!c) return Object.assign(s, index.default_selection);
+    if (!c.panes.some((p) => p.id === s.stage)) {
+      s.stage = this.paneFor(c, s.stage);
       s.node = null;
     }
     if (s.src && !this.store.palette.has(s.src)) s.src = null;
     return s;
   }
-  /** @param {CompileEntry} c @param {string|null} wanted */
-  defaultStage(c, wanted) {
-    const ids = c.panes.map((p) => p.id);
-    if (wanted) {
-      const was = this.index.compiles.flatMap((x) => x.panes).find((p) => p.id === wanted);
-      const same = was && c.panes.find((p) => p.stage === was.stage);
-      if (same) return same.id;
-    }
-    return ids.includes("dynamo_output_graph") ? "dynamo_output_graph" : ids[0];
+  /**
+   * The pane of compile `c` to open from pane `wanted` of another: the one showing the
+   * same stage (forward/x -> inference/x), else the one the index names, `default_stage`.
+   * @param {CompileEntry} c @param {string|null} wanted @returns {string|null}
+   */
+  paneFor(c, wanted) {
+    const was = wanted ? this.index.compiles.flatMap((x) => x.panes).find((p) => p.id === wanted) : void 0;
+    const same = was && c.panes.find((p) => p.stage === was.stage);
+    return same ? same.id : c.default_stage;
   }
   /** @param {Partial<Selection>} change */
   select(change) {
@@ -2551,7 +2552,7 @@ var Shell = class {
           cls: "tce-compile",
           attrs: { "data-compile": c.key },
           title: `${c.label} (${c.status})`,
-          on: { click: () => this.select({ compile: c.key, stage: this.defaultStage(
+          on: { click: () => this.select({ compile: c.key, stage: this.paneFor(
             c,
             /** @type {Selection} */
             this.sel.stage

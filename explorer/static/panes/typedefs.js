@@ -81,6 +81,7 @@
  * @property {PaneRef[]} panes
  * @property {Object<string, KernelRef>} kernels
  * @property {string} name
+ * @property {(string|null)} default_stage
  */
 /**
  * @typedef {object} DivergenceEntry
