@@ -141,8 +141,9 @@ def test_live_compiles_leave_the_users_torch_state_alone(live_widget):
 
 
 def test_a_bad_mode_gets_the_one_option_checks_error_before_any_worker_starts():
-    import compiler
     from IPython.core.error import UsageError
+
+    import compiler
 
     with pytest.raises(compiler.OptionError) as checked:
         compiler.CompileSpec(mode="fast").check()

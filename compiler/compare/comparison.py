@@ -51,7 +51,8 @@ class Config:
             msg = f"Config {name!r}: give spec= or its fields ({', '.join(spec_fields)}), not both."
             raise TypeError(msg)
         object.__setattr__(self, "name", name)
-        object.__setattr__(self, "spec", spec or CompileSpec.of(**spec_fields))
+        given = spec if spec is not None else CompileSpec.of(**spec_fields)
+        object.__setattr__(self, "spec", given)
         object.__setattr__(self, "cuda_only", cuda_only)
 
     def __getattr__(self, name: str) -> Any:

@@ -193,6 +193,9 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
 
     def close(self) -> None:
         """Stop the worker processes and close the widgets."""
+        if not hasattr(self, "_engine"):  # __init__ refused its arguments: nothing started
+            super().close()
+            return
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
