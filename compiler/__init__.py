@@ -17,6 +17,7 @@ from compiler.capture.failures import classify_failure
 from compiler.capture.progress import Progress, reporting
 from compiler.capture.recording import Recording, recording
 from compiler.capture.script import explore_path, explore_script
+from compiler.capture.spec import CompileSpec
 from compiler.compare.comparison import CompareProgress, CompareRow, Comparison, Config, compare
 from compiler.diff.compiles import Diff, diff
 from compiler.errors import (
@@ -71,6 +72,7 @@ __all__ = [
     "CompileError",
     "CompileId",
     "CompileMetrics",
+    "CompileSpec",
     "Config",
     "Diff",
     "Divergence",

@@ -44,7 +44,7 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
                 "recompiles": r.recompiles,
                 "graph_breaks": r.graph_breaks,
                 "matches_eager": r.matches_eager,
-                "eager": r.config.backend is None,
+                "eager": r.config.spec.backend is None,
                 "error": r.error,
                 "explorable": bool(r.exploration is not None and r.exploration.compiles),
             }

@@ -38,7 +38,7 @@ def table(comparison: Comparison) -> list[str]:
             continue
         speed = f"{r.speedup:.2f}x" if r.speedup is not None else "-"
         match = {True: "yes", False: "**no**", None: "-"}[r.matches_eager]
-        eager = r.config.backend is None
+        eager = r.config.spec.backend is None
         lines.append(
             f"| {r.name} | {_ms(r.first_call_ms)} | {_steady(r)} | {speed} | "
             f"{'-' if eager else r.compiles} | {'-' if eager else r.recompiles} | "

@@ -84,6 +84,26 @@ def test_a_failing_configuration_becomes_a_row_with_its_error_and_the_rest_still
     assert "| bad | failed: " in compile_log(c)
 
 
+def test_a_bad_mode_gets_the_one_option_checks_error_in_its_row():
+    with pytest.raises(compiler.OptionError) as checked:
+        compiler.CompileSpec(mode="fast").check()
+    bad = Config(name="fast", mode="fast")
+    c = compiler.compare(pointwise, torch.randn(8), configs=[bad, "aot_eager"], steps=2)
+    assert c.row("fast").error == f"OptionError: {checked.value}"
+    assert "unknown mode 'fast'. Known modes: " in c.row("fast").error
+    assert c.row("aot_eager").median_ms is not None
+
+
+def test_a_config_is_a_name_and_a_spec_its_fields_readable_as_before():
+    spec = compiler.CompileSpec(backend="aot_eager", dynamic=True)
+    assert Config(name="a", spec=spec) == Config(name="a", backend="aot_eager", dynamic=True)
+    config = Config(name="a", spec=spec, cuda_only=True)
+    assert (config.backend, config.dynamic, config.cuda_only) == ("aot_eager", True, True)
+    assert config.describe() == 'torch.compile(backend="aot_eager", dynamic=True)'
+    with pytest.raises(TypeError, match=r"give spec= or its fields \(mode\), not both"):
+        Config(name="a", spec=spec, mode="max-autotune")
+
+
 def test_bad_names_and_targets_get_clear_errors():
     unknown = r"unknown configuration 'fastest'\. Known: eager"
     with pytest.raises(compiler.OptionError, match=unknown):

@@ -35,6 +35,34 @@ def test_unknown_inductor_option_is_named():
         compiler.explore(programs.pointwise, torch.randn(3), options={"no_such_flag": True})
 
 
+def test_one_check_gives_every_path_the_same_error():
+    import ast
+
+    from compiler.capture.cell import explore_cell
+
+    bad = compiler.CompileSpec(mode="fast", dynamic=True)
+    with pytest.raises(compiler.OptionError) as checked:
+        bad.check()
+    with pytest.raises(compiler.OptionError) as explored:
+        compiler.explore(programs.pointwise, torch.randn(3), **bad.kwargs())
+    with pytest.raises(compiler.OptionError) as cell:
+        explore_cell(ast.parse("x + 1"), "<cell>", {"x": torch.ones(2)}, spec=bad)
+    assert str(checked.value) == str(explored.value) == str(cell.value)
+
+
+def test_values_of_the_wrong_type_are_refused_by_name():
+    for fields, says in [
+        ({"dynamic": "yes"}, r"dynamic must be True, False or None, not 'yes'"),
+        ({"fullgraph": None}, r"fullgraph must be True or False, not None"),
+        ({"options": [1]}, r"options must be a dict of Inductor option names to values"),
+        ({"backend": None}, r"backend must be a name or a callable, not NoneType"),
+    ]:
+        with pytest.raises(compiler.OptionError, match=says):
+            compiler.CompileSpec.of(**fields).check()
+    with pytest.raises(TypeError, match=r"unknown compile option modes; the options are backend"):
+        compiler.CompileSpec.of(modes="max-autotune")
+
+
 def test_options_for_an_already_compiled_target_are_refused():
     compiled = torch.compile(programs.pointwise, backend="eager")
     with pytest.raises(

@@ -140,6 +140,44 @@ def test_live_compiles_leave_the_users_torch_state_alone(live_widget):
     assert dict(torch._dynamo.utils.counters["stats"]) == counters
 
 
+def test_a_bad_mode_gets_the_one_option_checks_error_before_any_worker_starts():
+    from IPython.core.error import UsageError
+
+    import compiler
+
+    with pytest.raises(compiler.OptionError) as checked:
+        compiler.CompileSpec(mode="fast").check()
+    with pytest.raises(compiler.OptionError) as given:
+        explorer.live(F1, torch.randn(4), mode="fast")
+    assert str(given.value) == str(checked.value)
+    assert "unknown mode 'fast'. Known modes: " in str(given.value)
+    ip = ipython_shell()
+    ip.run_line_magic("load_ext", "explorer")
+    try:
+        ip.user_ns["x"] = torch.randn(8)
+        with pytest.raises(UsageError) as magic:
+            ip.run_cell_magic("compile", "--live --inputs x --mode fast", F1)
+        assert str(magic.value) == str(checked.value)
+    finally:
+        ip.run_line_magic("unload_ext", "explorer")
+
+
+def test_a_bad_mode_from_the_controls_is_the_checks_error_and_compiles_nothing(live_widget):
+    import compiler
+
+    w = live_widget(F1, torch.randn(8), backend="eager", debounce_ms=0)
+    assert w.wait(300) and w.error is None
+    with pytest.raises(compiler.OptionError) as checked:
+        compiler.CompileSpec(backend="eager", mode="fast").check()
+    w.editor.options = {"backend": "eager", "mode": "fast", "dynamic": None, "fullgraph": False}
+    assert w.wait(60)
+    assert w.error == str(checked.value) and w.editor.status["state"] == "error"
+    assert len(w.history) == 1
+    w.editor.options = {"backend": "eager", "mode": None, "dynamic": True, "fullgraph": False}
+    assert w.wait(300) and w.error is None and len(w.history) == 2
+    assert w.history[-1].options.dynamic is True
+
+
 def test_compile_live_magic_makes_the_cell_an_editor_on_its_inputs():
     from IPython.core.error import UsageError
     ip = ipython_shell()

@@ -513,9 +513,10 @@ def test_the_compiler_runs_a_cell_without_ipython():
 
     ns = {"torch": torch, "x": torch.arange(4.0)}
     cell = "def g(t):\n    return t.exp()\nz = g(x)\nz + 1\n"
-    run = explore_cell(ast.parse(cell), "<cell>", ns, target="g", backend="eager")
+    eager = compiler.CompileSpec(backend="eager")
+    run = explore_cell(ast.parse(cell), "<cell>", ns, target="g", spec=eager)
     assert [c.code_name for c in run.exploration.compiles] == ["g"]
     assert run.has_value and torch.equal(run.value, torch.arange(4.0).exp() + 1)
     assert ns["g"].__code__.co_filename == "<cell>"  # the plain function, put back
     with pytest.raises(compiler.TargetError, match=r"z is a Tensor; compile a function"):
-        explore_cell(ast.parse("z + 1\n"), "<cell2>", ns, target="z", backend="eager")
+        explore_cell(ast.parse("z + 1\n"), "<cell2>", ns, target="z", spec=eager)

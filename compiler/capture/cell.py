@@ -27,10 +27,10 @@ from types import CodeType
 from typing import Any
 
 from compiler.capture.explore import record_run
-from compiler.capture.failures import check_options
 from compiler.capture.snippet import OUT_SLOT, UNBOUND, snippet_function
+from compiler.capture.spec import CompileSpec
 from compiler.errors import TargetError
-from compiler.model import Exploration, Options, as_jsonable
+from compiler.model import Exploration
 
 __all__ = ["CellRun", "definitions", "explore_cell"]
 
@@ -70,12 +70,7 @@ def explore_cell(
     *,
     target: str | None = None,
     name: str = "cell",
-    mode: str | None = None,
-    backend: str = "inductor",
-    dynamic: bool | None = None,
-    fullgraph: bool = False,
-    options: dict[str, Any] | None = None,
-    keep_caches: bool = False,
+    spec: CompileSpec | None = None,
     reset: bool = True,
     decompile: bool = True,
     compile_code: Callable[[ast.Module | ast.Expression, str, str], CodeType] = compile,
@@ -89,8 +84,8 @@ def explore_cell(
         namespace: the notebook's variables; the cell reads and assigns them.
         target: the name to compile while the cell runs; None compiles the cell itself
             as a function of what it reads (its name is then ``name``).
-        mode, backend, dynamic, fullgraph, options, keep_caches, reset, decompile: as
-            in ``explore``.
+        spec: how to compile (default: ``CompileSpec()``, torch.compile's defaults).
+        reset, decompile: as in ``explore``.
         compile_code: compiles a module or expression (``compile``'s arguments).
         run_code: runs a compiled module or expression and returns its value (by
             default ``eval`` in ``namespace``).
@@ -107,19 +102,16 @@ def explore_cell(
     Example:
         >>> import torch
         >>> ns = {"torch": torch, "x": torch.ones(3)}
-        >>> run = explore_cell(ast.parse("y = x.sin()\\ny + 1"), "<cell>", ns, backend="eager")
+        >>> run = explore_cell(ast.parse("y = x.sin()\\ny + 1"), "<cell>", ns,
+        ...                    spec=CompileSpec(backend="eager"))
         >>> run.exploration.compiles[0].code_name, run.has_value, "y" in ns
         ('cell', True, True)
     """
     import torch
 
-    check_options(backend, mode, options)
-    opts = Options(
-        backend=backend, mode=mode, dynamic=dynamic, fullgraph=fullgraph,
-        options={k: as_jsonable(v) for k, v in (options or {}).items()}, keep_caches=keep_caches,
-    )  # fmt: skip
-    kwargs: dict[str, Any] = {"backend": backend, "mode": mode, "dynamic": dynamic,
-                              "fullgraph": fullgraph, "options": options}  # fmt: skip
+    how = (spec or CompileSpec()).check()
+    opts = how.record()
+    keep_caches = how.keep_caches
     run = run_code or (lambda code: eval(code, namespace))
     # as exec and eval would: the snippet's function reads its builtins from its globals
     namespace.setdefault("__builtins__", builtins)
@@ -129,7 +121,7 @@ def explore_cell(
         fn, params, bound, has_value = snippet_function(tree, filename, name, namespace,
                                                         compile_code)  # fmt: skip
         args = [namespace[p] for p in params]
-        compiled = torch.compile(fn, **kwargs)
+        compiled = how.compile(fn)
 
         def eagerly() -> object:
             with torch.no_grad():
@@ -160,7 +152,7 @@ def explore_cell(
 
     def run_cell() -> None:
         run(codes[0])
-        with _compiled(target, namespace, kwargs):
+        with _compiled(target, namespace, how):
             run(codes[1])
             if last_code is not None:
                 result.append(run(last_code))
@@ -172,7 +164,7 @@ def explore_cell(
 
 
 @contextlib.contextmanager
-def _compiled(target: str, ns: dict[str, Any], kwargs: dict[str, Any]) -> Iterator[None]:
+def _compiled(target: str, ns: dict[str, Any], spec: CompileSpec) -> Iterator[None]:
     """``ns[target]`` compiled with torch.compile while the block runs, then as it was."""
     import torch
 
@@ -183,7 +175,7 @@ def _compiled(target: str, ns: dict[str, Any], kwargs: dict[str, Any]) -> Iterat
     if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
         had_own = "forward" in obj.__dict__
         original = obj.__dict__.get("forward")
-        obj.forward = torch.compile(obj.forward, **kwargs)
+        obj.forward = spec.compile(obj.forward)
         try:
             yield
         finally:
@@ -196,7 +188,7 @@ def _compiled(target: str, ns: dict[str, Any], kwargs: dict[str, Any]) -> Iterat
         what = "class that is not an nn.Module" if isinstance(obj, type) else type(obj).__name__
         msg = f"{target} is a {what}; compile a function, an nn.Module or an nn.Module class."
         raise TargetError(msg)
-    compiled = torch.compile(obj, **kwargs)
+    compiled = spec.compile(obj)
     ns[target] = compiled
     try:
         yield

@@ -10,11 +10,12 @@ from types import CodeType
 from typing import Any
 
 from compiler import _compat
-from compiler.capture.failures import check_options, classify_failure
+from compiler.capture.failures import classify_failure
 from compiler.capture.recording import describe_target, recording
+from compiler.capture.spec import CompileSpec
 from compiler.errors import CompileError, ExploreError, OptionError, TargetError
 from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
-from compiler.model import CallTiming, Exploration, Options, as_jsonable
+from compiler.model import CallTiming, Exploration, Options
 
 
 def explore(
@@ -101,22 +102,13 @@ def explore(
                 "them to your own torch.compile call, or wrap=True to compile the whole callable."
             )
             raise OptionError(msg)
-    check_options(backend, mode, options, wrap=wrap)
-    opts = Options(
-        backend=backend if isinstance(backend, str) else describe_target(backend),
-        mode=mode,
-        dynamic=dynamic,
-        fullgraph=fullgraph,
-        options={k: as_jsonable(v) for k, v in (options or {}).items()},
-        keep_caches=keep_caches,
-        wrapped=wrap,
-    )
+    spec = CompileSpec(backend=backend, mode=mode, dynamic=dynamic, fullgraph=fullgraph,
+                       options={} if options is None else options,
+                       keep_caches=keep_caches).check(wrap=wrap)  # fmt: skip
+    opts = spec.record(wrapped=wrap)
     if reset:
         torch.compiler.reset()
-    run = target
-    if wrap:
-        run = torch.compile(target, backend=backend, mode=mode, dynamic=dynamic,
-                            fullgraph=fullgraph, options=options)  # fmt: skip
+    run = spec.compile(target) if wrap else target
     rerun = None
     if wrap:
 

@@ -1,14 +1,13 @@
-"""The one check of torch.compile's options and the one wording of a failure, for
-every entry point (``explore``, ``explore_cell``, ``%%compile``)."""
+"""The one wording of a failure, for every entry point (``explore``, ``explore_cell``,
+``%%compile``); the one check of how to compile is ``CompileSpec.check`` (``spec.py``)."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
 
 from compiler import _compat
-from compiler.errors import CompileError, ExploreError, InputError, OptionError
+from compiler.errors import CompileError, ExploreError, InputError
 from compiler.link.user_code import (
     compiled_files,
     error_location,
@@ -16,57 +15,6 @@ from compiler.link.user_code import (
     is_user_file,
 )
 from compiler.model import Exploration, Options, SourceLoc
-
-
-def check_options(
-    backend: Any, mode: str | None, options: dict[str, Any] | None, *, wrap: bool = True
-) -> None:
-    """Refuse an unknown backend, mode or Inductor option (``OptionError``) before
-    anything runs: the one check of torch.compile's options, for every entry point.
-
-    Example:
-        >>> try:
-        ...     check_options("inductr", None, None)
-        ... except OptionError as e:
-        ...     str(e).split(".")[0]
-        "unknown backend 'inductr'"
-    """
-    import torch
-
-    if not wrap:
-        given = [n for n, v in (("mode", mode), ("options", options)) if v]
-        if given or backend != "inductor":
-            msg = (
-                f"{', '.join(given) or 'backend'} only applies when explore() compiles the "
-                "target itself, but the target is already compiled (or wrap=False). Pass the "
-                "options to your own torch.compile call, or pass the uncompiled function."
-            )
-            raise OptionError(msg)
-        return
-    if isinstance(backend, str):
-        known = set(torch.compiler.list_backends(exclude_tags=()))
-        if backend not in known:
-            msg = f"unknown backend {backend!r}. Known backends: {', '.join(sorted(known))}."
-            raise OptionError(msg)
-    elif not callable(backend):
-        raise OptionError(f"backend must be a name or a callable, not {type(backend).__name__}.")
-    if mode is not None:
-        modes = _compat.inductor_mode_names()
-        if mode not in modes:
-            msg = f"unknown mode {mode!r}. Known modes: {', '.join(sorted(modes))}."
-            raise OptionError(msg)
-        if options:
-            raise OptionError("torch.compile takes mode or options, not both: pass one of them.")
-    if options:
-        names = _compat.inductor_option_names()
-        unknown = sorted(k for k in options if k not in names)
-        if unknown:
-            plural = "s" * (len(unknown) > 1)
-            msg = (
-                f"unknown Inductor option{plural} {', '.join(map(repr, unknown))}; "
-                "see torch._inductor.list_options() for the names torch.compile accepts."
-            )
-            raise OptionError(msg)
 
 
 def classify_failure(

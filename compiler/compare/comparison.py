@@ -13,11 +13,12 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from compiler import _compat
 from compiler.capture.recording import describe_target, environment, recording
+from compiler.capture.spec import CompileSpec
 from compiler.errors import InputError, OptionError
 from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Environment, Exploration
@@ -25,32 +26,42 @@ from compiler.model import Environment, Exploration
 __all__ = ["PRESETS", "CompareProgress", "CompareRow", "Comparison", "Config", "compare"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Config:
-    """One way to run the target: ``backend=None`` runs it eagerly, else torch.compile."""
+    """One named way to run the target: a ``CompileSpec`` (``backend=None`` runs it
+    eagerly) and whether it needs CUDA. The spec's fields may be given instead of ``spec``,
+    and read on the config (``config.mode``), as before the spec existed.
+
+    Example:
+        >>> Config(name="fast", mode="max-autotune").spec == Config(
+        ...     name="fast", spec=CompileSpec(mode="max-autotune")).spec
+        True
+    """
 
     name: str
-    backend: str | None = "inductor"
-    mode: str | None = None
-    dynamic: bool | None = None
-    fullgraph: bool = False
-    options: dict[str, Any] = field(default_factory=dict)
-    cuda_only: bool = False
+    spec: CompileSpec
+    cuda_only: bool
+
+    def __init__(
+        self, name: str, spec: CompileSpec | None = None, *, cuda_only: bool = False,
+        **spec_fields: Any,
+    ) -> None:  # fmt: skip
+        if spec is not None and spec_fields:
+            msg = f"Config {name!r}: give spec= or its fields ({', '.join(spec_fields)}), not both."
+            raise TypeError(msg)
+        object.__setattr__(self, "name", name)
+        given = spec if spec is not None else CompileSpec.of(**spec_fields)
+        object.__setattr__(self, "spec", given)
+        object.__setattr__(self, "cuda_only", cuda_only)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in CompileSpec.names():
+            return getattr(self.spec, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def describe(self) -> str:
         """``torch.compile(backend="inductor", mode="max-autotune")`` or ``eager``."""
-        if self.backend is None:
-            return "eager (no torch.compile)"
-        parts = [f'backend="{self.backend}"']
-        if self.mode:
-            parts.append(f'mode="{self.mode}"')
-        if self.dynamic is not None:
-            parts.append(f"dynamic={self.dynamic}")
-        if self.fullgraph:
-            parts.append("fullgraph=True")
-        if self.options:
-            parts.append(f"options={self.options!r}")
-        return f"torch.compile({', '.join(parts)})"
+        return self.spec.describe()
 
 
 PRESETS: dict[str, Config] = {
@@ -136,7 +147,7 @@ class Comparison:
 
     def __repr__(self) -> str:
         best = min(
-            (r for r in self.rows if r.median_ms is not None and r.config.backend is not None),
+            (r for r in self.rows if r.median_ms is not None and r.config.spec.backend is not None),
             key=lambda r: r.median_ms or 0.0,
             default=None,
         )
@@ -168,11 +179,13 @@ def compare(
         steps: timed calls per configuration, after ``warmup`` untimed ones.
         record: record every compile as an Exploration (the row's link); the first
             call then includes the recording's own cost. Either way the FX graph and
-            AOTAutograd caches are off, so every first call is a real compile.
+            AOTAutograd caches are off (unless a config's spec keeps them), so every first
+            call is a real compile.
         progress: called with a ``CompareProgress`` as it goes.
 
     Returns:
-        A ``Comparison``; a configuration that fails gets a row with ``error`` set.
+        A ``Comparison``; a configuration that fails gets a row with ``error`` set, one
+        that torch.compile would refuse the error of ``CompileSpec.check``.
 
     Raises:
         InputError: the target fails eagerly on these inputs.
@@ -214,7 +227,7 @@ def compare(
         try:
             row, out = _measure(target, inputs, config, steps, warmup, record, cuda, step)
         except Exception as exc:
-            if config.backend is None:
+            if config.spec.backend is None:
                 msg = (
                     f"{describe_target(target)} fails eagerly on these inputs: "
                     f"{type(exc).__name__}: {exc}. Fix it so that it runs without torch.compile."
@@ -228,7 +241,7 @@ def compare(
                            exploration=explored)
             )  # fmt: skip
             continue
-        if config.backend is None:
+        if config.spec.backend is None:
             eager_out = out
         else:
             row = dataclasses.replace(row, matches_eager=_same(eager_out, out))
@@ -294,10 +307,13 @@ def _resolve(configs: Sequence[Config | str] | None, cuda: bool) -> list[Config]
 
 
 @contextlib.contextmanager
-def _maybe_recording(record: bool) -> Iterator[Any]:
+def _maybe_recording(record: bool, keep_caches: bool) -> Iterator[Any]:
     if record:
-        with recording(decompile=False) as rec:
+        with recording(decompile=False, keep_caches=keep_caches) as rec:
             yield rec
+        return
+    if keep_caches:
+        yield None
         return
     # Caches off as under recording(), so that the first call is a real compile.
     with _compat.patched_configs({"fx_graph_cache": False}, {"enable_autograd_cache": False}):
@@ -316,13 +332,9 @@ def _measure(
 ) -> tuple[CompareRow, Any]:
     import torch
 
+    spec = config.spec if config.spec.backend is None else config.spec.check()
     torch.compiler.reset()
-    run = target
-    if config.backend is not None:
-        run = torch.compile(
-            target, backend=config.backend, mode=config.mode, dynamic=config.dynamic,
-            fullgraph=config.fullgraph, options=dict(config.options) or None,
-        )  # fmt: skip
+    run = spec.compile(target)
 
     def tell(phase: str, i: int) -> None:
         if phase == "first call":
@@ -332,7 +344,7 @@ def _measure(
         elif i % max(1, steps // 10) == 0:
             step(phase, i, steps)
 
-    with _maybe_recording(record and config.backend is not None) as rec:
+    with _maybe_recording(record and spec.backend is not None, spec.keep_caches) as rec:
         if rec is not None:
             rec.target = describe_target(target)
         times = time_calls(

@@ -8,27 +8,18 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dataclasses
 import importlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from compiler import _compat
+from compiler.capture.spec import CompileSpec
 from compiler.model import Fix
 
 # the Dynamo settings that are sets of functions: a fix adds one function to them
 _FUNCTION_SETS = ("ignore_logging_functions", "reorderable_logging_functions")
 _VALUES = {"True": True, "False": False}
-
-
-@dataclass(frozen=True, slots=True)
-class CompileArgs:
-    """The ``torch.compile`` arguments a fixed run uses."""
-
-    backend: str
-    mode: str | None
-    dynamic: bool | None
-    fullgraph: bool
 
 
 def resolve(dotted: str) -> Any:
@@ -52,18 +43,19 @@ def resolve(dotted: str) -> Any:
     raise ImportError(f"cannot import {dotted!r}")
 
 
-def compile_args(fix: Fix, args: CompileArgs) -> CompileArgs:
-    """``args`` with what ``fix`` changes in the ``torch.compile`` call itself.
+def compile_args(fix: Fix, spec: CompileSpec) -> CompileSpec:
+    """``spec`` with what ``fix`` changes in the ``torch.compile`` call itself (another
+    backend drops Inductor's mode and options).
 
     Example:
-        >>> compile_args(Fix(kind="dynamic"), CompileArgs("inductor", None, None, False)).dynamic
+        >>> compile_args(Fix(kind="dynamic"), CompileSpec()).dynamic
         True
     """
     if fix.kind == "dynamic":
-        return CompileArgs(args.backend, args.mode, True, args.fullgraph)
+        return dataclasses.replace(spec, dynamic=True)
     if fix.kind == "backend":
-        return CompileArgs(fix.value, None, args.dynamic, args.fullgraph)
-    return args
+        return dataclasses.replace(spec, backend=fix.value, mode=None, options={})
+    return spec
 
 
 @contextlib.contextmanager

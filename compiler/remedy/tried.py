@@ -15,10 +15,11 @@ from typing import Any
 
 from compiler.capture.explore import record_run
 from compiler.capture.recording import describe_target
+from compiler.capture.spec import CompileSpec
 from compiler.errors import OptionError
 from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Exploration, Fix, Options, RunFigures, TriedFix
-from compiler.remedy.apply import CompileArgs, applied, compile_args
+from compiler.remedy.apply import applied, compile_args
 
 # warm calls before the timed ones: CUDA graphs record on the first calls after a compile
 _WARMUP = 3
@@ -93,22 +94,16 @@ def _run(
 ) -> RunFigures:
     import torch
 
-    args = CompileArgs(opts.backend or "inductor", opts.mode, opts.dynamic, opts.fullgraph)
+    # the stored options are text, not the values torch.compile took: they stay out
+    spec = CompileSpec(backend=opts.backend or "inductor", mode=opts.mode, dynamic=opts.dynamic,
+                       fullgraph=opts.fullgraph)  # fmt: skip
     if fix is not None:
         if not opts.wrapped and fix.kind == "backend":
             msg = "the target calls torch.compile itself, so the explorer cannot change its backend"
             raise OptionError(msg)
-        args = compile_args(fix, args)
+        spec = compile_args(fix, spec)
     torch.compiler.reset()
-    run = target
-    if opts.wrapped:
-        run = torch.compile(
-            target,
-            backend=args.backend,
-            mode=args.mode,
-            dynamic=args.dynamic,
-            fullgraph=args.fullgraph,
-        )
+    run = spec.check().compile(target) if opts.wrapped else target
     fixed = applied(fix, wrapped=opts.wrapped) if fix is not None else contextlib.nullcontext()
     with fixed:
         exp = record_run(

@@ -11,6 +11,7 @@ never touched.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import inspect
 import threading
 import time
@@ -22,7 +23,7 @@ import anywidget.experimental
 import ipywidgets
 import traitlets
 
-from compiler import Exploration
+from compiler import CompileSpec, Exploration, OptionError
 from compiler.live.session import HISTORY_LIMIT, LiveEngine, LiveResult
 from compiler.live.target import LiveTarget, target_of
 
@@ -30,8 +31,10 @@ from .._static import widget_path
 from .diff_view import DiffWidget
 
 DEBOUNCE_MS = 750
-_COMPILE_KEYS = ("mode", "backend", "dynamic", "fullgraph", "options", "keep_caches",
-                 "decompile")  # fmt: skip
+# how to compile is a CompileSpec; decompiling is how the worker records it
+_COMPILE_KEYS = (*CompileSpec.names(), "decompile")
+# the spec's fields the editor's controls set
+_CONTROLS = ("backend", "mode", "dynamic", "fullgraph")
 
 
 class EditorWidget(anywidget.AnyWidget):  # type: ignore[misc]
@@ -102,10 +105,13 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
                    f"{', '.join(unknown)}; it takes {', '.join(_COMPILE_KEYS)}, target, "
                    "debounce_ms, auto, timeout and history_limit.")  # fmt: skip
             raise TypeError(msg)
+        # None leaves a choice at its default, as explore's own keywords do
+        given = {k: v for k, v in compile_options.items() if v is not None}
+        self._decompile: bool | None = given.pop("decompile", None)
+        self._spec = CompileSpec.of(**given).check()
         self._inputs = inputs
         self._target = target
         self._debounce = debounce_ms / 1000
-        self._options = {"backend": "inductor", **compile_options}
         self._source = source
         self._error: str | None = None
         self._lock = threading.Lock()
@@ -117,12 +123,12 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
         engine_kwargs: dict[str, Any] = {"history_limit": history_limit}
         if timeout is not None:
             engine_kwargs["timeout"] = timeout
-        backend = self._options.get("backend")
+        backend = self._spec.backend
         self._engine = LiveEngine(self._on_result, backend=backend if isinstance(backend, str)
                                   else "inductor", **engine_kwargs)  # fmt: skip
         self.editor = EditorWidget(
             self, code={"text": source, "n": 0}, auto=auto, magic_line=magic_line,
-            options={k: self._options.get(k) for k in ("backend", "mode", "dynamic", "fullgraph")},
+            options={k: getattr(self._spec, k) for k in _CONTROLS},
             status={"state": "compiling", "message": "compiling version 1 ..."},
         )  # fmt: skip
         self.editor.observe(self._on_options, names="options")
@@ -187,6 +193,9 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
 
     def close(self) -> None:
         """Stop the worker processes and close the widgets."""
+        if not hasattr(self, "_engine"):  # __init__ refused its arguments: nothing started
+            super().close()
+            return
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
@@ -208,7 +217,9 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
             self._timer.start()
 
     def _submit(self) -> None:
-        options = {k: v for k, v in self._options.items() if v is not None}
+        options = {k: v for k, v in self._spec.kwargs().items() if v is not None}
+        if self._decompile is not None:
+            options["decompile"] = self._decompile
         version = self._engine.submit(self._source, self._inputs, options, self._target)
         self.editor.status = {"state": "compiling", "version": version,
                               "message": f"compiling version {version} ..."}  # fmt: skip
@@ -222,8 +233,16 @@ class LiveExplorer(ipywidgets.VBox):  # type: ignore[misc]
 
     def _on_options(self, change: Any) -> None:
         new = dict(change["new"] or {})
-        for key in ("backend", "mode", "dynamic", "fullgraph"):
-            self._options[key] = new.get(key)
+        default = CompileSpec()  # a control the front end leaves empty (null) is the default
+        chosen = {k: getattr(default, k) if new.get(k) is None else new[k] for k in _CONTROLS}
+        try:
+            spec = dataclasses.replace(self._spec, **chosen).check()
+        except OptionError as exc:  # nothing compiles: the controls' error, as an edit's
+            self._error = str(exc)
+            self.editor.status = {"state": "error", "message": self._error, "line": None,
+                                  "stale": self.view is not None, "version": self.editor.shown}
+            return
+        self._spec = spec
         self.recompile()
 
     # -- results (called from the engine's thread) -------------------------------------------
@@ -291,13 +310,18 @@ def live(
         namespace: where the source's names are looked up (default: the caller's globals,
             the notebook's).
         **compile_options: ``mode``, ``backend``, ``dynamic``, ``fullgraph``,
-            ``options`` as in ``torch.compile``; ``target`` (the name to compile when the
+            ``options`` as in ``torch.compile``, ``keep_caches`` and ``decompile`` as in
+            ``compiler.explore``; ``target`` (the name to compile when the
             source defines several), ``debounce_ms`` (idle pause before an edit
             recompiles, default 750), ``auto`` (False: recompile only on the button),
             ``timeout`` (seconds before a compile is stopped), ``history_limit``.
 
     Returns:
         A ``LiveExplorer``: set ``.source`` to edit, ``.wait()`` for the compile.
+
+    Raises:
+        OptionError: an unknown backend, mode or Inductor option (``CompileSpec.check``),
+            before any worker starts.
 
     Example:
         >>> import torch, explorer

@@ -23,6 +23,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from compiler.capture.cell import definitions, explore_cell
+from compiler.capture.spec import CompileSpec
 from compiler.link.user_code import compiled_files, is_user_file
 
 from .._progress import showing_progress
@@ -109,9 +110,13 @@ class CompileMagics(Magics):
             raise UsageError(
                 "--no-view keeps only the stored Exploration: give a NAME to store it."
             )
-        options = self._options(args.options)
+        spec = CompileSpec(
+            backend=args.backend or "inductor", mode=args.mode, dynamic=args.dynamic,
+            fullgraph=args.fullgraph, options=self._options(args.options) or {},
+            keep_caches=args.keep_caches,
+        )  # fmt: skip
         if args.live:
-            self._run_live(args, line, cell, options)
+            self._run_live(args, line, cell, spec)
             return
         number = self._cell_number()
         filename = self.shell.compile.cache(cell, number)
@@ -123,9 +128,7 @@ class CompileMagics(Magics):
         with showing_progress():
             try:
                 run = explore_cell(
-                    tree, filename, ns, target=target, name=f"cell_{number}",
-                    mode=args.mode, backend=args.backend or "inductor", dynamic=args.dynamic,
-                    fullgraph=args.fullgraph, options=options, keep_caches=args.keep_caches,
+                    tree, filename, ns, target=target, name=f"cell_{number}", spec=spec,
                     reset=not args.no_reset, decompile=not args.no_decompile,
                     compile_code=self.shell.compile, run_code=self.shell.ev,
                 )  # fmt: skip
@@ -153,9 +156,9 @@ class CompileMagics(Magics):
 
             display(ExplorationWidget(run.exploration))
 
-    def _run_live(
-        self, args: argparse.Namespace, line: str, cell: str, options: dict[str, Any] | None
-    ) -> None:
+    def _run_live(self, args: argparse.Namespace, line: str, cell: str, spec: CompileSpec) -> None:
+        import compiler
+
         from ..editing.live import live
 
         if args.inputs is None:
@@ -166,15 +169,13 @@ class CompileMagics(Magics):
             msg = f"--inputs {args.inputs}: evaluating it failed with {type(exc).__name__}: {exc}."
             raise UsageError(msg) from None
         inputs = inputs if isinstance(inputs, tuple) else (inputs,)
-        kwargs: dict[str, Any] = {"backend": args.backend or "inductor", "dynamic": args.dynamic,
-                                  "fullgraph": args.fullgraph}  # fmt: skip
-        if args.mode is not None:
-            kwargs["mode"] = args.mode
-        if options is not None:
-            kwargs["options"] = options
         # the cell's names (helpers, globals, classes of earlier cells) cross to the worker
-        widget = live(cell, *inputs, target=args.target, magic_line=f"%%compile {line}".strip(),
-                      namespace=self.shell.user_ns, **kwargs)  # fmt: skip
+        try:
+            widget = live(cell, *inputs, target=args.target,
+                          magic_line=f"%%compile {line}".strip(), namespace=self.shell.user_ns,
+                          **spec.kwargs())  # fmt: skip
+        except compiler.OptionError as exc:
+            raise UsageError(str(exc)) from None
         if args.name:
             self.shell.user_ns[args.name] = widget
         display(widget)
