@@ -28,6 +28,7 @@ ROOM_ORDER = (
     "ranks",
     "advise",
     "diff",
+    "worker",
     "lab",
     "capture",
     "remedy",

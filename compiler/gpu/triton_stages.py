@@ -275,7 +275,13 @@ def _deferred(v: TritonVariant) -> bool:
 
 
 def sass(cubin: Path) -> LoweredStage:
-    """The SASS of one cubin, or why it could not be disassembled."""
+    """The SASS of one cubin, or why it could not be disassembled: the one SASS path, for
+    captured kernels (``with_sass``) and the kernel lab's re-lowerings alike, so that
+    both come from the same ``cuobjdump``.
+
+    >>> sass(Path("/nonexistent/k.cubin")).error.startswith("the cubin /nonexistent/k.cubin")
+    True
+    """
     if not cubin.exists():
         return LoweredStage(
             stage="sass",

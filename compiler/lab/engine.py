@@ -1,9 +1,10 @@
 """The kernel lab: a Triton kernel of a capture lowered again, edited or not, on a
 machine without a GPU.
 
-Lowering runs in ``compiler.lab.worker``, a warm process: a crash of Triton's native
-compiler or a hang costs a respawn (after ``timeout_s``), never the caller's process, and
-Triton's import and first-compile cost are paid once per process, not per edit.
+Lowering runs in ``compiler.lab.worker``, a warm worker process (``compiler.worker``): a
+crash of Triton's native compiler or a hang costs a respawn (after ``timeout_s``), never
+the caller's process, and Triton's import and first-compile cost are paid once per
+process, not per edit.
 
 Example:
     >>> import compiler
@@ -19,68 +20,26 @@ from __future__ import annotations
 import atexit
 import functools
 import importlib.util
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from multiprocessing.connection import Connection
-from typing import IO, Any
+from typing import Any
 
 from compiler.gpu.lowered_lines import with_source_lines
 from compiler.lab.compare import ptx_instructions, stage_diff, versions_note
 from compiler.lab.request import captured_variant, request
 from compiler.lab.variant import LabError, LoweringDiff, Relowered, TritonMissingError
 from compiler.model import Derived, Kernel, LoweredStage
+from compiler.worker.process import START_TIMEOUT_S, Failure, Workers
 
 TIMEOUT_S = 60.0
-# importing torch and Triton and the warm-up lowering, on a loaded 2-core machine
-START_TIMEOUT_S = 180.0
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass")
 
 
 def triton_available() -> bool:
     """Whether Triton is installed (the lab's one optional dependency)."""
     return importlib.util.find_spec("triton") is not None
-
-
-class _Worker:
-    """One worker process; its first message says it is ready."""
-
-    def __init__(self) -> None:
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "compiler.lab.worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-        )  # fmt: skip
-        stdin: IO[bytes] = self.proc.stdin  # type: ignore[assignment]
-        stdout: IO[bytes] = self.proc.stdout  # type: ignore[assignment]
-        self.outbox = Connection(os.dup(stdin.fileno()), readable=False)
-        self.inbox = Connection(os.dup(stdout.fileno()), writable=False)
-        stdin.close()
-        stdout.close()
-        self.ready = False
-
-    def receive(self, deadline: float) -> dict[str, Any] | str:
-        """The next message, or ``"timeout"`` or ``"crash"``."""
-        try:
-            if not self.inbox.poll(max(0.0, deadline - time.monotonic())):
-                return "timeout"
-            message: dict[str, Any] = self.inbox.recv()
-        except (EOFError, OSError):
-            return "crash"
-        return message
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        self.inbox.close()
-        self.outbox.close()
 
 
 class KernelLab:
@@ -93,17 +52,16 @@ class KernelLab:
 
     def __init__(self, *, timeout_s: float = TIMEOUT_S) -> None:
         self.timeout_s = timeout_s
-        self._worker: _Worker | None = None
+        # started on the first request (or ``start``), and after a failure on the next
+        self._workers = Workers("compiler.lab.worker", start_timeout=START_TIMEOUT_S)
         self._lock = threading.Lock()
-        self._ids = 0
 
     def start(self) -> None:
         """Start the worker now (it takes seconds), so the first edit need not wait."""
         if not triton_available():
             raise TritonMissingError()
         with self._lock:
-            if self._worker is None:
-                self._worker = _Worker()
+            self._workers.start()
 
     def relower(
         self,
@@ -126,40 +84,25 @@ class KernelLab:
         return _relowered(kernel, req, reply, time.perf_counter() - started)
 
     def _ask(self, req: dict[str, Any]) -> dict[str, Any]:
-        if self._worker is None:
-            self._worker = _Worker()
-        worker = self._worker
-        if not worker.ready:
-            hello = worker.receive(time.monotonic() + START_TIMEOUT_S)
-            if not isinstance(hello, dict):
-                self._drop()
-                msg = f"the kernel lab worker did not start ({hello}): is Triton importable?"
-                raise LabError(msg, kind="crash")
-            worker.ready = True
-        self._ids += 1
-        worker.outbox.send({**req, "id": self._ids})
-        reply = worker.receive(time.monotonic() + self.timeout_s)
-        if reply == "timeout":
-            self._drop()
+        reply = self._workers.ask(req, self.timeout_s)
+        if not isinstance(reply, Failure):
+            return reply
+        if reply.kind == "start":
+            msg = "the kernel lab worker did not start: is Triton importable?"
+            raise LabError(msg, kind="crash")
+        if reply.kind == "timeout":
             msg = (f"lowering {req['name']} took over {self.timeout_s:.0f} s and was stopped; "
                    "the next request starts a fresh worker.")  # fmt: skip
             raise LabError(msg, kind="timeout")
-        if not isinstance(reply, dict):
-            self._drop()
-            msg = (f"Triton's compiler crashed lowering {req['name']} (its worker process "
-                   "died); the next request starts a fresh worker.")  # fmt: skip
-            raise LabError(msg, kind="crash")
-        return reply
-
-    def _drop(self) -> None:
-        if self._worker is not None:
-            self._worker.kill()
-            self._worker = None
+        msg = (f"Triton's compiler crashed lowering {req['name']} (its worker process "
+               "died); the next request starts a fresh worker.")  # fmt: skip
+        raise LabError(msg, kind="crash")
 
     def close(self) -> None:
-        """Stop the worker."""
+        """Stop the worker; a later request starts a fresh one."""
         with self._lock:
-            self._drop()
+            self._workers.close()
+            self._workers = Workers("compiler.lab.worker", start_timeout=START_TIMEOUT_S)
 
 
 @functools.cache
@@ -216,15 +159,13 @@ def relower(
 def _relowered(kernel: Kernel, req: dict[str, Any], reply: dict[str, Any],
                seconds: float) -> Relowered:  # fmt: skip
     texts: dict[str, str] = reply["stages"]
-    sass = reply["sass"]
     stages = [
         LoweredStage(stage=s, text=texts[s])
         if s in texts
         else LoweredStage(stage=s, error=f"Triton produced no {s}")
         for s in STAGES[:4]
     ]
-    stages.append(LoweredStage(stage="sass", text=sass.get("text", ""),
-                               error=sass.get("error", "")))  # fmt: skip
+    stages.append(reply["sass"])  # a LoweredStage (compiler.gpu.triton_stages.sass)
     captured = captured_variant(kernel)
     arch = int(req["arch"])
     stats = reply["ptxas"]

@@ -1,8 +1,8 @@
 """The kernel lab's worker: a process that lowers Triton kernel source on request.
 
-Started by ``compiler.lab.engine.KernelLab`` as ``python -m compiler.lab.worker``. It
-talks over stdin/stdout as ``multiprocessing.connection`` connections (length-prefixed
-pickles); anything the compiler prints goes to stderr. Why a process of its own: Triton's
+Started by ``compiler.lab.engine.KernelLab`` as ``python -m compiler.lab.worker``; it
+speaks the worker protocol (``compiler.worker.frames``), and anything the compiler prints
+goes to stderr. Why a process of its own: Triton's
 compiler is native code that can crash or loop on an edited kernel, and it imports torch's
 Inductor runtime; in a worker none of that reaches the user's kernel. It imports Triton
 and lowers one tiny kernel before saying it is ready, so an edit pays for its own
@@ -24,14 +24,17 @@ import importlib.util
 import io
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 import traceback
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
+
+from compiler.gpu import triton_stages
+from compiler.model import LoweredStage
+from compiler.worker.frames import error as _error
+from compiler.worker.frames import serve
 
 _DRIVER_LINE = "triton_helpers.set_driver_to_gpu()"
 _DECORATOR = re.compile(r"^@triton_heuristics\.(?P<kind>\w+)\(", re.MULTILINE)
@@ -42,7 +45,6 @@ _PTXAS_SPILLS = re.compile(
     r"(?P<loads>\d+) bytes spill loads"
 )
 _PTXAS_SMEM = re.compile(r"(?P<n>\d+) bytes smem")
-_SASS_TIMEOUT_S = 30
 # cuobjdump takes 0.6-0.8 s per kernel here, more than the lowering itself
 SASS_DEFERRED = (
     "not disassembled: cuobjdump costs more than the lowering, so SASS comes on request "
@@ -81,10 +83,6 @@ def runnable_source(source: str) -> str:
     """Inductor's kernel module with the two GPU-only lines made inert, lines kept."""
     source = source.replace(_DRIVER_LINE, "")
     return _DECORATOR.sub(lambda m: f"@{_HEURISTICS}.{m['kind']}(", source)
-
-
-def _error(kind: str, message: str, line: int | None = None) -> dict[str, Any]:
-    return {"ok": False, "kind": kind, "message": message, "line": line}
 
 
 def _module_line(exc: BaseException, path: str) -> int | None:
@@ -144,22 +142,11 @@ def _ptxas_stats(log: str) -> dict[str, int | None]:
     }
 
 
-def _sass(cubin: bytes, folder: str, name: str) -> dict[str, str]:
-    """``cuobjdump -sass`` of the cubin, the tool the captured SASS came from."""
-    import triton
-
-    tool = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-    path = os.path.join(folder, f"{name}.cubin")
-    with open(path, "wb") as fh:
-        fh.write(cubin)
-    try:
-        proc = subprocess.run([str(tool), "-sass", path], capture_output=True, text=True,
-                              timeout=_SASS_TIMEOUT_S)  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return {"error": f"cuobjdump -sass failed: {exc}"}
-    if proc.returncode != 0:
-        return {"error": f"cuobjdump -sass failed: {proc.stderr.strip()}"}
-    return {"text": proc.stdout}
+def _sass(cubin: bytes, folder: str, name: str) -> LoweredStage:
+    """The cubin's SASS, by the same ``cuobjdump`` the captured SASS came from."""
+    path = Path(folder) / f"{name}.cubin"
+    path.write_bytes(cubin)
+    return triton_stages.sass(path)
 
 
 def lower(req: dict[str, Any], folder: str, reports: dict[str, str]) -> dict[str, Any]:
@@ -229,11 +216,11 @@ def lower(req: dict[str, Any], folder: str, reports: dict[str, str]) -> dict[str
     seconds = time.perf_counter() - started
     stages = {s: compiled.asm[s] for s in ("ttir", "ttgir", "llir", "ptx") if s in compiled.asm}
     if "cubin" not in compiled.asm:
-        sass = {"error": "Triton produced no cubin"}
+        sass = LoweredStage(stage="sass", error="Triton produced no cubin")
     elif req.get("sass"):
         sass = _sass(compiled.asm["cubin"], folder, name)
     else:
-        sass = {"error": SASS_DEFERRED}
+        sass = LoweredStage(stage="sass", error=SASS_DEFERRED)
     md = compiled.metadata
     report = log.getvalue() or reports.get(str(md.hash), "")
     reports[str(md.hash)] = report
@@ -256,49 +243,28 @@ def lower(req: dict[str, Any], folder: str, reports: dict[str, str]) -> dict[str
 
 def main() -> None:
     """Serve requests until stdin closes."""
-    out = Connection(os.dup(1), readable=False)
-    os.dup2(2, 1)  # what the compiler prints must not land in a reply
-    sys.stdout = sys.stderr
-    inbox = Connection(os.dup(0), writable=False)
-    from triton import knobs
-
-    # ptxas's -v report (registers, spills) is printed only when asked for
-    knobs.nvidia.dump_ptxas_log = True
     with tempfile.TemporaryDirectory(prefix="kernel-lab-") as folder:
         # a cache of this worker's own: the user's Triton cache is never written
         os.environ["TRITON_CACHE_DIR"] = os.path.join(folder, "cache")
-        warm = {"name": "lab_warm_up", "file_name": "lab_warm_up.py", "source": _WARM_UP,
-                "config": {"XBLOCK": 128}, "arch": 90}  # fmt: skip
-        try:
-            _warm_up(warm, folder)
-        except Exception as exc:  # a worker with a cold compiler still works
-            print(f"kernel lab: warm-up failed: {exc}", file=sys.stderr)
-        out.send({"ready": True, "pid": os.getpid()})
         reports: dict[str, str] = {}
-        while True:
-            try:
-                req = inbox.recv()
-            except EOFError:
-                break
-            try:
-                reply = lower(req, folder, reports)
-            except BaseException as exc:  # the worker's own failure: report, keep serving
-                reply = _error("crash", f"the kernel lab worker failed: "
-                               f"{type(exc).__name__}: {exc}")  # fmt: skip
-            reply["id"] = req.get("id")
-            out.send(reply)
+        serve(lambda req: lower(req, folder, reports), lambda _hello: _warm_up(folder),
+              "kernel lab worker")  # fmt: skip
 
 
-def _warm_up(req: dict[str, Any], folder: str) -> None:
-    """Lower a tiny kernel (no decorator: it is plain ``@triton.jit``) once."""
+def _warm_up(folder: str) -> None:
+    """Lower a tiny kernel (no decorator: it is plain ``@triton.jit``) once, and
+    disassemble it."""
     import triton
+    from triton import knobs
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    path = os.path.join(folder, req["file_name"])
+    # ptxas's -v report (registers, spills) is printed only when asked for
+    knobs.nvidia.dump_ptxas_log = True
+    path = os.path.join(folder, "lab_warm_up.py")
     with open(path, "w") as fh:
-        fh.write(req["source"])
-    module, _ = load_module(path, req["name"])
+        fh.write(_WARM_UP)
+    module, _ = load_module(path, "lab_warm_up")
     fn = module.lab_warm_up
     log = io.StringIO()
     with contextlib.redirect_stdout(log):
@@ -307,7 +273,7 @@ def _warm_up(req: dict[str, Any], folder: str) -> None:
                       {"XBLOCK": 128}, {}),
             target=GPUTarget("cuda", 90, 32), options={"num_warps": 4},
         )  # fmt: skip
-    _sass(compiled.asm["cubin"], folder, req["name"])
+    _sass(compiled.asm["cubin"], folder, "lab_warm_up")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,11 @@
 """Live recompiles: edited source compiled in a worker process, the latest edit winning.
 
-Why a worker process: a compile of code being edited can crash (a segfault in a C++
-kernel build), hang (an endless loop the user just typed) or leak, and torch.compile
-changes process-wide state (Dynamo's caches, configs, loggers). In a process of its own
-none of that reaches the user's kernel: a crash or a hang costs a respawn, and the
-user's torch state is never touched. The worker is kept warm (torch imported, one
-warm-up compile done), and a spare one waits, so that an edit pays for its compile only
-and a cancelled compile costs no torch import.
+Why a worker process (``compiler.worker.process`` says more): a compile of code being
+edited can crash, hang or leak, and torch.compile changes process-wide state (Dynamo's
+caches, configs, loggers); in a process of its own none of that reaches the user's kernel.
+The worker is kept warm (torch imported, one warm-up compile done), and a spare one
+waits, so that an edit pays for its compile only and a cancelled compile (the newest edit
+wins, ``compiler.worker.newest``) costs no torch import.
 
 The engine holds at most ``history_limit`` successful results (default
 ``HISTORY_LIMIT``); older ones are released.
@@ -25,27 +24,23 @@ Example:
 from __future__ import annotations
 
 import collections
-import contextlib
 import os
 import pickle
 import re
-import select
-import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any
 
 import cloudpickle
 
 from compiler.live.crossing import CrossingError, StateBox
 from compiler.live.target import LiveTarget, state_for
-from compiler.live.worker import _HEADER, LINE_REPORT, write_frame
+from compiler.live.worker import LINE_REPORT
 from compiler.model import Exploration
+from compiler.worker.newest import Newest
+from compiler.worker.process import START_TIMEOUT_S, Failure, Workers
 
 HISTORY_LIMIT = 20
 TIMEOUT_S = 300.0
@@ -89,76 +84,6 @@ class LiveResult:
         return self.exploration is not None
 
 
-class _Worker:
-    """One worker process and its pipes; the first frame it sends says it is ready."""
-
-    def __init__(self, backend: str) -> None:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = dict(os.environ)
-        # what the kernel imports, the worker imports: state crosses by reference to it
-        path = [p for p in sys.path if p and os.path.isdir(p)]
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH"), *path]))
-        # closed in kill(); the worker's stderr, read back for a crash report
-        self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "compiler.live.worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env,
-        )  # fmt: skip
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
-        write_frame(self.stdin, {"backend": backend})
-        self.ready = False
-        self.rss_mb = 0.0
-
-    def send(self, message: dict[str, Any]) -> None:
-        write_frame(self.stdin, message)
-
-    def receive(self, deadline: float, cancelled: Callable[[], bool]) -> dict[str, Any] | str:
-        """The next message; or ``"cancelled"``, ``"timeout"`` or ``"crash"``."""
-        fd = self.stdout.fileno()
-        buf = b""
-        need = _HEADER.size
-        size = None
-        while True:
-            if cancelled():
-                return "cancelled"
-            if time.monotonic() > deadline:
-                return "timeout"
-            ready, _, _ = select.select([fd], [], [], 0.01)
-            if not ready:
-                continue
-            chunk = os.read(fd, need - len(buf))
-            if not chunk:
-                return "crash"
-            buf += chunk
-            if size is None and len(buf) >= _HEADER.size:
-                (size,) = _HEADER.unpack(buf[: _HEADER.size])
-                buf = buf[_HEADER.size :]
-                need = size
-            if size is not None and len(buf) >= need:
-                message: dict[str, Any] = pickle.loads(buf[:need])
-                return message
-
-    def dump_stack(self) -> None:
-        """Have the worker write its Python stack into its log (faulthandler, SIGUSR1)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGUSR1)
-            time.sleep(0.3)  # faulthandler writes from its C signal handler at once
-
-    def log_tail(self, lines: int = 6) -> str:
-        self.log.seek(0)
-        text = self.log.read().decode("utf-8", "replace").strip().splitlines()
-        return "\n".join(text[-lines:])
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        for stream in (self.stdin, self.stdout, self.log):
-            with contextlib.suppress(OSError):
-                stream.close()
-
-
 class LiveEngine:
     """Compiles source edits in a warm worker process; the latest edit wins.
 
@@ -187,22 +112,21 @@ class LiveEngine:
     ) -> None:
         self._on_result = on_result
         self._timeout = timeout
-        self._backend = backend
-        self._want_spare = spare
         self.history: collections.deque[LiveResult] = collections.deque(maxlen=history_limit)
         self.latest: LiveResult | None = None
-        self._cond = threading.Condition()
-        self._pending: tuple[int, dict[str, Any]] | None = None
-        self._version = 0
-        self._busy = False
-        self._closed = False
-        self._worker: _Worker | None = _Worker(backend)
-        self._spare: _Worker | None = _Worker(backend) if spare else None
+        # what the kernel imports, the worker imports: state crosses by reference to it
+        path = [p for p in sys.path if p and os.path.isdir(p)]
+        self._workers = Workers(
+            "compiler.live.worker", {"backend": backend}, warm=True, spare=spare,
+            start_timeout=max(timeout, START_TIMEOUT_S), rss_limit_mb=WORKER_RSS_LIMIT_MB,
+            path=path,
+        )  # fmt: skip
         # the notebook's state the edits use: the names (small, change with the source) and
         # the module and class they edit (large, change rarely), each its own file
         self._names, self._fixed = StateBox(), StateBox()
-        self._thread = threading.Thread(target=self._loop, name="live-compile", daemon=True)
-        self._thread.start()
+        self._jobs: Newest[dict[str, Any], LiveResult] = Newest(
+            self._run, self._deliver, name="live-compile"
+        )
 
     def submit(
         self, source: str, inputs: tuple[Any, ...], options: dict[str, Any] | None = None,
@@ -213,9 +137,7 @@ class LiveEngine:
         ``target`` is the name to compile, or a ``LiveTarget`` (a module instance, a
         method, and the notebook namespace the source's names come from).
         """
-        with self._cond:
-            self._version += 1
-            version = self._version
+        version = self._jobs.next_version()
         options = dict(options or {})
         spec = target if isinstance(target, LiveTarget) else LiveTarget(name=target)
         try:
@@ -229,9 +151,7 @@ class LiveEngine:
         request = {"source": source, "target": spec.name, "kind": spec.kind,
                    "module": spec.module, **state, "filename": _FILENAME,
                    "inputs": blob, "options": options}  # fmt: skip
-        with self._cond:
-            self._pending = (version, request)
-            self._cond.notify_all()
+        self._jobs.submit(version, request)
         return version
 
     def _pack(self, source: str, spec: LiveTarget) -> dict[str, str | None]:
@@ -248,90 +168,36 @@ class LiveEngine:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until no edit is pending or compiling; False if ``timeout`` ran out."""
-        end = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
-            while self._pending is not None or self._busy:
-                left = None if end is None else end - time.monotonic()
-                if left is not None and left <= 0:
-                    return False
-                self._cond.wait(left)
-        return True
+        return self._jobs.wait(timeout)
 
     def close(self) -> None:
         """Stop the thread and the worker processes."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        self._thread.join(timeout=5)
-        for w in (self._worker, self._spare):
-            if w is not None:
-                w.kill()
-        self._worker = self._spare = None
+        self._workers.close()  # first: a compile waiting on a worker ends as cancelled
+        self._jobs.close()
         self._names.close()
         self._fixed.close()
 
-    # -- the background thread ----------------------------------------------------------
-
-    def _loop(self) -> None:
-        while True:
-            with self._cond:
-                while self._pending is None and not self._closed:
-                    self._cond.wait()
-                if self._closed:
-                    return
-                assert self._pending is not None
-                version, request = self._pending
-                self._pending = None
-                self._busy = True
-            try:
-                result = self._run(version, request)
-                if result is not None:
-                    with self._cond:
-                        stale = self._pending is not None or version != self._version
-                    if not stale:
-                        self._deliver(result)
-            finally:
-                with self._cond:
-                    self._busy = False
-                    self._cond.notify_all()
-
-    def _newer(self) -> bool:
-        return self._pending is not None or self._closed
-
     def _run(self, version: int, request: dict[str, Any]) -> LiveResult | None:
+        """Compile one edit (on the background thread); None when a newer edit cancelled it."""
         source, options = request["source"], request["options"]
-        worker = self._ready_worker()
-        if worker is None:
-            return None
         started = time.perf_counter()
-        try:
-            worker.send({**request, "id": version})
-        except OSError:
-            reply: dict[str, Any] | str = "crash"
-        else:
-            reply = worker.receive(time.monotonic() + self._timeout, self._newer)
+        reply = self._workers.ask(request, self._timeout, self._jobs.superseded)
         seconds = time.perf_counter() - started
-        if isinstance(reply, str):
-            if reply == "timeout":
-                worker.dump_stack()
-            tail = worker.log_tail()
-            line = _innermost_line(worker.log_tail(200))
-            self._replace_worker()
-            if reply == "cancelled":
+        if isinstance(reply, Failure):
+            if reply.kind == "cancelled":
                 return None
-            if reply == "timeout":
+            line = _innermost_line(reply.log)
+            if reply.kind == "timeout":
                 msg = (f"the compile took longer than {self._timeout:.0f} s and was stopped; "
                        "an endless loop in the code? (timeout=... sets the limit)")  # fmt: skip
                 err = LiveError(kind="timeout", message=msg, line=line)
             else:
                 msg = ("the live compile worker died while compiling this edit; your session "
-                       f"is unaffected and a fresh worker takes over. Its last words:\n{tail}")
+                       f"is unaffected and a fresh worker takes over. Its last words:\n"
+                       f"{reply.tail()}")  # fmt: skip
                 err = LiveError(kind="crash", message=msg, line=line)
             return LiveResult(version=version, source=source, options=options, error=err,
                               seconds=seconds)  # fmt: skip
-        worker.rss_mb = float(reply.get("rss_mb") or 0.0)
-        if worker.rss_mb > WORKER_RSS_LIMIT_MB:
-            self._replace_worker()
         if not reply.get("ok"):
             err = LiveError(kind=reply["kind"], message=reply["message"], line=reply.get("line"))
             return LiveResult(version=version, source=source, options=options, error=err,
@@ -340,32 +206,6 @@ class LiveEngine:
         return LiveResult(version=version, source=source, options=options,
                           exploration=exploration, seconds=seconds,
                           compile_seconds=float(reply.get("seconds") or 0.0))  # fmt: skip
-
-    def _ready_worker(self) -> _Worker | None:
-        while not self._closed:
-            if self._worker is None:
-                self._replace_worker()
-            worker = self._worker
-            assert worker is not None
-            if worker.ready:
-                return worker
-            reply = worker.receive(time.monotonic() + self._timeout, lambda: self._closed)
-            if isinstance(reply, dict) and reply.get("ready"):
-                worker.ready = True
-                return worker
-            if reply == "cancelled":
-                return None
-            self._replace_worker()
-        return None
-
-    def _replace_worker(self) -> None:
-        if self._worker is not None:
-            self._worker.kill()
-        self._worker, self._spare = self._spare, None
-        if self._worker is None:
-            self._worker = _Worker(self._backend)
-        if self._want_spare:
-            self._spare = _Worker(self._backend)
 
     def _deliver(self, result: LiveResult) -> None:
         self.latest = result

@@ -1,53 +1,26 @@
 """The live compile worker: a process that compiles edited source on request.
 
-Started by ``compiler.live.LiveEngine`` as ``python -m compiler.live.worker``. It talks
-over its stdin/stdout in frames (8-byte length, then a pickle); the user's prints go to
-stderr so they cannot corrupt a frame. It imports torch and runs one warm-up compile
-before saying it is ready, so that an edit pays for the compile only.
+Started by ``compiler.live.LiveEngine`` as ``python -m compiler.live.worker``; it speaks
+the worker protocol (``compiler.worker.frames``), and the user's prints go to stderr so
+they cannot corrupt a frame. It imports torch and runs one warm-up compile before saying
+it is ready, so that an edit pays for the compile only.
 """
 
 from __future__ import annotations
 
 import contextlib
-import faulthandler
 import linecache
-import os
 import pickle
 import re
-import resource
 import signal
-import struct
 import sys
 import time
 import traceback
 import types
-from typing import IO, Any
+from typing import Any
 
-_HEADER = struct.Struct("<Q")
-
-
-def read_frame(stream: IO[bytes]) -> Any:
-    """One message, or None at end of stream."""
-    head = stream.read(_HEADER.size)
-    if len(head) < _HEADER.size:
-        return None
-    (size,) = _HEADER.unpack(head)
-    return pickle.loads(stream.read(size))
-
-
-def write_frame(stream: IO[bytes], message: Any) -> None:
-    """Send one message (flushed)."""
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _error(kind: str, message: str, line: int | None = None) -> dict[str, Any]:
-    return {"ok": False, "kind": kind, "message": message, "line": line}
+from compiler.worker.frames import error as _error
+from compiler.worker.frames import serve
 
 
 def _line_in(tb: Any, filename: str) -> int | None:
@@ -225,35 +198,21 @@ def _compile_error(exc: Any, filename: str) -> dict[str, Any]:
     return _error(kind, str(exc), line)
 
 
-def main() -> None:
-    """Serve requests until stdin closes."""
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # prints of the user's code must not land in a frame
-    sys.stdout = sys.stderr
-    # the Python stack into the log on a crash; and the edited source's line on SIGUSR1,
-    # which the engine sends to a compile past its timeout: the kernel reads both
-    faulthandler.enable()
-    signal.signal(signal.SIGUSR1, _report_line)
-    stdin = sys.stdin.buffer
-    warm = read_frame(stdin) or {}
+def _warm_up(hello: dict[str, Any]) -> None:
     import torch
 
     import compiler
 
-    backend = warm.get("backend") or "inductor"
-    try:
-        compiler.explore(lambda x: (x.relu() + 1).sum(), torch.ones(4), backend=backend)
-    except Exception as exc:  # a worker with a cold compiler still works
-        print(f"live worker: warm-up compile failed: {exc}", file=sys.stderr)
-    write_frame(out, {"ready": True, "pid": os.getpid()})
-    while (req := read_frame(stdin)) is not None:
-        try:
-            reply = compile_request(req)
-        except BaseException as exc:  # the worker's own failure: report, keep serving
-            reply = _error("crash", f"the live compile worker failed: {type(exc).__name__}: {exc}")
-        reply["id"] = req.get("id")
-        reply["rss_mb"] = _rss_mb()
-        write_frame(out, reply)
+    backend = hello.get("backend") or "inductor"
+    compiler.explore(lambda x: (x.relu() + 1).sum(), torch.ones(4), backend=backend)
+
+
+def main() -> None:
+    """Serve requests until stdin closes."""
+    # the edited source's line on SIGUSR1, which the engine sends to a compile past its
+    # timeout (``serve`` adds the stack to it, and writes the stack on a crash)
+    signal.signal(signal.SIGUSR1, _report_line)
+    serve(compile_request, _warm_up, "live compile worker")
 
 
 if __name__ == "__main__":
