@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from compiler.model import FusedNode, Kernel, Schedule
+from compiler.model import FusedNode, Kernel, Provenance, Schedule
 
 # `cpp_fused_add_0 = async_compile.cpp_pybinding([...], r'''` or
 # `triton_poi_fused_0 = async_compile.triton('triton_poi_fused_0', '''`
@@ -28,6 +29,38 @@ _SNODE = re.compile(r"^(?P<owner>\w+)\.snodes\[\d+\] =\n(?P<member>\w+):", re.MU
 def kernel_name(provenance_key: str) -> str:
     """``cpp_fused_add_0:3`` (provenance key with debug handle) -> ``cpp_fused_add_0``."""
     return _HANDLE.sub("", provenance_key)
+
+
+def provenance_maps(mappings: Any) -> Provenance:
+    """Inductor's provenance maps (the ``inductor_provenance_tracking_node_mappings``
+    artifact, JSON-decoded): graph nodes before and after the post-grad passes, and the
+    kernels made of them, each kernel key without its debug handle. Anything but a dict
+    gives empty maps.
+
+    Example:
+        >>> provenance_maps({"cppCodeToPost": {"cpp_fused_relu_0:2": ["relu"]}}).kernel_to_post
+        {'cpp_fused_relu_0': ('relu',)}
+    """
+    if not isinstance(mappings, dict):
+        return Provenance()
+
+    def table(
+        key: str, strip_keys: bool = False, strip_values: bool = False
+    ) -> dict[str, tuple[str, ...]]:
+        raw = mappings.get(key) or {}
+        out: dict[str, tuple[str, ...]] = {}
+        for k, vs in raw.items():
+            name = kernel_name(k) if strip_keys else str(k)
+            values = [kernel_name(v) if strip_values else str(v) for v in vs or ()]
+            out[name] = tuple(dict.fromkeys([*out.get(name, ()), *values]))
+        return out
+
+    return Provenance(
+        pre_to_post=table("preToPost"),
+        post_to_pre=table("postToPre"),
+        kernel_to_post=table("cppCodeToPost", strip_keys=True),
+        post_to_kernel=table("postToCppCode", strip_values=True),
+    )
 
 
 def aot_id(code: str) -> str:
