@@ -14,6 +14,7 @@ from compiler.parse.words.recompiles import (
     failed_guard,
     hit_recompile_limit,
     is_size_pinned,
+    origin_code,
     origin_line,
     reason_user_line,
     tensor_match_sizes,
@@ -349,7 +350,7 @@ def _specialised(exp: Exploration) -> list[Ranked]:
             continue
         name, static, origin = fixed[0]
         where = _origin_src(origin, exp, c)
-        code = origin.split("  #", 1)[0].strip() if origin else ""
+        code = origin_code(origin)
         dims = ", ".join(f"dim {i} = {s}" for i, s in static)
         because = f", first read at `{code}`" if code else ""
         evidence = [

@@ -48,6 +48,7 @@ from compiler.parse.words.names import (
 from compiler.parse.words.names import (
     input_index,
     input_target,
+    is_plain_output,
     is_primal,
     module_path_of_placeholder,
     tangent_of,
@@ -138,7 +139,7 @@ def aot_stacks(
     out: Stacks = dict(fixed or {})
     for desc, name in out_desc.items():
         # the gradient of a parameter (a mutated buffer) is computed in its module
-        if name not in out and not desc.startswith("PlainAOTOutput"):
+        if name not in out and not is_plain_output(desc):
             stack = index.input_stack(desc, "")
             if stack:
                 out[name] = stack

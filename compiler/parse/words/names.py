@@ -134,6 +134,17 @@ def tangent_of(desc: str) -> str | None:
     return m["output"] if m else None
 
 
+def is_plain_output(desc: str) -> bool:
+    """Whether an output descriptor is one of the user's outputs (``PlainAOTOutput``), not
+    a gradient, a saved tensor or a mutated input.
+
+    Example:
+        >>> is_plain_output("PlainAOTOutput(idx=0)"), is_plain_output("GradAOTOutput(grad_of=...)")
+        (True, False)
+    """
+    return desc.startswith("PlainAOTOutput")
+
+
 def is_primal(name: str) -> bool:
     """Whether ``name`` is one of AOTAutograd's forward inputs (``primals_N``).
 

@@ -112,6 +112,16 @@ def origin_line(origin: str) -> tuple[str, int] | None:
     return (m["file"], int(m["line"])) if m else None
 
 
+def origin_code(origin: str) -> str:
+    """The user code a guard's origin comment quotes, without its ``# file:line`` tail.
+
+    Example:
+        >>> origin_code("return x * 2  # t.py:3 in f")
+        'return x * 2'
+    """
+    return origin.split("  #", 1)[0].strip() if origin else ""
+
+
 def tensor_match_sizes(expr: str) -> tuple[str, list[str]] | None:
     """(input, its sizes as printed) of a ``TENSOR_MATCH`` guard's ``check_tensor``.
 
