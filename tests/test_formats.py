@@ -95,6 +95,8 @@ def _assigned(fn: ast.FunctionDef) -> tuple[set[str], set[str]]:
     computed: set[str] = set()
     renamed: set[str] = set()
     for stmt in fn.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Tuple):
+            continue  # a joint graph's flattened inputs
         if isinstance(stmt, ast.AnnAssign) and stmt.value and isinstance(stmt.target, ast.Name):
             computed.add(stmt.target.id)
         elif isinstance(stmt, ast.Assign):
@@ -119,6 +121,10 @@ def test_graph_texts_give_a_node_per_statement_and_placeholder(fx: Fixtures, nam
         for s in fn.body
         if isinstance(s, ast.AnnAssign) and s.value is None and isinstance(s.target, ast.Name)
     ]
+    flat = fn.body[0]
+    if isinstance(flat, ast.Assign) and isinstance(flat.targets[0], ast.Tuple):
+        # older torch: ``primals_1, ... = fx_pytree.tree_flatten_spec([primals, tangents], ...)``
+        declared = [e.id for e in flat.targets[0].elts if isinstance(e, ast.Name)]
     params = declared or params
     placeholders = [n for n in nodes if n.op == "placeholder"]
     assert [n.target for n in placeholders] == params

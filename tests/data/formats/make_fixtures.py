@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -85,10 +86,9 @@ def _line_of(fn: Any, code: str) -> int:
 
 def main() -> None:
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    version = torch.__version__.split("+")[0]
-    out = HERE / f"torch-{'.'.join(version.split('.')[:2])}"
-    if version.count(".") >= 2 and version.split(".")[2] not in ("0", ""):
-        out = HERE / f"torch-{version}"
+    # torch-2.13 for 2.13.0, torch-2.14.1 for 2.14.1 (a local or pre-release tag dropped)
+    major, minor, patch = re.findall(r"^(\d+)\.(\d+)\.?(\d*)", torch.__version__)[0]
+    out = HERE / f"torch-{major}.{minor}{f'.{patch}' if patch not in ('', '0') else ''}"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     files: dict[str, str] = {}
