@@ -382,10 +382,11 @@ def _chain(gb: GraphBreak, compiled: frozenset[str]) -> tuple[Evidence, ...]:
 def _condition_node(c: Compile, gb: GraphBreak) -> str | None:
     """The graph node of a data-dependent condition, where the graph holds it."""
     graph = c.graphs.get("dynamo_output_graph")
-    if graph is None:
-        return None
+    candidates = break_words(gb.summary, gb.reason).condition_nodes
+    if graph is None or not candidates:
+        return None  # (the graph's nodes are parsed only where a condition names some)
     names = {n.name for n in graph.nodes}
-    return next((n for n in break_words(gb.summary, gb.reason).condition_nodes if n in names), None)
+    return next((n for n in candidates if n in names), None)
 
 
 def user_location(gb: GraphBreak, compiled: frozenset[str] = frozenset()) -> SourceLoc | None:
