@@ -14,6 +14,7 @@ from compiler.advise._common import Ranked, finding
 from compiler.advise.findings import Evidence
 from compiler.link.ids import KernelId, PaneId, compile_pane, kernel_of, key_of, loc_key
 from compiler.model import Compile, Exploration, Kernel, Node
+from compiler.parse.words.settings import cudagraph_skip_cause, tf32_off
 
 _SLOWER = 1 / 1.05  # within 5% of eager is noise on a busy GPU
 _LOW_BW = 0.3  # of the measured copy bandwidth
@@ -21,7 +22,6 @@ _MIN_US = 5.0  # shorter kernels are launch-latency bound, not bandwidth bound
 _MIN_SHARE = 0.1
 _LIBRARY = re.compile(r"\b(mm|addmm|bmm|baddbmm|convolution|_convolution|conv\w*)\b")
 _MATMUL_OPS = ("aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm")
-_TF32_OFF = re.compile(r'"allow_tf32"\s*:\s*false')
 
 
 def findings(exp: Exploration) -> list[Ranked]:
@@ -65,7 +65,7 @@ def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
                 )
             ],
             "The mode asked for CUDA graphs, but this graph runs with a launch per kernel. "
-            + _SKIP_ADVICE.get(_skip_kind(reason), "Remove the cause torch names.")
+            + _SKIP_ADVICE.get(cudagraph_skip_cause(reason), "Remove the cause torch names.")
             + " `TORCH_LOGS=perf_hints` prints the same reason while it compiles.",
             "a kernel launch per kernel instead of one graph replay",
             score=1.0,
@@ -73,6 +73,7 @@ def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
     ]
 
 
+# by cause (``SKIP_CAUSES``)
 _SKIP_ADVICE = {
     "mutated": "An input is changed in place: return a new tensor instead (`x = x + 1`), "
     "or make the mutated tensor a buffer of the module (buffers may be mutated).",
@@ -82,14 +83,6 @@ _SKIP_ADVICE = {
     "(`torch._dynamo.mark_static`) or pad to a few sizes.",
     "non gpu": "An op runs on the CPU inside the graph: move it out of the compiled region.",
 }
-
-
-def _skip_kind(reason: str) -> str:
-    low = reason.lower()
-    for key in _SKIP_ADVICE:
-        if key in low:
-            return key
-    return ""
 
 
 def _timed(c: Compile) -> list[tuple[KernelId, Kernel, float]]:
@@ -152,7 +145,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
     lib_total = sum(tot for _, _, tot in library)
     if library and lib_total / total >= 0.5:
         kid, k, tot = max(library, key=lambda r: r[2])
-        fp32_mm = _fp32_matmul(c) and bool(c.guards and _TF32_OFF.search(c.guards.tree))
+        fp32_mm = _fp32_matmul(c) and bool(c.guards and tf32_off(c.guards.tree))
         is_mm = "conv" not in k.name
         ev = [
             Evidence(

@@ -15,14 +15,9 @@ from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, loc_key, short_path
 from compiler.link.user_code import compiled_files, is_own_code, is_user_file, library_of
 from compiler.model import Compile, Exploration, Fix, GraphBreak, SourceLoc
+from compiler.parse.words.breaks import break_words
 from compiler.ranks.wrappers import wrapper_of
 
-# The condition's node, as Dynamo prints it under "computed as follows": "gt = gt(sum_1, 0)".
-_COND_NODE = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*) = \w+\(", re.MULTILINE)
-_SKIPPED = re.compile(
-    r"trace the (?:Python )?builtin `(?P<name>[^`]+?)\.?`|function `<function (?P<fn>\S+)"
-    r"|the function `(?P<skipped>[^`]+)` in file|UserDefinedClassVariable\(<class '(?P<cls>[^']+)'>"
-)
 # torch's own files: a break reported inside them is shown at the user's line that led there
 
 
@@ -48,11 +43,10 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
             f"{wrapper.explanation}\n{wrapper.suggestion}",
             severity="info",
         )
-    text = f"{gb.summary}\n{gb.reason}"
-    low = text.lower()
+    words = break_words(gb.summary, gb.reason)
     loc = user_location(gb, compiled)
     code = (loc.code.strip() if loc else "") or "the line"
-    if "torch._dynamo.graph_break()" in low:
+    if words.explicit:
         return _Cause(
             "graph_break.explicit",
             "An explicit torch._dynamo.graph_break() splits the graph",
@@ -60,7 +54,7 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
             "(debugging, or to keep a region out of one graph); "
             "`torch.compiler.disable` on a function says the same more visibly.",
         )
-    if "data-dependent branching" in low or "jump with tensorvariable" in low:
+    if words.data_dependent_branch:
         return _Cause(
             "graph_break.data_dependent_branch",
             "A branch on tensor data breaks the graph",
@@ -71,7 +65,7 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
             "y = torch.cond(x.sum() > 0, lambda t: t.cos(), lambda t: t.sin(), (x,))\n"
             "```",
         )
-    if "tolist()" in low and "non-integer" in low:
+    if words.float_tolist:
         return _Cause(
             "graph_break.scalar_output",
             "Tensor.tolist() on a float tensor breaks the graph",
@@ -79,7 +73,7 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
             "trace even with capture_scalar_outputs. Keep the values in a tensor and use "
             "tensor ops on them (indexing, torch.where) instead of a Python list.",
         )
-    scalar = "item()" in low or "capture_scalar_outputs" in low or "tolist()" in low
+    scalar = words.scalar_output
     if scalar and re.match(r"(if|elif|while|assert)\b", code):
         # checked on torch 2.13: with capture_scalar_outputs the same line still breaks,
         # now as a data-dependent branch on the captured scalar
@@ -112,7 +106,7 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
                 code="torch._dynamo.config.capture_scalar_outputs = True",
             ),
         )
-    if "dynamic shape operator" in low or "capture_dynamic_output_shape_ops" in low:
+    if words.dynamic_output_shape:
         return _Cause(
             "graph_break.dynamic_output_shape",
             "An op whose output size depends on the data breaks the graph",
@@ -128,7 +122,7 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
                 code="torch._dynamo.config.capture_dynamic_output_shape_ops = True",
             ),
         )
-    if "tensor.backward() call" in low:
+    if words.backward:
         return _Cause(
             "graph_break.backward",
             "loss.backward() inside the compiled function breaks the graph",
@@ -142,7 +136,7 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
             "loss.backward()\n"
             "```",
         )
-    if "torch.compiler.disable" in low:
+    if words.disabled:
         return _Cause(
             "graph_break.disabled",
             "A function wrapped in torch.compiler.disable breaks the graph",
@@ -150,11 +144,11 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
             "graph there. Remove the `torch.compiler.disable` if the function is "
             "traceable, or move the call out of the compiled region.",
         )
-    logging_fn = _logging_call(gb)
+    logging_fn = words.logging_call
     if logging_fn == "logger":
-        method = _logger_method(gb)
+        method = words.logger_method
         fn = f"logging.Logger.{method}"
-        message = _logged_message(gb)
+        message = words.logged_message
         said = ""
         if message:
             said = f' It logs: "{message}"; changing what the message names avoids the call.'
@@ -191,8 +185,8 @@ def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
                 code=setting,
             ),
         )
-    if "marked as skipped" in low or "does not know how to trace" in low or "c extension" in low:
-        name = _callee(gb) or "a function"
+    if words.unsupported_call:
+        name = words.callee or "a function"
         extra = ""
         if "random" in name.lower():
             extra = " Here `torch.rand(())` draws the number inside the graph instead."
@@ -321,7 +315,7 @@ def _impact(
 ) -> str:
     """What the break cost, counted from the compiles it reached."""
     graphless = [c for c in frames if "dynamo_output_graph" not in c.graphs]
-    cut_short = {id(c) for c, gb in hits if "skipping the rest of the function" in gb.reason}
+    cut_short = {id(c) for c, gb in hits if break_words(gb.summary, gb.reason).skips_rest}
     graphs = sum(1 for c in (*frames, *resumes) if "dynamo_output_graph" in c.graphs)
     names = list(dict.fromkeys(c.code_name for c in frames))
     listed = ", ".join(f"`{n}`" for n in names[:6]) + (" ..." if len(names) > 6 else "")
@@ -388,56 +382,11 @@ def _chain(gb: GraphBreak, compiled: frozenset[str]) -> tuple[Evidence, ...]:
 def _condition_node(c: Compile, gb: GraphBreak) -> str | None:
     """The graph node of a data-dependent condition, where the graph holds it."""
     graph = c.graphs.get("dynamo_output_graph")
-    if graph is None or "computed as follows" not in gb.reason:
-        return None
-    tail = gb.reason.split("computed as follows", 1)[1]
-    for m in _COND_NODE.finditer(tail):
-        if any(n.name == m["name"] for n in graph.nodes):
-            return m["name"]
-    return None
-
-
-def _logging_call(gb: GraphBreak) -> str:
-    """``print``, ``warnings.warn`` or ``logger`` for a break on that kind of call, else
-    "": by the callee Dynamo names, not by its hints (which cite ``_warnings.warn`` as an
-    example for every skipped builtin)."""
-    low = gb.reason.lower()
-    if "builtin operator `print`" in low:
-        return "print"
-    if "logging.logger method" in low:
-        return "logger"
-    name = _callee(gb).lower()
-    if "warn" in name:
-        return "warnings.warn"
-    if "print" in name:
-        return "print"
-    return "logger" if "logging" in name or "logger" in name else ""
-
-
-_LOGGER_CALL = re.compile(
-    r"method: <Logger [^>]*>\.(?P<method>\w+), args: \[ConstantVariable\(str: '(?P<msg>[^']*)"
-)
-
-
-def _logger_method(gb: GraphBreak) -> str:
-    """The Logger method the break is on (``warning_once``), from Dynamo's debug context."""
-    m = _LOGGER_CALL.search(gb.reason) or re.search(r"<Logger [^>]*>\.(?P<method>\w+)", gb.reason)
-    return m["method"] if m else "warning"
-
-
-def _logged_message(gb: GraphBreak) -> str:
-    """The message the call would have logged, when Dynamo's context carries it."""
-    m = _LOGGER_CALL.search(gb.reason)
-    # its backticks would read as code spans in the suggestion's Markdown
-    return m["msg"][:160].replace("`", "'") if m else ""
-
-
-def _callee(gb: GraphBreak) -> str:
-    """The function or class Dynamo could not call, as its message names it; "" if none."""
-    m = _SKIPPED.search(gb.reason)
-    if m is None:
-        return ""
-    return str(m["name"] or m["fn"] or m["skipped"] or m["cls"] or "")
+    candidates = break_words(gb.summary, gb.reason).condition_nodes
+    if graph is None or not candidates:
+        return None  # (the graph's nodes are parsed only where a condition names some)
+    names = {n.name for n in graph.nodes}
+    return next((n for n in candidates if n in names), None)
 
 
 def user_location(gb: GraphBreak, compiled: frozenset[str] = frozenset()) -> SourceLoc | None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import replace
 
@@ -12,69 +11,47 @@ from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, src_key
 from compiler.model import Compile, Exploration, Fix, RecompileReason
 from compiler.parse.resume_names import resume_name
-
-_TENSOR = re.compile(
-    r"tensor '(?P<input>.+?)' (?P<what>[\w ]+?) mismatch(?: at index (?P<dim>\d+))?"
+from compiler.parse.words.recompiles import (
+    failed_guard,
+    hit_recompile_limit,
+    is_size_pinned,
+    origin_code,
+    origin_line,
+    reason_user_line,
+    tensor_match_sizes,
 )
-# Dynamo's sources: L['x'], kwargs['input_ids'], L['self'].weight -> the name a user wrote
-_SOURCE_NAME = re.compile(r"^(?:\w+\[')?(?P<name>[\w.]+?)(?:'\])?$")
-_ARG_VALUE = re.compile(
-    r"^(?:len\((?:L\[')?(?P<len>[A-Za-z_]\w*)(?:'\])?\)"
-    r"|(?:L\[')?(?P<name>[A-Za-z_]\w*)(?:'\])?(?:\[[^\]]*\])*)$"
-)
-_VALUE = re.compile(r"^(?:L\[')?(?P<input>[A-Za-z_][\w.]*)(?:'\])?(?P<rest>[^#\n]*)")
-_TB = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
-_ORIGIN = re.compile(r"#\s*(?P<file>\S+):(?P<line>\d+) in \S+\s*$")
-_SIZE_ARG = re.compile(r"check_tensor\(L\['(?P<input>[^']+)'\].*?size=\[(?P<sizes>[^\]]*)\]")
-_EQ = re.compile(r"^Eq\((?P<sym>\w+), (?P<value>-?\d+)\)$")
-_LIMIT = ("recompile limit", "recompile_limit", "cache_size_limit", "cache size limit")
 
 
 def _guard_text(reason: RecompileReason) -> str:
     """The failed guard alone: first line, without Dynamo's source comment and padding."""
-    first = reason.reason.strip().split("\n", 1)[0]
-    return " ".join(first.split("  #", 1)[0].split())
+    return failed_guard(reason.reason).text
 
 
 def _cause(reason: RecompileReason) -> tuple[str, str, str]:
     """(input, what changed, a short label) for a failed-guard text."""
-    first = _guard_text(reason)
-    m = _TENSOR.search(first)
-    if m:
-        dim = f" dim {m['dim']}" if m["dim"] is not None else ""
-        name = _user_name(m["input"])
-        return name, m["what"].strip(), f"tensor `{name}` {m['what'].strip()}{dim}"
-    if "global_state" in first.lower().replace(" ", "_"):
-        changed = first.split("changed:", 1)[1].strip() if "changed:" in first else ""
-        if changed == "grad_mode":
-            return "", "grad mode", "grad mode (a call under torch.no_grad())"
-        what = f"`{changed}`" if changed else "grad mode, autocast, TF32 or threads"
-        return "", "global state", f"global state ({what})"
-    if "___check_obj_id" in first or "id_match" in first.lower():
-        return "", "object identity", f"a different object: `{first[:80]}`"
-    if "___check_type_id" in first or "type_match" in first.lower():
-        return "", "type", f"a different type: `{first[:80]}`"
-    lhs = first.split(" == ", 1)[0].split(" != ", 1)[0].strip()
-    if lhs.endswith(".training"):
-        return lhs, "training", f"a module switching between train() and eval() (`{first}`)"
-    glob = re.match(r"^G\['(?P<name>[^']+)'\]", lhs)
-    if glob:
-        name = glob["name"]
-        return name, "global", f"the global `{name}` (guard `{first}`)"
-    # an argument's value, an element or the length of it: `tag`, `sizes[0]`, `len(sizes)`
-    arg = _ARG_VALUE.match(lhs)
-    if arg:
-        name = arg["name"] or arg["len"]
-        return name, "value", f"the Python value `{name}` (guard `{first}`)"
-    m = _VALUE.match(first)
-    if m:
-        return lhs, "attribute", f"the attribute `{lhs}` (guard `{first}`)"
-    return "", "guard", f"`{first[:80]}`"
-
-
-def _user_name(source: str) -> str:
-    m = _SOURCE_NAME.match(source)
-    return m["name"] if m else source
+    g = failed_guard(reason.reason)
+    first, name, what = g.text, g.input, g.what
+    if g.tensor:
+        dim = f" dim {g.dim}" if g.dim is not None else ""
+        return name, what, f"tensor `{name}` {what}{dim}"
+    if what == "grad mode":
+        return "", what, "grad mode (a call under torch.no_grad())"
+    if what == "global state":
+        changed = f"`{g.changed}`" if g.changed else "grad mode, autocast, TF32 or threads"
+        return "", what, f"global state ({changed})"
+    if what == "object identity":
+        return "", what, f"a different object: `{first[:80]}`"
+    if what == "type":
+        return "", what, f"a different type: `{first[:80]}`"
+    if what == "training":
+        return name, what, f"a module switching between train() and eval() (`{first}`)"
+    if what == "global":
+        return name, what, f"the global `{name}` (guard `{first}`)"
+    if what == "value":
+        return name, what, f"the Python value `{name}` (guard `{first}`)"
+    if what == "attribute":
+        return name, what, f"the attribute `{name}` (guard `{first}`)"
+    return "", what, f"`{first[:80]}`"
 
 
 def _suggest(input_name: str, what: str, dims: set[str], exp: Exploration) -> str:
@@ -169,7 +146,6 @@ def findings(exp: Exploration) -> list[Ranked]:
     return out
 
 
-_CHANGE = re.compile(r"expected (?P<expected>-?\d+), actual (?P<actual>-?\d+)")
 _FrameKey = tuple[int | None, int | None, int | None]
 
 
@@ -185,10 +161,8 @@ def _size_across_frames(exp: Exploration) -> tuple[list[Ranked], set[_FrameKey]]
         inp, what, _ = _cause(reason)
         if what != "size":
             continue
-        first = _guard_text(reason)
-        change = tuple((m["expected"], m["actual"]) for m in _CHANGE.finditer(first))
-        dim = _TENSOR.search(first)
-        groups.setdefault(change, []).append((c, inp, dim["dim"] if dim and dim["dim"] else "0"))
+        guard = failed_guard(reason.reason)
+        groups.setdefault(guard.changes, []).append((c, inp, guard.dim or "0"))
     out: list[Ranked] = []
     keys: set[_FrameKey] = set()
     for change, hits in groups.items():
@@ -239,7 +213,7 @@ def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
     out: list[Ranked] = []
     # grouped by the guard that failed: recompiles whose trace carries no reason have none
     recompiles = [c for c in cs if c.is_recompile and c.recompile_reasons]
-    limit = [c for c in cs if any(w in (c.metrics.fail_reason or "").lower() for w in _LIMIT)]
+    limit = [c for c in cs if hit_recompile_limit(c.metrics.fail_reason or "")]
     causes: dict[tuple[str, str], list[tuple[Compile, RecompileReason, str]]] = {}
     dims: dict[tuple[str, str], set[str]] = {}
     for c in recompiles:
@@ -247,9 +221,9 @@ def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
         reason = c.recompile_reasons[0]
         inp, what, label = _cause(reason)
         causes.setdefault((inp, what), []).append((c, reason, label))
-        m = _TENSOR.search(reason.reason)
-        if m and m["dim"] is not None:
-            dims.setdefault((inp, what), set()).add(m["dim"])
+        dim = failed_guard(reason.reason).dim
+        if dim is not None:
+            dims.setdefault((inp, what), set()).add(dim)
     if limit:
         c = limit[0]
         n = len([x for x in cs if x.status != "failed"])
@@ -351,8 +325,8 @@ def _caused_by_break(r: Ranked, cause: str) -> Ranked:
 
 def _src(c: Compile) -> SrcKey | None:
     """The user line of the failing guard, from the user stack Dynamo appends."""
-    m = _TB.search(c.recompile_reasons[0].reason) if c.recompile_reasons else None
-    return src_key(m["file"], int(m["line"])) if m else None
+    at = reason_user_line(c.recompile_reasons[0].reason) if c.recompile_reasons else None
+    return src_key(*at) if at else None
 
 
 def _specialised(exp: Exploration) -> list[Ranked]:
@@ -363,21 +337,21 @@ def _specialised(exp: Exploration) -> list[Ranked]:
     for c in exp.compiles:
         if c.guards is None:
             continue
-        eqs = [g for g in c.guards.symbolic if _EQ.match(g)]
+        eqs = [g for g in c.guards.symbolic if is_size_pinned(g)]
         fixed = []
         for g in c.guards.guards:
-            m = _SIZE_ARG.search(g.expr) if g.kind == "TENSOR_MATCH" else None
-            if m is None:
+            read = tensor_match_sizes(g.expr) if g.kind == "TENSOR_MATCH" else None
+            if read is None:
                 continue
-            sizes = [s.strip() for s in m["sizes"].split(",")]
+            sizes = read[1]
             static = [(i, s) for i, s in enumerate(sizes) if s.isdigit() and s not in ("0", "1")]
             if static:
-                fixed.append((m["input"], static, g.origin))
+                fixed.append((read[0], static, g.origin))
         if not eqs or not fixed:
             continue
         name, static, origin = fixed[0]
         where = _origin_src(origin, exp, c)
-        code = origin.split("  #", 1)[0].strip() if origin else ""
+        code = origin_code(origin)
         dims = ", ".join(f"dim {i} = {s}" for i, s in static)
         because = f", first read at `{code}`" if code else ""
         evidence = [
@@ -409,14 +383,14 @@ def _specialised(exp: Exploration) -> list[Ranked]:
 
 def _origin_src(origin: str, exp: Exploration, c: Compile) -> SrcKey | None:
     """``file:line`` for a guard's origin comment, whose path Dynamo shortens to its tail."""
-    m = _ORIGIN.search(origin or "")
-    if m is None:
+    at = origin_line(origin or "")
+    if at is None:
         return None
-    tail, line = m["file"], m["line"]
+    tail, line = at
     files = {c.filename, *(loc.filename for cc in exp.compiles for loc in cc.stack)}
     for f in sorted(f for f in files if f):
         if f.endswith(tail):
-            return src_key(f, int(line))
+            return src_key(f, line)
     return None
 
 

@@ -7,24 +7,14 @@ Each function compares one kind of thing of two compiles and returns frozen data
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 
 from compiler.diff.identity import loose_key, node_identities, qualified_name
 from compiler.model import Graph, Guard, Kernel, Node
+from compiler.parse.dynamo_text import subject_of
+from compiler.parse.words.per_process import between_processes as normalized
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
-
-# Object ids and addresses differ between any two processes; they are not edits.
-_VOLATILE = re.compile(
-    r"0x[0-9a-fA-F]+|\b\d{8,}\b|graph id: \d+|__compiled_fn_\d+(?:_[0-9a-f]{4,12}){5}"
-)
-
-
-def normalized(line: str) -> str:
-    """``line`` with object ids, addresses and per-process graph ids blanked out."""
-    return _VOLATILE.sub("#", line)
-
 
 @dataclass(**_FROZEN)
 class LineOp:
@@ -222,14 +212,9 @@ def _args_text(node: Node) -> str:
     return f"({', '.join(items)})"
 
 
-_SUBJECT = re.compile(r"[LG]\['[^']*'\](?:\.\w+(?:\(\))?|\[[^\]]*\])*")
-
-
 def guard_subject(guard: Guard) -> str:
     """What a guard guards: its first ``L[...]``/``G[...]`` access chain (``L['x'].size()[0]``)."""
-    found = _SUBJECT.findall(guard.expr)
-    # a source= tree entry names its subject first; a check names the deepest access
-    return max(found, key=len) if found else ""
+    return subject_of(guard.expr)
 
 
 def compare_guards(a: tuple[Guard, ...], b: tuple[Guard, ...]) -> tuple[GuardChange, ...]:

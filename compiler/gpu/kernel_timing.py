@@ -7,7 +7,6 @@ measured here too, as the bandwidth of a large device-to-device copy.
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,14 +14,14 @@ from typing import Any
 
 from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Kernel, KernelTiming, OutputCode
+from compiler.parse.output_code import (
+    buffer_shapes,
+    call_args,
+    grid_type,
+    kernel_params,
+    view_shape,
+)
 
-_SIGNATURE = re.compile(r"'signature': \{(?P<body>[^}]*)\}")
-_PARAM = re.compile(r"'(?P<name>\w+)': '(?P<type>[^']+)'")
-_EMPTY = re.compile(r"(?P<name>\w+) = empty_strided_\w+\(\((?P<shape>[^)]*)\)")
-_ASSERT = re.compile(r"assert_size_stride\((?P<name>\w+), \((?P<shape>[^)]*)\)")
-# "buf3 = buf0; del buf0  # reuse": Inductor hands a dead buffer to a new name
-_REUSE = re.compile(r"(?P<name>\w+) = (?P<source>\w+); del (?P=source)\s+# reuse")
-_REINTERPRET = re.compile(r"reinterpret_tensor\(\w+, \((?P<shape>[^)]*)\)")
 _ITEMSIZE = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "fp16": 2,
              "bf16": 2, "i16": 2, "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1,
              "fp8e5": 1}  # fmt: skip
@@ -34,21 +33,20 @@ def kernel_bytes(out: OutputCode, kernel: Kernel) -> int | None:
     The kernel's ``signature`` gives each pointer's dtype; the wrapper's call gives the
     buffers, whose shapes come from ``empty_strided_*``/``assert_size_stride`` lines.
     """
-    sig = _SIGNATURE.search(kernel.source)
-    if sig is None or not kernel.call_lines:
+    signature = kernel_params(kernel.source)
+    if signature is None or not kernel.call_lines:
         return None
-    params = [(m["name"], m["type"]) for m in _PARAM.finditer(sig["body"])]
-    params = [p for p in params if p[1] != "constexpr"]
+    params = [p for p in signature if p[1] != "constexpr"]
     lines = out.text.split("\n")
-    shapes = _buffer_shapes(out.text)
+    shapes = buffer_shapes(out.text)
     call = lines[kernel.call_lines[0] - 1]
-    args = _call_args(call, kernel.name)
+    args = call_args(call, kernel.name)
     total = 0
     for (pname, ptype), arg in zip(params, args, strict=False):
         if not ptype.startswith("*"):
             continue
-        view = _REINTERPRET.match(arg)
-        shape = view["shape"] if view else shapes.get(arg)
+        view = view_shape(arg)
+        shape = view if view is not None else shapes.get(arg)
         numel = _numel(shape)
         size = _ITEMSIZE.get(ptype[1:])
         if numel is None or size is None:
@@ -58,7 +56,6 @@ def kernel_bytes(out: OutputCode, kernel: Kernel) -> int | None:
     return total
 
 
-_GRID_TYPE = re.compile(r"'grid_type': '(?P<kind>\w+)'")
 _GRID_AXES = {"Grid1D": ("x",), "Grid2D": ("x", "y"), "Grid3D": ("x", "y", "z")}
 
 
@@ -66,50 +63,23 @@ def launch_grid(out: OutputCode, kernel: Kernel, config: dict[str, str]) -> tupl
     """The grid a Triton kernel launches with: ceil(numel / BLOCK) per axis, from the
     numels the wrapper passes and the chosen config's block sizes. Empty when the grid
     is not one of Inductor's plain 1-3D grids or a size is symbolic."""
-    kind = _GRID_TYPE.search(kernel.source)
-    sig = _SIGNATURE.search(kernel.source)
-    if kind is None or sig is None or kind["kind"] not in _GRID_AXES or not kernel.call_lines:
+    kind = grid_type(kernel.source)
+    signature = kernel_params(kernel.source)
+    if kind is None or signature is None or kind not in _GRID_AXES or not kernel.call_lines:
         return ()
     # Inductor passes a numel it made constexpr (``xnumel = 1``) in the call all the same
     params = [
-        m["name"]
-        for m in _PARAM.finditer(sig["body"])
-        if m["type"] != "constexpr" or m["name"].endswith("numel")
+        name for name, kind_of in signature if kind_of != "constexpr" or name.endswith("numel")
     ]
     call = out.text.split("\n")[kernel.call_lines[0] - 1]
-    values = dict(zip(params, _call_args(call, kernel.name), strict=False))
+    values = dict(zip(params, call_args(call, kernel.name), strict=False))
     grid = []
-    for axis in _GRID_AXES[kind["kind"]]:
+    for axis in _GRID_AXES[kind]:
         numel, block = values.get(f"{axis}numel", ""), config.get(f"{axis.upper()}BLOCK", "")
         if not numel.isdigit() or not block.isdigit() or int(block) == 0:
             return ()
         grid.append(-(-int(numel) // int(block)))
     return tuple(grid)
-
-
-def _call_args(line: str, name: str) -> list[str]:
-    start = line.find(f"{name}.run(")
-    if start < 0:
-        start = line.find(f"{name}(")
-        if start < 0:
-            return []
-    text = line[line.index("(", start) + 1 :]
-    args, depth, current = [], 0, ""
-    for ch in text:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            if depth == 0:
-                break
-            depth -= 1
-        if ch == "," and depth == 0:
-            args.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        args.append(current.strip())
-    return [a for a in args if "=" not in a.split("(")[0]]
 
 
 def _numel(shape: str | None) -> int | None:
@@ -300,10 +270,10 @@ def kernel_flops(out: OutputCode, kernel: Kernel) -> int | None:
     if op not in _MATMULS and not template:
         return None
     lines = out.text.split("\n")
-    shapes = _buffer_shapes(out.text)
+    shapes = buffer_shapes(out.text)
     total = 0
     for line_no in kernel.call_lines:
-        args = _call_args(lines[line_no - 1], kernel.name)
+        args = call_args(lines[line_no - 1], kernel.name)
         operands = args[_MATMULS[op] - 2 : _MATMULS[op]] if op else args[:2]
         if len(operands) != 2:
             return None
@@ -321,12 +291,12 @@ def _conv_flops(out: OutputCode, kernel: Kernel) -> int | None:
     """2 · output elements · (input channels per group · kernel window) per call: the
     weight's shape is (out channels, in channels / groups, *window)."""
     lines = out.text.split("\n")
-    shapes = _buffer_shapes(out.text)
+    shapes = buffer_shapes(out.text)
     total = 0
     for line_no in kernel.call_lines:
         line = lines[line_no - 1]
         target = line.split("=", 1)[0].strip() if "=" in line.split("(", 1)[0] else ""
-        args = _call_args(line, kernel.name)
+        args = call_args(line, kernel.name)
         result = _dims(target, shapes) if target else None
         weight = _dims(args[1], shapes) if len(args) > 1 else None
         if not result or not weight or len(weight) < 3:
@@ -341,18 +311,9 @@ def _conv_flops(out: OutputCode, kernel: Kernel) -> int | None:
     return total or None
 
 
-def _buffer_shapes(text: str) -> dict[str, str]:
-    shapes = {m["name"]: m["shape"] for m in _EMPTY.finditer(text)}
-    shapes.update({m["name"]: m["shape"] for m in _ASSERT.finditer(text)})
-    for reuse in _REUSE.finditer(text):
-        if reuse["source"] in shapes:
-            shapes.setdefault(reuse["name"], shapes[reuse["source"]])
-    return shapes
-
-
 def _dims(arg: str, shapes: dict[str, str]) -> list[int] | None:
-    view = _REINTERPRET.match(arg)
-    shape = view["shape"] if view else shapes.get(arg)
+    view = view_shape(arg)
+    shape = view if view is not None else shapes.get(arg)
     if shape is None:
         return None
     dims = [d.strip() for d in shape.split(",") if d.strip()]

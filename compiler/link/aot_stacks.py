@@ -38,45 +38,24 @@ weights read as the module that owns the parameter, e.g. ``lm_head`` as ``wte``)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 from compiler.link import module_stack
 from compiler.model import Graph
+from compiler.parse.words.names import (
+    descriptors as descriptors,  # link.derive reads them from here
+)
+from compiler.parse.words.names import (
+    input_index,
+    input_target,
+    is_plain_output,
+    is_primal,
+    module_path_of_placeholder,
+    tangent_of,
+)
 
 Stack = tuple[str, ...]
 Stacks = dict[str, Stack]
-
-_INPUT = re.compile(r'^\s*(?P<name>\w+): "[^"]*",?\s*# (?P<desc>\w*AOTInput\(.*\))\s*$')
-_OUTPUT = re.compile(r"^\s*(?P<name>\w+),\s*# (?P<desc>\w*AOTOutput\(.*\))\s*$")
-_PLAIN = re.compile(r"PlainAOTInput\(idx=(?P<idx>\d+)\)")
-_TARGET = re.compile(r"(?:Param|Buffer)AOTInput\(target=['\"](?P<target>[^'\"]+)['\"]\)")
-_TANGENT = re.compile(r"^TangentAOTInput\(output=(?P<output>.*)\)$")
-_PRIMAL = re.compile(r"^primals_(?P<n>\d+)$")
-
-
-def descriptors(text: str) -> tuple[dict[str, str], dict[str, str]]:
-    """(placeholder name -> input descriptor, output descriptor -> returned node name)
-    of an AOT graph's text.
-
-    Example:
-        >>> descriptors('    primals_1: "f32[4][1]cpu"  # PlainAOTInput(idx=0)')
-        ({'primals_1': 'PlainAOTInput(idx=0)'}, {})
-    """
-    inputs: dict[str, str] = {}
-    outputs: dict[str, str] = {}
-    for line in text.split("\n"):
-        if "AOT" not in line:
-            continue
-        m = _INPUT.match(line)
-        if m:
-            inputs[m["name"]] = m["desc"]
-            continue
-        m = _OUTPUT.match(line)
-        if m:
-            outputs.setdefault(m["desc"], m["name"])
-    return inputs, outputs
-
 
 class _Line:
     """The stacks of the Dynamo nodes on one user source line."""
@@ -109,7 +88,7 @@ class DynamoIndex:
             stack = stacks.get(n.name, ())
             if n.op in ("placeholder", "get_attr"):
                 if not stack:
-                    path = module_stack.module_path_of_placeholder(n.target)
+                    path = module_path_of_placeholder(n.target)
                     stack = module_stack.stack_of_path(path) if path else ()
                 if n.op == "placeholder":
                     self.inputs.append(stack)
@@ -124,19 +103,13 @@ class DynamoIndex:
 
     def input_stack(self, desc: str, name: str) -> Stack:
         """The stack of an AOT input from its descriptor (or, lacking one, its name)."""
-        m = _TARGET.search(desc)
-        if m:
-            target = m["target"]
+        target = input_target(desc)
+        if target is not None:
             if target in self.by_target:
                 return self.by_target[target]
-            path = module_stack.module_path_of_placeholder(target)
+            path = module_path_of_placeholder(target)
             return module_stack.stack_of_path(path) if path else ()
-        m = _PLAIN.search(desc)
-        if m is None and not desc:
-            m = _PRIMAL.match(name)
-            idx = int(m["n"]) - 1 if m else -1
-        else:
-            idx = int(m["idx"]) if m else -1
+        idx = input_index(desc, name)
         return self.inputs[idx] if 0 <= idx < len(self.inputs) else ()
 
 
@@ -166,7 +139,7 @@ def aot_stacks(
     out: Stacks = dict(fixed or {})
     for desc, name in out_desc.items():
         # the gradient of a parameter (a mutated buffer) is computed in its module
-        if name not in out and not desc.startswith("PlainAOTOutput"):
+        if name not in out and not is_plain_output(desc):
             stack = index.input_stack(desc, "")
             if stack:
                 out[name] = stack
@@ -222,11 +195,11 @@ def _placeholder_stack(
     outputs: Mapping[str, str],
     known: Mapping[str, Stack],
 ) -> Stack:
-    m = _TANGENT.match(desc)
-    if m:
-        returned = outputs.get(m["output"])
+    output = tangent_of(desc)
+    if output is not None:
+        returned = outputs.get(output)
         return (forward.get(returned) or known.get(returned) or ()) if returned else ()
-    if desc or _PRIMAL.match(name):
+    if desc or is_primal(name):
         return index.input_stack(desc, name)
     return forward.get(name, ())  # a saved tensor keeps its forward name
 

@@ -28,17 +28,16 @@ The trace reconstruction does the same, so both sources agree.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterable, Mapping
 
 from compiler.model import Graph, Node
+from compiler.parse.words.names import module_path_of_placeholder, module_paths
+
+# read from torch's names in parse/; here is where callers met them first
+__all__ = ["module_path_of_placeholder", "module_paths"]
 
 Stack = tuple[str, ...]
 
-_ATTR = re.compile(r"^(?:L|G)_self_(?P<rest>.+?)_(?:parameters|buffers)_(?P<leaf>.+)_$")
-_MODULES_PREFIX = "modules_"
-_ITEM = re.compile(r"\[['\"]?(?P<key>[^'\"\]]+)['\"]?\]")
 
 
 def stack_of_path(path: str) -> Stack:
@@ -58,57 +57,6 @@ def stack_of_path(path: str) -> Stack:
             continue
         out.append(".".join(parts[:i]))
     return tuple(out)
-
-
-def module_path_of_placeholder(target: str) -> str | None:
-    """The module path Dynamo encoded in a parameter or buffer placeholder name.
-
-    Example:
-        >>> module_path_of_placeholder("L_self_modules_h_modules_0_modules_attn_parameters_weight_")
-        'h.0.attn'
-    """
-    m = _ATTR.match(target)
-    if m is None:
-        return None
-    rest = m["rest"]
-    if not rest.startswith(_MODULES_PREFIX):
-        return ""  # a parameter of the root module itself
-    return ".".join(rest[len(_MODULES_PREFIX) :].split("_modules_"))
-
-
-def module_paths(nn_module_stack: Mapping[str, object]) -> Stack:
-    """Module paths from torch's ``nn_module_stack`` (``{key: (path, type)}``), outermost first.
-
-    torch writes paths as the Python that reaches the module (``L['self'].h[0].attn``,
-    ``L['self']._modules['h']``); they come out as ``h.0.attn``. The root (``self``)
-    is dropped.
-
-    Example:
-        >>> module_paths({"k": ("L['self'].h[0]", object)})
-        ('h.0',)
-    """
-    out: list[str] = []
-    for value in nn_module_stack.values():
-        raw = value[0] if isinstance(value, (tuple, list)) and value else value
-        path = _normalise(str(raw))
-        if path and path not in out:
-            out.append(path)
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=8192)  # capture normalises the same few paths for every node
-def _normalise(raw: str) -> str:
-    text = raw
-    for root in ("L['self']", 'L["self"]', "self"):
-        if text.startswith(root):
-            text = text[len(root) :]
-            break
-    else:
-        if text.startswith(("L[", "G[")):
-            text = text.split("]", 1)[1] if "]" in text else ""
-    text = text.replace("._modules", "")
-    text = _ITEM.sub(lambda m: "." + m["key"], text)
-    return text.strip(".")
 
 
 def common(stacks: Iterable[Stack]) -> Stack:

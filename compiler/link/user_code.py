@@ -29,12 +29,9 @@ from types import TracebackType
 import torch
 
 from compiler.model import Compile, Derived, GraphBreak, Kernel, OutputCode, SourceLoc
+from compiler.parse.dynamo_text import user_code_location
 from compiler.parse.graph_text import comment_sources
 from compiler.parse.resume_names import resume_name
-
-_USER_CODE_FILE = re.compile(
-    r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>\S+))?', re.MULTILINE
-)
 
 _POST_GRAD = ("inductor_post_grad_graph", "before_post_grad_graph")
 # torch and this project (compiler/ and explorer/ side by side): never the user's code,
@@ -125,12 +122,7 @@ def error_location(exc: BaseException) -> SourceLoc | None:
         >>> error_location(RuntimeError('boom\\nfrom user code:\\n  File "/m.py", line 4, in f'))
         SourceLoc(filename='/m.py', line=4, function='f', code='')
     """
-    _, found, stack = str(exc).partition("from user code:")
-    frames = list(_USER_CODE_FILE.finditer(stack)) if found else []
-    if not frames:
-        return None
-    last = frames[-1]
-    return SourceLoc(filename=last["file"], line=int(last["line"]), function=last["fn"] or "")
+    return user_code_location(str(exc))
 
 
 def compiled_files(compiles: Iterable[Compile]) -> frozenset[str]:

@@ -13,6 +13,10 @@ _GUARD_LINE = re.compile(
 )
 _BREAK_AT = re.compile(r"Graph break (?:in user code )?at (?P<file>.+):(?P<line>\d+)")
 _TB_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+), in (?P<fn>.+)$')
+_USER_CODE_FILE = re.compile(
+    r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>\S+))?', re.MULTILINE
+)
+_SUBJECT = re.compile(r"[LG]\['[^']*'\](?:\.\w+(?:\(\))?|\[[^\]]*\])*")
 _URL = re.compile(r"please visit: (?P<url>\S+)")
 
 
@@ -182,3 +186,31 @@ def parse_stack_trace(text: str) -> tuple[SourceLoc, ...]:
                 SourceLoc(filename=m["file"], line=int(m["line"]), function=m["fn"], code=code)
             )
     return tuple(frames)
+
+
+def subject_of(expr: str) -> str:
+    """What a guard's text guards: its longest ``L[...]``/``G[...]`` access chain.
+
+    Example:
+        >>> subject_of("check_tensor(L['x'], Tensor, size=[2])  # L['x'].size()[0]")
+        "L['x'].size()[0]"
+    """
+    found = _SUBJECT.findall(expr)
+    # a source= tree entry names its subject first; a check names the deepest access
+    return max(found, key=len) if found else ""
+
+
+def user_code_location(message: str) -> SourceLoc | None:
+    """The user line a Dynamo error message names last in its ``from user code:``
+    stack, or None.
+
+    Example:
+        >>> user_code_location('boom\\nfrom user code:\\n  File "/m.py", line 4, in f')
+        SourceLoc(filename='/m.py', line=4, function='f', code='')
+    """
+    _, found, stack = message.partition("from user code:")
+    frames = list(_USER_CODE_FILE.finditer(stack)) if found else []
+    if not frames:
+        return None
+    last = frames[-1]
+    return SourceLoc(filename=last["file"], line=int(last["line"]), function=last["fn"] or "")

@@ -14,8 +14,10 @@ from collections.abc import Callable, Mapping
 
 from compiler.model import Node, SourceLoc, TensorMeta
 
+# torch 2.14 prefixes a backward node's comment: "# Backward of forward node: File: ..."
 _FILE_COMMENT = re.compile(
-    r"#\s*File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>.+?), code: (?P<code>.*)$"
+    r"#\s*(?:Backward of forward node: )?File: (?P<file>.+?):(?P<line>\d+) in (?P<fn>.+?), "
+    r"code: (?P<code>.*)$"
 )
 _NO_STACK = "No stacktrace found for following nodes"
 # f32[4, s0][s0, 1]cpu  (dtype, sizes, strides, device)
@@ -55,6 +57,8 @@ def comment_source(comment: str) -> tuple[bool, SourceLoc | None]:
 
     Example:
         >>> comment_source("# File: /m.py:7 in f, code: y = x.sin()")[1].line
+        7
+        >>> comment_source("# Backward of forward node: File: /m.py:7 in f, code: y")[1].line
         7
     """
     m = _FILE_COMMENT.search(comment)

@@ -31,7 +31,9 @@ __all__ = [
 ]
 
 # A ``# File:`` comment as a whole line (``re.match``).
-_FILE_COMMENT_LINE = re.compile(r"[ \t]*# File: (.+?):(\d+) in (.+?), code: (.*)")
+_FILE_COMMENT_LINE = re.compile(
+    r"[ \t]*# (?:Backward of forward node: )?File: (.+?):(\d+) in (.+?), code: (.*)"
+)
 
 
 def parse_graph(stage: str, text: str) -> Graph:
@@ -95,7 +97,7 @@ def comment_sources(text: str) -> dict[int, SourceLoc]:
     # a source line is named again and again: each distinct comment line is read once
     seen: dict[str, SourceLoc | None] = {}
     lines = text.split("\n")
-    for i in [i for i, line in enumerate(lines) if "# File: " in line]:
+    for i in [i for i, line in enumerate(lines) if "File: " in line]:
         line = lines[i]
         if line not in seen:
             m = _FILE_COMMENT_LINE.match(line)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from compiler.model import FusedNode, Kernel, Schedule
+from compiler.model import FusedNode, Kernel, Provenance, Schedule
 
 # `cpp_fused_add_0 = async_compile.cpp_pybinding([...], r'''` or
 # `triton_poi_fused_0 = async_compile.triton('triton_poi_fused_0', '''`
@@ -28,6 +29,38 @@ _SNODE = re.compile(r"^(?P<owner>\w+)\.snodes\[\d+\] =\n(?P<member>\w+):", re.MU
 def kernel_name(provenance_key: str) -> str:
     """``cpp_fused_add_0:3`` (provenance key with debug handle) -> ``cpp_fused_add_0``."""
     return _HANDLE.sub("", provenance_key)
+
+
+def provenance_maps(mappings: Any) -> Provenance:
+    """Inductor's provenance maps (the ``inductor_provenance_tracking_node_mappings``
+    artifact, JSON-decoded): graph nodes before and after the post-grad passes, and the
+    kernels made of them, each kernel key without its debug handle. Anything but a dict
+    gives empty maps.
+
+    Example:
+        >>> provenance_maps({"cppCodeToPost": {"cpp_fused_relu_0:2": ["relu"]}}).kernel_to_post
+        {'cpp_fused_relu_0': ('relu',)}
+    """
+    if not isinstance(mappings, dict):
+        return Provenance()
+
+    def table(
+        key: str, strip_keys: bool = False, strip_values: bool = False
+    ) -> dict[str, tuple[str, ...]]:
+        raw = mappings.get(key) or {}
+        out: dict[str, tuple[str, ...]] = {}
+        for k, vs in raw.items():
+            name = kernel_name(k) if strip_keys else str(k)
+            values = [kernel_name(v) if strip_values else str(v) for v in vs or ()]
+            out[name] = tuple(dict.fromkeys([*out.get(name, ()), *values]))
+        return out
+
+    return Provenance(
+        pre_to_post=table("preToPost"),
+        post_to_pre=table("postToPre"),
+        kernel_to_post=table("cppCodeToPost", strip_keys=True),
+        post_to_kernel=table("postToCppCode", strip_values=True),
+    )
 
 
 def aot_id(code: str) -> str:
@@ -201,3 +234,99 @@ def parse_schedule(pre_fusion: str | None, post_fusion: str | None) -> Schedule:
 def _strip_banner(text: str) -> str:
     first, _, rest = text.partition("\n")
     return rest if first.strip() in ("BEFORE FUSION", "AFTER FUSION") else text
+
+
+# What the wrapper and a Triton kernel's decorator say about buffers and launches: the
+# kernel's parameters and grid from Inductor's ``triton_meta``/``inductor_meta``, buffer
+# shapes from ``empty_strided_*``/``assert_size_stride`` lines and reuses.
+_SIGNATURE = re.compile(r"'signature': \{(?P<body>[^}]*)\}")
+_PARAM = re.compile(r"'(?P<name>\w+)': '(?P<type>[^']+)'")
+_GRID_TYPE = re.compile(r"'grid_type': '(?P<kind>\w+)'")
+_EMPTY = re.compile(r"(?P<name>\w+) = empty_strided_\w+\(\((?P<shape>[^)]*)\)")
+_ASSERT = re.compile(r"assert_size_stride\((?P<name>\w+), \((?P<shape>[^)]*)\)")
+# "buf3 = buf0; del buf0  # reuse": Inductor hands a dead buffer to a new name
+_REUSE = re.compile(r"(?P<name>\w+) = (?P<source>\w+); del (?P=source)\s+# reuse")
+_REINTERPRET = re.compile(r"reinterpret_tensor\(\w+, \((?P<shape>[^)]*)\)")
+
+
+def kernel_params(source: str) -> list[tuple[str, str]] | None:
+    """(name, type) of a Triton kernel's parameters, from the ``signature`` Inductor
+    writes in its decorator; None without one.
+
+    Example:
+        >>> kernel_params("triton_meta={'signature': {'in_ptr0': '*fp32', 'XBLOCK': 'constexpr'}}")
+        [('in_ptr0', '*fp32'), ('XBLOCK', 'constexpr')]
+    """
+    sig = _SIGNATURE.search(source)
+    if sig is None:
+        return None
+    return [(m["name"], m["type"]) for m in _PARAM.finditer(sig["body"])]
+
+
+def grid_type(source: str) -> str | None:
+    """The grid kind Inductor's decorator names (``Grid1D``), else None.
+
+    Example:
+        >>> grid_type("inductor_meta={'grid_type': 'Grid1D', 'kernel_name': 'k'}")
+        'Grid1D'
+    """
+    m = _GRID_TYPE.search(source)
+    return m["kind"] if m else None
+
+
+def buffer_shapes(code: str) -> dict[str, str]:
+    """Buffer name -> its sizes as printed, from the wrapper's allocations, size
+    asserts and reuses.
+
+    Example:
+        >>> buffer_shapes("buf0 = empty_strided_cuda((4, 8), (8, 1), torch.float32)")
+        {'buf0': '4, 8'}
+    """
+    shapes = {m["name"]: m["shape"] for m in _EMPTY.finditer(code)}
+    shapes.update({m["name"]: m["shape"] for m in _ASSERT.finditer(code)})
+    for reuse in _REUSE.finditer(code):
+        if reuse["source"] in shapes:
+            shapes.setdefault(reuse["name"], shapes[reuse["source"]])
+    return shapes
+
+
+def view_shape(arg: str) -> str | None:
+    """The sizes of a ``reinterpret_tensor`` argument as printed, else None.
+
+    Example:
+        >>> view_shape("reinterpret_tensor(buf0, (2, 3), (3, 1), 0)")
+        '2, 3'
+    """
+    m = _REINTERPRET.match(arg)
+    return m["shape"] if m else None
+
+
+def call_args(line: str, name: str) -> list[str]:
+    """The positional arguments of the wrapper's call of kernel ``name`` on ``line``.
+
+    Example:
+        >>> call_args("triton_poi_0.run(buf0, (2, 3), 16, stream=s0)", "triton_poi_0")
+        ['buf0', '(2, 3)', '16']
+    """
+    start = line.find(f"{name}.run(")
+    if start < 0:
+        start = line.find(f"{name}(")
+        if start < 0:
+            return []
+    text = line[line.index("(", start) + 1 :]
+    args, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            if depth == 0:
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        args.append(current.strip())
+    return [a for a in args if "=" not in a.split("(")[0]]

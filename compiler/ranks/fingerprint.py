@@ -3,34 +3,18 @@ running the same program write identically.
 
 torch prints per-process facts into its texts: object ids in guards
 (``___check_obj_id(L['self'], 140230...)``), addresses, the pre-grad graph's ``graph id``,
-cache paths in output code. Those are masked here, so they never count as a divergence;
-what remains (shapes, ops, guard conditions, kernel code) is what a rank compiled.
+cache paths in output code. Those are masked (``compiler/parse/words/per_process.py``), so
+they never count as a divergence; what remains (shapes, ops, guard conditions, kernel
+code) is what a rank compiled.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 
 from compiler.link.ids import OutputKey, PaneId, compile_pane, output_pane
 from compiler.model import Compile
-
-# object ids, addresses, measured guard latency: per process, never a divergence
-_PER_PROCESS = re.compile(
-    r"Guard latency = [^\n]*|0x[0-9a-fA-F]+|\b\d{9,}\b|graph id[^\n]*|/tmp/\S+|torchinductor_\S+"
-)
-# the rank's own number in names such as ``rank_1`` (process group names, file names)
-_RANK_NAMES = re.compile(r"rank_?\d+")
-
-
-def normalized(text: str) -> str:
-    """``text`` with what differs between processes of one program masked.
-
-    Example:
-        >>> normalized("___check_obj_id(L['self'], 140230112)")
-        "___check_obj_id(L['self'], #)"
-    """
-    return _RANK_NAMES.sub("rank#", _PER_PROCESS.sub("#", text))
+from compiler.parse.words.per_process import masked_guard_lines, normalized
 
 
 def digest(text: str) -> str:
@@ -41,36 +25,14 @@ def digest(text: str) -> str:
 _DIGITS = b"0123456789"
 
 
-# what ``_PER_PROCESS`` masks in guards that dropping digits leaves: the letters of
-# addresses (torch 2.11 prints ``<code object forward at 0x3aba4480, ...>``) and the
-# latency's line
-_HEX = b"0123456789abcdefABCDEF"
-_LATENCY = b"Guard latency = "
-
-
-def _masked(lines: bytes) -> bytes:
-    """``lines`` with addresses and the latency masked, by ``split`` and ``find``: a
-    regular expression over every byte of 160 MB of guards took seconds."""
-    parts = lines.split(b"0x")
-    if len(parts) > 1:
-        lines = b"#".join([parts[0], *(part.lstrip(_HEX) for part in parts[1:])])
-    at = lines.find(_LATENCY)
-    while at >= 0:  # once a guard tree
-        end = lines.find(b"\n", at)
-        end = len(lines) if end < 0 else end
-        lines = lines[:at] + b"#" + lines[end:]
-        at = lines.find(_LATENCY, at + 1)
-    return lines
-
-
 class GuardsDigest:
     """The fingerprint of a guard tree as bytes, fed piece by piece, for the outline of a
-    large log: addresses and the latency masked as ``normalized`` does, then its
-    digits dropped (object ids, the measured latency; sizes too, which the graphs'
-    fingerprints carry), at the speed of ``bytes.translate`` and one literal-led search
-    rather than ``normalized``'s expression over tens of MB. Pieces give the digest of
-    the whole (a piece's unfinished last line waits for the next), so a guard tree is
-    never held whole.
+    large log: addresses and the latency masked as ``normalized`` does
+    (``masked_guard_lines``), then its digits dropped (object ids, the measured latency;
+    sizes too, which the graphs' fingerprints carry), at the speed of ``bytes.translate``
+    and one literal-led search rather than ``normalized``'s expression over tens of MB.
+    Pieces give the digest of the whole (a piece's unfinished last line waits for the
+    next), so a guard tree is never held whole.
 
     Example:
         >>> d = GuardsDigest(); d.update(b"id(x) == 14"); d.update(b"02 at 0xa")
@@ -96,7 +58,7 @@ class GuardsDigest:
         return self._hash.hexdigest()
 
     def _digest(self, lines: bytes) -> None:
-        self._hash.update(_masked(lines).translate(None, _DIGITS))
+        self._hash.update(masked_guard_lines(lines).translate(None, _DIGITS))
 
 
 def guards_digest(payload: bytes) -> str:

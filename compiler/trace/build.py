@@ -46,6 +46,7 @@ from compiler.parse.output_code import (
     kernel_name,
     library_calls_in,
     parse_schedule,
+    provenance_maps,
     split_kernels,
 )
 from compiler.parse.resume_names import resume_name
@@ -442,7 +443,7 @@ def _output_code(
     source: str,
 ) -> OutputCode:
     errors: list[StageError] = []
-    provenance = _provenance(mappings)
+    provenance = provenance_maps(mappings)
     # the code's lines and call index, read once for its kernels and library calls
     lines = text.split("\n")
     calls_of = call_index(lines) if text else {}
@@ -536,29 +537,6 @@ def _with_kernel_info(out: OutputCode, info: dict[str, Any]) -> OutputCode:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
-
-
-def _provenance(mappings: Any) -> Provenance:
-    if not isinstance(mappings, dict):
-        return Provenance()
-
-    def table(
-        key: str, strip_keys: bool = False, strip_values: bool = False
-    ) -> dict[str, tuple[str, ...]]:
-        raw = mappings.get(key) or {}
-        out: dict[str, tuple[str, ...]] = {}
-        for k, vs in raw.items():
-            name = kernel_name(k) if strip_keys else str(k)
-            values = [kernel_name(v) if strip_values else str(v) for v in vs or ()]
-            out[name] = tuple(dict.fromkeys([*out.get(name, ()), *values]))
-        return out
-
-    return Provenance(
-        pre_to_post=table("preToPost"),
-        post_to_pre=table("postToPre"),
-        kernel_to_post=table("cppCodeToPost", strip_keys=True),
-        post_to_kernel=table("postToCppCode", strip_values=True),
-    )
 
 
 def _link_kernel(

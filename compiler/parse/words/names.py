@@ -1,0 +1,155 @@
+"""The names torch gives graph inputs: Dynamo's placeholder names, which spell a module
+path, and the descriptor comments AOTAutograd prints beside its graphs' inputs and
+outputs (torch 2.13: ``torch/_functorch/_aot_autograd/descriptors.py``)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+
+# `L_self_modules_h_modules_0_modules_attn_parameters_weight_`: module path `h.0.attn`
+_ATTR = re.compile(r"^(?:L|G)_self_(?P<rest>.+?)_(?:parameters|buffers)_(?P<leaf>.+)_$")
+_MODULES_PREFIX = "modules_"
+_ITEM = re.compile(r"\[['\"]?(?P<key>[^'\"\]]+)['\"]?\]")
+
+_INPUT = re.compile(r'^\s*(?P<name>\w+): "[^"]*",?\s*# (?P<desc>\w*AOTInput\(.*\))\s*$')
+_OUTPUT = re.compile(r"^\s*(?P<name>\w+),\s*# (?P<desc>\w*AOTOutput\(.*\))\s*$")
+_PLAIN = re.compile(r"PlainAOTInput\(idx=(?P<idx>\d+)\)")
+_TARGET = re.compile(r"(?:Param|Buffer)AOTInput\(target=['\"](?P<target>[^'\"]+)['\"]\)")
+_TANGENT = re.compile(r"^TangentAOTInput\(output=(?P<output>.*)\)$")
+_PRIMAL = re.compile(r"^primals_(?P<n>\d+)$")
+
+
+def module_path_of_placeholder(target: str) -> str | None:
+    """The module path Dynamo encoded in a parameter or buffer placeholder name ("" for
+    the root module's own, None for a name that holds none).
+
+    Example:
+        >>> module_path_of_placeholder("L_self_modules_h_modules_0_modules_attn_parameters_weight_")
+        'h.0.attn'
+    """
+    m = _ATTR.match(target)
+    if m is None:
+        return None
+    rest = m["rest"]
+    if not rest.startswith(_MODULES_PREFIX):
+        return ""  # a parameter of the root module itself
+    return ".".join(rest[len(_MODULES_PREFIX) :].split("_modules_"))
+
+
+def module_paths(nn_module_stack: Mapping[str, object]) -> tuple[str, ...]:
+    """Module paths from torch's ``nn_module_stack`` (``{key: (path, type)}``), outermost first.
+
+    torch writes paths as the Python that reaches the module (``L['self'].h[0].attn``,
+    ``L['self']._modules['h']``); they come out as ``h.0.attn``. The root (``self``)
+    is dropped.
+
+    Example:
+        >>> module_paths({"k": ("L['self'].h[0]", object)})
+        ('h.0',)
+    """
+    out: list[str] = []
+    for value in nn_module_stack.values():
+        raw = value[0] if isinstance(value, (tuple, list)) and value else value
+        path = _normalise(str(raw))
+        if path and path not in out:
+            out.append(path)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=8192)  # capture normalises the same few paths for every node
+def _normalise(raw: str) -> str:
+    text = raw
+    for root in ("L['self']", 'L["self"]', "self"):
+        if text.startswith(root):
+            text = text[len(root) :]
+            break
+    else:
+        if text.startswith(("L[", "G[")):
+            text = text.split("]", 1)[1] if "]" in text else ""
+    text = text.replace("._modules", "")
+    text = _ITEM.sub(lambda m: "." + m["key"], text)
+    return text.strip(".")
+
+
+def descriptors(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(placeholder name -> input descriptor, output descriptor -> returned node name)
+    of an AOT graph's text.
+
+    Example:
+        >>> descriptors('    primals_1: "f32[4][1]cpu"  # PlainAOTInput(idx=0)')
+        ({'primals_1': 'PlainAOTInput(idx=0)'}, {})
+    """
+    inputs: dict[str, str] = {}
+    outputs: dict[str, str] = {}
+    for line in text.split("\n"):
+        if "AOT" not in line:
+            continue
+        m = _INPUT.match(line)
+        if m:
+            inputs[m["name"]] = m["desc"]
+            continue
+        m = _OUTPUT.match(line)
+        if m:
+            outputs.setdefault(m["desc"], m["name"])
+    return inputs, outputs
+
+
+def input_target(desc: str) -> str | None:
+    """The parameter or buffer a lifted input's descriptor names, else None.
+
+    Example:
+        >>> input_target("ParamAOTInput(target='lin.weight')")
+        'lin.weight'
+    """
+    m = _TARGET.search(desc)
+    return m["target"] if m else None
+
+
+def input_index(desc: str, name: str) -> int:
+    """Which of the Dynamo graph's placeholders an AOT input is: ``PlainAOTInput(idx=N)``
+    gives N; without a descriptor (older torch), ``primals_N`` is taken to be the N-th
+    (1-based); -1 where neither says.
+
+    Example:
+        >>> input_index("PlainAOTInput(idx=2)", "primals_3"), input_index("", "primals_3")
+        (2, 2)
+    """
+    m = _PLAIN.search(desc)
+    if m is None and not desc:
+        p = _PRIMAL.match(name)
+        return int(p["n"]) - 1 if p else -1
+    return int(m["idx"]) if m else -1
+
+
+def tangent_of(desc: str) -> str | None:
+    """The output descriptor whose gradient a ``TangentAOTInput`` is, else None.
+
+    Example:
+        >>> tangent_of("TangentAOTInput(output=PlainAOTOutput(idx=0))")
+        'PlainAOTOutput(idx=0)'
+    """
+    m = _TANGENT.match(desc)
+    return m["output"] if m else None
+
+
+def is_plain_output(desc: str) -> bool:
+    """Whether an output descriptor is one of the user's outputs (``PlainAOTOutput``), not
+    a gradient, a saved tensor or a mutated input.
+
+    Example:
+        >>> is_plain_output("PlainAOTOutput(idx=0)"), is_plain_output("GradAOTOutput(grad_of=...)")
+        (True, False)
+    """
+    return desc.startswith("PlainAOTOutput")
+
+
+def is_primal(name: str) -> bool:
+    """Whether ``name`` is one of AOTAutograd's forward inputs (``primals_N``).
+
+    Example:
+        >>> is_primal("primals_12"), is_primal("tangents_1")
+        (True, False)
+    """
+    return _PRIMAL.match(name) is not None

@@ -1,0 +1,154 @@
+"""What a recompile's failed guard and a size guard say (Dynamo's ``recompile_reasons``,
+its ``TENSOR_MATCH`` guards and symbolic guards), in plain fields; only this module
+matches their wording."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TENSOR = re.compile(
+    r"tensor '(?P<input>.+?)' (?P<what>[\w ]+?) mismatch(?: at index (?P<dim>\d+))?"
+)
+# Dynamo's sources: L['x'], kwargs['input_ids'], L['self'].weight -> the name a user wrote
+_SOURCE_NAME = re.compile(r"^(?:\w+\[')?(?P<name>[\w.]+?)(?:'\])?$")
+_ARG_VALUE = re.compile(
+    r"^(?:len\((?:L\[')?(?P<len>[A-Za-z_]\w*)(?:'\])?\)"
+    r"|(?:L\[')?(?P<name>[A-Za-z_]\w*)(?:'\])?(?:\[[^\]]*\])*)$"
+)
+_GLOBAL = re.compile(r"^G\['(?P<name>[^']+)'\]")
+_VALUE = re.compile(r"^(?:L\[')?(?P<input>[A-Za-z_][\w.]*)(?:'\])?(?P<rest>[^#\n]*)")
+_TB = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_ORIGIN = re.compile(r"#\s*(?P<file>\S+):(?P<line>\d+) in \S+\s*$")
+_SIZE_ARG = re.compile(r"check_tensor\(L\['(?P<input>[^']+)'\].*?size=\[(?P<sizes>[^\]]*)\]")
+_EQ = re.compile(r"^Eq\((?P<sym>\w+), (?P<value>-?\d+)\)$")
+_CHANGE = re.compile(r"expected (?P<expected>-?\d+), actual (?P<actual>-?\d+)")
+_LIMIT = ("recompile limit", "recompile_limit", "cache_size_limit", "cache size limit")
+
+
+@dataclass(frozen=True, slots=True)
+class FailedGuard:
+    """A recompile reason's failed guard, read.
+
+    ``what`` is one of: a tensor property (``size``, ``dtype``, ``stride``,
+    ``requires_grad``...: ``input`` is the tensor's user name, ``dim`` the index where
+    Dynamo names one), ``grad mode`` or ``global state`` (``changed``: what Dynamo says
+    changed), ``object identity``, ``type``, ``training`` (``input``: the module's
+    ``.training`` source), ``global`` (a global's name), ``value`` (an argument's name),
+    ``attribute`` (the source read), or ``guard`` when none of these.
+    """
+
+    text: str  # the guard alone: first line, without Dynamo's source comment and padding
+    input: str
+    what: str
+    dim: str | None = None
+    changed: str = ""
+    changes: tuple[tuple[str, str], ...] = ()  # (expected, actual) sizes, in order
+    tensor: bool = False  # a tensor property changed (``what`` names it)
+
+
+def failed_guard(reason: str) -> FailedGuard:
+    """Read a recompile reason (``RecompileReason.reason``).
+
+    Example:
+        >>> failed_guard("tensor 'x' size mismatch at index 0. expected 4, actual 5")
+        FailedGuard(text="tensor 'x' size mismatch at index 0. expected 4, actual 5", \
+input='x', what='size', dim='0', changed='', changes=(('4', '5'),), tensor=True)
+    """
+    first = reason.strip().split("\n", 1)[0]
+    text = " ".join(first.split("  #", 1)[0].split())
+    changes = tuple((m["expected"], m["actual"]) for m in _CHANGE.finditer(text))
+
+    def of(input: str, what: str, changed: str = "") -> FailedGuard:
+        return FailedGuard(text, input, what, None, changed, changes)
+
+    m = _TENSOR.search(text)
+    if m:
+        name = _SOURCE_NAME.match(m["input"])
+        user = name["name"] if name else m["input"]
+        return FailedGuard(text, user, m["what"].strip(), m["dim"], "", changes, True)
+    if "global_state" in text.lower().replace(" ", "_"):
+        changed = text.split("changed:", 1)[1].strip() if "changed:" in text else ""
+        return of("", "grad mode" if changed == "grad_mode" else "global state", changed)
+    if "___check_obj_id" in text or "id_match" in text.lower():
+        return of("", "object identity")
+    if "___check_type_id" in text or "type_match" in text.lower():
+        return of("", "type")
+    lhs = text.split(" == ", 1)[0].split(" != ", 1)[0].strip()
+    if lhs.endswith(".training"):
+        return of(lhs, "training")
+    glob = _GLOBAL.match(lhs)
+    if glob:
+        return of(glob["name"], "global")
+    # an argument's value, an element or the length of it: `tag`, `sizes[0]`, `len(sizes)`
+    arg = _ARG_VALUE.match(lhs)
+    if arg:
+        return of(arg["name"] or arg["len"], "value")
+    if _VALUE.match(text):
+        return of(lhs, "attribute")
+    return of("", "guard")
+
+
+def reason_user_line(reason: str) -> tuple[str, int] | None:
+    """(file, line) of the user stack Dynamo appends to a recompile reason, else None.
+
+    Example:
+        >>> reason_user_line('size mismatch\\n  File "/m.py", line 7, in f')
+        ('/m.py', 7)
+    """
+    m = _TB.search(reason)
+    return (m["file"], int(m["line"])) if m else None
+
+
+def origin_line(origin: str) -> tuple[str, int] | None:
+    """(file tail, line) of a guard's origin comment (``# nn/modules/linear.py:134 in
+    forward``: Dynamo shortens the path to its tail), else None.
+
+    Example:
+        >>> origin_line("return x * 2  # t.py:3 in f")
+        ('t.py', 3)
+    """
+    m = _ORIGIN.search(origin or "")
+    return (m["file"], int(m["line"])) if m else None
+
+
+def origin_code(origin: str) -> str:
+    """The user code a guard's origin comment quotes, without its ``# file:line`` tail.
+
+    Example:
+        >>> origin_code("return x * 2  # t.py:3 in f")
+        'return x * 2'
+    """
+    return origin.split("  #", 1)[0].strip() if origin else ""
+
+
+def tensor_match_sizes(expr: str) -> tuple[str, list[str]] | None:
+    """(input, its sizes as printed) of a ``TENSOR_MATCH`` guard's ``check_tensor``.
+
+    Example:
+        >>> tensor_match_sizes("check_tensor(L['x'], Tensor, size=[2, s0], stride=[8, 1])")
+        ('x', ['2', 's0'])
+    """
+    m = _SIZE_ARG.search(expr)
+    return (m["input"], [s.strip() for s in m["sizes"].split(",")]) if m else None
+
+
+def is_size_pinned(symbolic: str) -> bool:
+    """Whether a symbolic guard fixes a size to a number (``Eq(s0, 4)``).
+
+    Example:
+        >>> is_size_pinned("Eq(s0, 4)"), is_size_pinned("2 <= s0")
+        (True, False)
+    """
+    return _EQ.match(symbolic) is not None
+
+
+def hit_recompile_limit(fail_reason: str) -> bool:
+    """Whether a compile's failure reason (compilation metrics) is the recompile limit.
+
+    Example:
+        >>> hit_recompile_limit("cache_size_limit reached")
+        True
+    """
+    low = fail_reason.lower()
+    return any(w in low for w in _LIMIT)
