@@ -29,6 +29,7 @@ from types import TracebackType
 import torch
 
 from compiler.model import Compile, Derived, GraphBreak, Kernel, OutputCode, SourceLoc
+from compiler.model.stages import POST_GRAD_GRAPHS
 from compiler.parse.graph_text import comment_sources
 
 _USER_CODE_FILE = re.compile(
@@ -36,7 +37,8 @@ _USER_CODE_FILE = re.compile(
 )
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
 
-_POST_GRAD = ("inductor_post_grad_graph", "before_post_grad_graph")
+# an output code's post-grad graphs, the one after the passes first
+_POST_GRAD = POST_GRAD_GRAPHS[::-1]
 # torch and this project (compiler/ and explorer/ side by side): never the user's code,
 # even where Dynamo compiled one of their frames
 _PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

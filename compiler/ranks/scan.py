@@ -24,9 +24,11 @@ from typing import Any
 
 from compiler.errors import TraceFormatError
 from compiler.model import Exploration, StageError
+from compiler.model.stages import GUARDS, STAGES
 from compiler.ranks.fingerprint import GuardsDigest, guards_digest
-from compiler.trace.build import COMPILE_GRAPHS, build_compiles
+from compiler.trace.build import build_compiles
 from compiler.trace.events import Event, event_from_dict
+from compiler.trace.fold import COMPILE_GRAPHS
 from compiler.trace.load import environment_of, rank_from_name, trace_files
 
 # the start of every line that is not a payload line (payload lines start with a tab)
@@ -39,8 +41,8 @@ _PAYLOAD_KEPT = frozenset(
 # events kept without a payload: the compile's identity and its metrics
 _HEADER_ONLY = frozenset({"str", "dynamo_start", "compilation_metrics", "bwd_compilation_metrics"})
 # graphs whose text is the same in every process of one program: their md5 stands in
-_SAME_ACROSS_PROCESSES = COMPILE_GRAPHS - {"before_pre_grad_graph", "after_pre_grad_graph"}
-GUARDS = "dynamo_cpp_guards_str"  # kept as a digest of the guard tree
+_SAME_ACROSS_PROCESSES = COMPILE_GRAPHS - {s.key for s in STAGES if s.per_process}
+# the guard tree (``GUARDS``) is kept as a digest
 _KEPT_PREFIXES = tuple(
     f'{{"{key}"'.encode() for key in (*_HEADER_ONLY, *COMPILE_GRAPHS, GUARDS)
 ) + tuple(f'{{"artifact": {{"name": "{name}"'.encode() for name in _PAYLOAD_KEPT)
