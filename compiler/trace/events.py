@@ -284,6 +284,7 @@ def skim_trace(pieces: Iterable[bytes], stats: ParseStats, skim: Skim) -> Iterat
     passing: _Passing | None = None
     at_line_start = True  # whether the last piece ended a line
     number = 1  # the line number of the first line of ``pending``
+    glog, heads = _GLOG_HEAD.match, skim.heads
     for piece in pieces:
         if passing is not None:
             # the payload goes on to the next line that starts with no tab
@@ -304,31 +305,49 @@ def skim_trace(pieces: Iterable[bytes], stats: ParseStats, skim: Skim) -> Iterat
         data = pending + piece
         at_line_start = data.endswith(b"\n")
         starts = [0, *(m.end() for m in _HEADER_START.finditer(data))]
+        counted = 0  # ``number`` is the line of ``data[counted]``
+        good = -1  # where the last good event of ``data`` starts
         for a, b in itertools.pairwise(starts):
+            line_end = data.find(b"\n", a, b)
+            # most events are passed: a trace line whose JSON ``skim`` does not read
+            m = glog(data, a, line_end)
+            if m is not None and not data.startswith(heads, m.end() - 1, line_end):
+                stats.events += 1
+                good = a
+                continue
+            number += data.count(b"\n", counted, a)
+            counted = a
             event = _skimmed(data, a, b, number, stats, skim)
             if event is not None:
+                good = a
                 yield event
-            number += data.count(b"\n", a, b)
+        if good > counted:
+            stats.last_event_line = number + data.count(b"\n", counted, good)
         # the last event may go on in the next piece: kept whole where its payload is
         # read (small ones) or its header is not all here, else streamed past
         last = starts[-1]
+        number += data.count(b"\n", counted, last)
         line_end = data.find(b"\n", last)
         head = _head(data, last, line_end, number, skim) if line_end >= 0 else _BLANK
         if line_end < 0 or (isinstance(head, Event) and head.name in skim.texts):
             pending = data[last:]
             continue
         passing = _Passing(head, number, skim, skip=max(0, line_end + 2 - len(data)))
-        passing.note(head, stats)
+        _count(head, number, stats)
         passing.feed(data[last:], header=line_end + 1 - last)
         pending = b""
     if passing is not None:
         event = passing.end(stats)
+        number = passing.number + passing.newlines + (not passing.ended)
         if event is not None:
             yield event
     elif pending:
         event = _skimmed(pending, 0, len(pending), number, stats, skim)
+        number += pending.count(b"\n") + (not pending.endswith(b"\n"))
         if event is not None:
             yield event
+    # every line, the last one with no line break too
+    stats.lines += number - 1
 
 
 class _Passing:
@@ -345,10 +364,6 @@ class _Passing:
         make = skim.digests.get(head.name) if isinstance(head, Event) else None
         self.digest = make() if make is not None else None
 
-    def note(self, head: _Head, stats: ParseStats) -> None:
-        """Count the header as ``parse_trace_chunks`` would (a good one as an event)."""
-        _count(head, self.number, stats)
-
     def feed(self, part: bytes, header: int = 0) -> None:
         """The next bytes of the event; the first ``header`` are its header line."""
         if not part:
@@ -363,9 +378,7 @@ class _Passing:
         self.digest.update(payload)
 
     def end(self, stats: ParseStats) -> Event | None:
-        lines = self.newlines + (not self.ended)
-        stats.lines += lines
-        _orphans(self.head, self.number, lines - 1, stats)
+        _orphans(self.head, self.number, self.newlines + (not self.ended) - 1, stats)
         if not isinstance(self.head, Event):
             return None
         if self.digest is not None:
@@ -419,15 +432,17 @@ def _skimmed(
     line_end = data.find(b"\n", start, end)
     line_end = end if line_end < 0 else line_end
     head = _head(data, start, line_end, number, skim)
-    lines = data.count(b"\n", start, end) + (data[end - 1 : end] != b"\n")
-    stats.lines += lines
     if not isinstance(head, Event):
         _count(head, number, stats)
-        _orphans(head, number, lines - 1, stats)
+        if line_end + 1 < end:  # the lines of its payload
+            lines = data.count(b"\n", line_end + 1, end) + (data[end - 1 : end] != b"\n")
+            _orphans(head, number, lines, stats)
+        else:
+            _orphans(head, number, 0, stats)
         return None
     if head.name in skim.texts:
         text = None  # as ``parse_trace_text``: none without payload lines, unless promised
-        if lines > 1:
+        if line_end + 1 < end:
             text = data[line_end + 2 : end].decode("utf-8", errors="replace")
             text = (text[:-1] if text.endswith("\n") else text).replace("\n\t", "\n")
             if "\r" in text:
