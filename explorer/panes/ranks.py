@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from compiler import Compile, CompileId, Exploration, divergence
 from compiler.link import ids
+from compiler.model.stages import DYNAMO_GRAPH
 
 from .labels import group_of, label_of
 from .types import DivergenceEntry, EvidenceLink, RankCell, RankRow, RanksPane
@@ -97,7 +98,7 @@ def _order(cid: CompileId) -> tuple[int, int, int]:
 
 def _first_pane(c: Compile) -> str | None:
     refs = ids.stage_refs(c)
-    graph = next((r.id for r in refs if r.stage == "dynamo_output_graph"), None)
+    graph = next((r.id for r in refs if r.stage == DYNAMO_GRAPH), None)
     return graph or (refs[0].id if refs else None)
 
 
@@ -107,5 +108,5 @@ def _cell_text(c: Compile | None) -> str:
     marks = [word for attr, word in _MARKS if getattr(c, attr)]
     if c.status == "failed":
         marks.append("failed")
-    graphs = "graph" if "dynamo_output_graph" in c.graphs else "no graph"
+    graphs = "graph" if DYNAMO_GRAPH in c.graphs else "no graph"
     return ", ".join([graphs, *marks])
