@@ -177,3 +177,69 @@ def test_a_trace_read_in_small_pieces_gives_the_same_events_and_bad_lines(name):
             whole_stats.events,
             whole_stats.bad,
         )
+
+
+@pytest.mark.parametrize("name", ["corrupted.log", "graph_break_eager/trace.log"])
+@pytest.mark.parametrize("cut_end", [0, 1, 30])
+def test_the_skip_payload_mode_reads_what_the_full_mode_reads(name, cut_end):
+    # one reader, two modes: asked to read every event (its text whole), the skip-payload
+    # mode gives the full mode's events, line numbers and bad lines, in pieces of any size,
+    # a file cut mid-event too; asked to read a few, it counts the same lines and every
+    # bad line it sees is one the full mode counts
+    from compiler.ranks.scan import _SKIM
+    from compiler.trace.events import ParseStats, Skim, parse_trace_chunks, skim_trace
+
+    raw = (TRACES / name).read_bytes()
+    raw = raw[: len(raw) - cut_end]
+    full = ParseStats()
+    events = list(parse_trace_chunks([raw.decode("utf-8", errors="replace")], full))
+    every = Skim(heads=(b"{",), texts=frozenset(e.name for e in events) | {"artifact"})
+
+    def shown(found):
+        return [(e.key, e.name, e.payload, e.line, e.metadata) for e in found]
+
+    for size in (len(raw), 997, 7):
+        pieces = [raw[i : i + size] for i in range(0, len(raw), size)]
+        stats = ParseStats()
+        assert shown(skim_trace(pieces, stats, every)) == shown(events)
+        assert (stats.lines, stats.events, stats.bad, stats.last_event_line) == (
+            full.lines, full.events, full.bad, full.last_event_line
+        )  # fmt: skip
+        few = ParseStats()
+        list(skim_trace(pieces, few, _SKIM))
+        assert few.lines == full.lines and set(few.bad) <= set(full.bad)
+
+
+def test_the_rank_outline_reports_the_bad_lines_it_reads_past():
+    from compiler.ranks.scan import scan_ranks
+
+    errors = [e.message for e in scan_ranks(TRACES / "corrupted.log").exploration.errors]
+    assert any(m.endswith("corrupted.log:4: not a structured trace line") for m in errors)
+    assert any(m.endswith(":5: payload line with no event before it") for m in errors)
+
+
+def test_every_stage_the_table_folds_has_a_fold_and_events_dispatch_through_it():
+    from compiler.model.stages import STAGES
+    from compiler.trace import fold
+
+    assert {s.fold for s in STAGES if s.fold} == set(fold._FOLD)
+    # the table says which events may come as artifacts: a pre-grad graph artifact is a
+    # graph; an artifact named like the guards (taken by their key only) stays an artifact
+    from compiler.model import CompileId
+    from compiler.trace.build import build_compiles
+    from compiler.trace.events import Event
+
+    cid = CompileId(frame_id=0, frame_compile_id=0)
+
+    def artifact(name):
+        return Event(key="artifact", metadata={"name": name}, payload="text", compile_id=cid)
+
+    events = [
+        Event(key="dynamo_cpp_guards_str", metadata={}, payload="tree", compile_id=cid),
+        artifact("before_pre_grad_graph"),
+        artifact("dynamo_cpp_guards_str"),
+    ]
+    c = build_compiles(events, source="trace").compiles[0]
+    assert c.guards is not None and c.guards.tree == "tree"
+    assert list(c.graphs) == ["before_pre_grad_graph"]
+    assert c.artifacts == {"dynamo_cpp_guards_str": "text"}

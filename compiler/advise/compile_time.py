@@ -6,6 +6,7 @@ from compiler.advise._common import Ranked, finding
 from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, kernel_of, key_of, loc_key, output_code_pane
 from compiler.model import Compile, Exploration
+from compiler.model.stages import DYNAMO_GRAPH
 
 # Buckets of torch's chromium phase names, each with what shrinks it.
 _BUCKETS = (
@@ -66,7 +67,7 @@ def findings(exp: Exploration) -> list[Ranked]:
 
 
 def _unrolled(exp: Exploration, c: Compile) -> Ranked | None:
-    graph = c.graphs.get("dynamo_output_graph")
+    graph = c.graphs.get(DYNAMO_GRAPH)
     ops = c.metrics.graph_op_count
     # a loaded trace parses graphs on first read: skip the ones too small to matter
     if graph is None or (ops is not None and ops < _UNROLLED):
@@ -92,7 +93,7 @@ def _unrolled(exp: Exploration, c: Compile) -> Ranked | None:
             Evidence(
                 text=f"{len(names)} of {len(graph.nodes)} nodes come from {where}",
                 compile=key_of(c),
-                stage=compile_pane("dynamo_output_graph"),
+                stage=compile_pane(DYNAMO_GRAPH),
                 src=where,
                 node=names[0],
             )

@@ -44,7 +44,9 @@ from compiler.model import (
     StageError,
     TritonVariant,
 )
-from compiler.trace.build import (
+from compiler.trace.build import build_compiles
+from compiler.trace.events import Event, event_from_dict
+from compiler.trace.fold import (
     AUTOTUNE_EVENT,
     BYTECODE_EVENT,
     COMPILE_GRAPHS,
@@ -52,9 +54,7 @@ from compiler.trace.build import (
     FUSION_IR_EVENT,
     INDUCTOR_GRAPHS,
     MODULE_STACK_EVENT,
-    build_compiles,
 )
-from compiler.trace.events import Event, event_from_dict
 
 GRAPH_STAGES = COMPILE_GRAPHS | INDUCTOR_GRAPHS
 

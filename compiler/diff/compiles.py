@@ -25,11 +25,12 @@ from compiler.diff.parts import (
 )
 from compiler.link.ids import compile_pane, key_of, output_keys, output_pane
 from compiler.model import Compile, Exploration, GraphBreak
+from compiler.model.stages import DYNAMO_GRAPH
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
 # The graph whose node changes the summary names: the user-level one first.
-_SUMMARY_GRAPHS = ("dynamo_output_graph", "aot_inference_graph", "aot_forward_graph")
+_SUMMARY_GRAPHS = (DYNAMO_GRAPH, "aot_inference_graph", "aot_forward_graph")
 _MAX_NAMED = 3
 
 

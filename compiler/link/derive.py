@@ -24,20 +24,23 @@ from compiler.link.autotuning import chosen_kernel
 from compiler.link.ids import compile_key, kernel_id, output_keys
 from compiler.link.post_stacks import post_grad_stacks as post_stacks_of
 from compiler.model import Compile, CompileId, Derived, Graph, Kernel, Node, OutputCode
-from compiler.model.graph import UNPARSED_STAGES, graph_later
+from compiler.model.graph import graph_later
+from compiler.model.stages import (
+    AOT_GRAPH_OF,
+    AOT_STAGE_OF,
+    DYNAMO_GRAPH,
+    UNPARSED_STAGES,
+    stage_keys,
+)
 from compiler.parse.bytecode_lines import dis_source_lines
 from compiler.parse.dynamo_text import guard_list
 from compiler.parse.graph_text import no_collection, with_links
 from compiler.parse.shared_parses import SharedParses
 
-# AOT graphs share node names with the post-grad graphs of the output code they became.
-AOT_GRAPH_OF = {
-    "aot_forward_graph": "forward",
-    "aot_backward_graph": "backward",
-    "aot_inference_graph": "inference",
-}
-_DYNAMO_LIKE = ("dynamo_output_graph", "before_pre_grad_graph", "after_pre_grad_graph")
-_JOINT = ("aot_joint_graph", "before_joint_graph", "after_joint_graph")
+# AOT graphs share node names with the post-grad graphs of the output code they became
+# (``AOT_GRAPH_OF``, from the stage table); the graphs of one family share theirs.
+_DYNAMO_LIKE = stage_keys(family="dynamo")
+_JOINT = stage_keys(family="joint")
 
 Links = dict[str, tuple[str, ...]]
 
@@ -178,7 +181,7 @@ def _joint_kernels(
         targets = {n.name: n.target for n in joint.nodes}
         out: dict[str, dict[str, None]] = {}
         for oc, post in zip(outputs, posts, strict=True):
-            aot = bases.get(f"aot_{oc.graph}_graph")
+            aot = bases.get(AOT_STAGE_OF.get(oc.graph, ""))
             for n in aot().nodes if aot is not None else ():
                 if n.name in post and targets.get(n.name) == n.target:
                     out.setdefault(n.name, {}).update(dict.fromkeys(post[n.name]))
@@ -213,7 +216,7 @@ def _kernel(k: Kernel, kid: str, cache: Derived) -> Kernel:
 
 
 def _dynamo_graph(bases: Mapping[str, Base]) -> Graph | None:
-    base = bases.get("dynamo_output_graph") or bases.get("before_pre_grad_graph")
+    base = bases.get(DYNAMO_GRAPH) or bases.get("before_pre_grad_graph")
     return None if base is None else base()
 
 
@@ -284,7 +287,7 @@ def derive_compile(
             fixed.update(_stacks(g))
             if not fixed and not any(dynamo().values()):
                 return {}  # no module ran here (an optimizer step): nothing to spread
-            aot = graphs.get(f"aot_{oc.graph}_graph")
+            aot = graphs.get(AOT_STAGE_OF.get(oc.graph, ""))
             return post_stacks_of(g, fixed, aot=aot, index=index())
 
         oc_graphs = {
@@ -301,7 +304,8 @@ def derive_compile(
 
     def forward_of(g: Graph) -> tuple[Stacks, dict[str, str]]:
         """A backward graph's forward: its stacks and output descriptors."""
-        fw = graphs.get("aot_forward_graph") if g.stage == "aot_backward_graph" else None
+        backward = AOT_GRAPH_OF.get(g.stage) == "backward"
+        fw = graphs.get(AOT_STAGE_OF["forward"]) if backward else None
         if fw is None:
             return {}, {}
         return _stacks(fw), aot_stacks.descriptors(fw.text)[1]

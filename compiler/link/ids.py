@@ -24,6 +24,13 @@ from dataclasses import dataclass
 from typing import NewType
 
 from compiler.model import Compile, Kernel, OutputCode, SourceLoc
+from compiler.model.stages import (
+    COMPILE_GRAPHS,
+    GUARDS,
+    OUTPUT_CODE,
+    POST_GRAD_GRAPHS,
+    STAGES,
+)
 
 CompileKey = NewType("CompileKey", str)
 OutputKey = NewType("OutputKey", str)
@@ -32,26 +39,11 @@ PaneId = NewType("PaneId", str)
 SrcKey = NewType("SrcKey", str)
 SubgraphId = NewType("SubgraphId", str)
 
-# The stages of a compile in the order the compiler ran them: what a view lists.
-_FRAME_STAGES = (
-    "bytecode",
-    "dynamo_output_graph",
-    "dynamo_cpp_guards_str",
-    "dynamo_graph_break_reason",
-    "recompile_reasons",
+# The stages of a compile in the order the compiler ran them (the stage table's order):
+# what a view lists. Graphs of torch.export and AOTInductor follow, by name.
+_COMPILE_ORDER = tuple(
+    s.key for s in STAGES if s.where == "frame" or (s.where == "compile" and s.form == "graph")
 )
-_GRAPH_ORDER = (
-    "dynamo_output_graph",
-    "before_pre_grad_graph",
-    "after_pre_grad_graph",
-    "aot_joint_graph",
-    "before_joint_graph",
-    "after_joint_graph",
-    "aot_forward_graph",
-    "aot_backward_graph",
-    "aot_inference_graph",
-)
-_POST_GRAD = ("before_post_grad_graph", "inductor_post_grad_graph")
 _LOWERED = "lowered"
 
 # The advisor's findings: one pane for the whole exploration, not per compile.
@@ -179,7 +171,7 @@ def output_pane(output: OutputKey, stage: str) -> PaneId:
 
 def output_code_pane(oc: OutputCode) -> PaneId:
     """The id of the pane that shows ``oc``'s code (and so its kernels)."""
-    return output_pane(OutputKey(oc.key), "inductor_output_code")
+    return output_pane(OutputKey(oc.key), OUTPUT_CODE)
 
 
 def lowering_pane(k: Kernel) -> PaneId | None:
@@ -202,12 +194,12 @@ def stage_refs(c: Compile) -> tuple[StageRef, ...]:
     def add(stage: str) -> None:
         refs.append(StageRef(id=compile_pane(stage), stage=stage))
 
-    extra = sorted(set(c.graphs) - set(_GRAPH_ORDER))
-    for stage in (*_FRAME_STAGES, *_GRAPH_ORDER[1:], *extra):
+    extra = sorted(set(c.graphs) - set(COMPILE_GRAPHS))
+    for stage in (*_COMPILE_ORDER, *extra):
         if (
             stage in c.graphs
             or (stage == "bytecode" and (c.bytecode is not None or _failed(c, stage)))
-            or (stage == "dynamo_cpp_guards_str" and c.guards is not None)
+            or (stage == GUARDS and c.guards is not None)
             or (stage == "dynamo_graph_break_reason" and c.graph_breaks)
             or (stage == "recompile_reasons" and c.recompile_reasons)
         ):
@@ -215,7 +207,7 @@ def stage_refs(c: Compile) -> tuple[StageRef, ...]:
     first_output = None
     for oc in c.output_code:
         key = OutputKey(oc.key)
-        for g in (*_POST_GRAD, *sorted(set(oc.graphs) - set(_POST_GRAD))):
+        for g in (*POST_GRAD_GRAPHS, *sorted(set(oc.graphs) - set(POST_GRAD_GRAPHS))):
             if g in oc.graphs:
                 refs.append(StageRef(id=output_pane(key, g), stage=g, output=key))
         if oc.schedule is not None:
@@ -223,7 +215,7 @@ def stage_refs(c: Compile) -> tuple[StageRef, ...]:
             refs.append(StageRef(id=output_pane(key, stage), stage=stage, output=key))
         if oc.text:
             first_output = len(refs) if first_output is None else first_output
-            refs.append(StageRef(id=output_code_pane(oc), stage="inductor_output_code", output=key))
+            refs.append(StageRef(id=output_code_pane(oc), stage=OUTPUT_CODE, output=key))
             for k in oc.kernels:
                 lid = lowering_pane(k)
                 if lid is not None:

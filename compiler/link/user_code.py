@@ -29,11 +29,13 @@ from types import TracebackType
 import torch
 
 from compiler.model import Compile, Derived, GraphBreak, Kernel, OutputCode, SourceLoc
+from compiler.model.stages import POST_GRAD_GRAPHS
 from compiler.parse.dynamo_text import user_code_location
 from compiler.parse.graph_text import comment_sources
 from compiler.parse.resume_names import resume_name
 
-_POST_GRAD = ("inductor_post_grad_graph", "before_post_grad_graph")
+# an output code's post-grad graphs, the one after the passes first
+_POST_GRAD = POST_GRAD_GRAPHS[::-1]
 # torch and this project (compiler/ and explorer/ side by side): never the user's code,
 # even where Dynamo compiled one of their frames
 _PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -7,17 +7,13 @@ from dataclasses import dataclass, field
 
 from compiler.model.base import _FROZEN, SourceLoc
 from compiler.model.derived import DERIVED, Derived, Later
+from compiler.model.stages import stage_keys
 
 # Stages kept as a graph whose text is no FX graph (``torch.export``'s signature, range
-# constraints and module call graph): they have no nodes, and nothing parses them.
-EXPORT_TEXT_STAGES = (
-    "exported_program_signature",
-    "exported_program_range_constraints",
-    "exported_program_module_call_graph",
-)
-# AOTInductor (compiler.explore_aoti): what the .pt2 package holds, and its C++
-AOTI_STAGES = ("aoti_package", "aoti_wrapper_cpp", "aoti_kernel_cpp")
-UNPARSED_STAGES = (*EXPORT_TEXT_STAGES, *AOTI_STAGES)
+# constraints and module call graph; what AOTInductor's .pt2 package holds, and its C++):
+# they have no nodes, and nothing parses them (``compiler.model.stages``).
+EXPORT_TEXT_STAGES = stage_keys(family="export")
+AOTI_STAGES = stage_keys(family="aoti")
 
 
 @dataclass(**_FROZEN)

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 from compiler.link.ids import PaneId, compile_pane, key_of, output_code_pane
 from compiler.model import Compile, Exploration
+from compiler.model.stages import DYNAMO_GRAPH
 
 SCHEDULE_ARTIFACT = "inductor_collective_schedule"
 # graphs to read collectives from, the most lowered first: one source per compile
-_GRAPH_STAGES = ("aot_forward_graph", "aot_inference_graph", "dynamo_output_graph")
+_GRAPH_STAGES = ("aot_forward_graph", "aot_inference_graph", DYNAMO_GRAPH)
 _COLLECTIVE_OPS = (
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce_",
     "scatter", "gather", "send", "recv", "barrier",

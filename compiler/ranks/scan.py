@@ -13,25 +13,21 @@ compiles come from ``load_trace`` on its file when it is opened.
 
 from __future__ import annotations
 
-import itertools
-import json
+import functools
 import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from compiler.errors import TraceFormatError
 from compiler.model import Exploration, StageError
-from compiler.ranks.fingerprint import GuardsDigest, guards_digest
-from compiler.trace.build import COMPILE_GRAPHS, build_compiles
-from compiler.trace.events import Event, event_from_dict
-from compiler.trace.load import environment_of, rank_from_name, trace_files
+from compiler.model.stages import GUARDS, STAGES
+from compiler.ranks.fingerprint import GuardsDigest
+from compiler.trace.build import build_compiles
+from compiler.trace.events import Event, ParseStats, Skim, skim_trace
+from compiler.trace.fold import COMPILE_GRAPHS
+from compiler.trace.load import bad_lines, environment_of, rank_from_name, trace_files
 
-# the start of every line that is not a payload line (payload lines start with a tab)
-_HEADER_START = re.compile(rb"\n(?=[^\t])")
-_GLOG_START = re.compile(rb"[VIWEC]\d{4} ")
 # events whose payload is small and read in full: they carry why and where
 _PAYLOAD_KEPT = frozenset(
     {"recompile_reasons", "dynamo_graph_break_reason", "inductor_collective_schedule"}
@@ -39,12 +35,14 @@ _PAYLOAD_KEPT = frozenset(
 # events kept without a payload: the compile's identity and its metrics
 _HEADER_ONLY = frozenset({"str", "dynamo_start", "compilation_metrics", "bwd_compilation_metrics"})
 # graphs whose text is the same in every process of one program: their md5 stands in
-_SAME_ACROSS_PROCESSES = COMPILE_GRAPHS - {"before_pre_grad_graph", "after_pre_grad_graph"}
-GUARDS = "dynamo_cpp_guards_str"  # kept as a digest of the guard tree
+_SAME_ACROSS_PROCESSES = COMPILE_GRAPHS - {s.key for s in STAGES if s.per_process}
+# the guard tree (``GUARDS``) is kept as a digest
 _KEPT_PREFIXES = tuple(
     f'{{"{key}"'.encode() for key in (*_HEADER_ONLY, *COMPILE_GRAPHS, GUARDS)
 ) + tuple(f'{{"artifact": {{"name": "{name}"'.encode() for name in _PAYLOAD_KEPT)
 OUTLINE_MARK = "not loaded: "
+# the one trace reader's skip-payload mode: the events above, guards digested piece by piece
+_SKIM = Skim(heads=_KEPT_PREFIXES, texts=_PAYLOAD_KEPT, digests={GUARDS: GuardsDigest})
 # bytes read at a time: memory stays a few pieces whatever the log, since a payload the
 # outline does not read is streamed past, not gathered
 _PIECE = 1 << 20
@@ -126,153 +124,45 @@ def _every_event(
         if progress is not None:
             where = f"{index + 1} of {len(files)}"
             progress(f"scanning rank {rank} ({where}): {file.name}, {size / 1e6:.0f} MB")
+        stats = ParseStats()
         try:
-            yield from _file_events(file, rank)
+            yield from _file_events(file, rank, stats)
         except (OSError, TraceFormatError) as exc:
             why = f"rank {rank}: cannot read {file}: {exc}; the other ranks are shown"
             errors.append(StageError(stage="trace", message=why))
+            continue
+        errors.extend(bad_lines(file, rank, stats))
 
 
-Head = tuple[dict[str, Any], str, str]  # an outline event's header: record, key, name
-
-
-class _Passing:
-    """An event whose header is read and whose payload goes on into the next pieces:
-    the outline needs none of it but a guard tree's digest, so the payload is streamed
-    past (a graph of tens of MB is never held) and the event made at its end."""
-
-    def __init__(self, head: Head | None, number: int, skip: int) -> None:
-        self.head = head
-        self.number = number
-        self.skip = skip  # bytes of the next piece still before the payload ("\t")
-        self.guards = GuardsDigest() if head is not None and head[1] == GUARDS else None
-
-    def feed(self, piece: bytes) -> None:
-        if self.skip:
-            piece, self.skip = piece[self.skip :], max(0, self.skip - len(piece))
-        if self.guards is not None:
-            self.guards.update(piece)
-
-    def event(self, rank: int | None) -> Event | None:
-        if self.head is None:
-            return None
-        text = self.guards.hexdigest() if self.guards is not None else None
-        return _made(self.head, text, rank, self.number)
-
-
-def _file_events(file: Path, rank: int | None) -> Iterator[Event]:
-    pending = b""  # the start of an event that goes on in the next piece
-    passing: _Passing | None = None
-    at_line_start = True  # whether the last piece ended a line
-    number = 0
+def _file_events(file: Path, rank: int | None, stats: ParseStats) -> Iterator[Event]:
     with file.open("rb") as fh:
         if fh.read(2) == b"\x1f\x8b":
             msg = "gzip logs are read in full by load_trace; the outline reads plain .log files"
             raise TraceFormatError(msg)
         fh.seek(0)
-        while piece := fh.read(_PIECE):
-            if passing is not None:
-                # the payload goes on to the next line that starts with no tab
-                if at_line_start and piece[:1] != b"\t":
-                    cut = 0
-                else:
-                    m = _HEADER_START.search(piece)
-                    cut = -1 if m is None else m.end()
-                at_line_start = piece.endswith(b"\n")
-                passing.feed(piece if cut < 0 else piece[:cut])
-                if cut < 0:
-                    continue
-                event = passing.event(rank)
-                if event is not None:
-                    yield event
-                passing, piece = None, piece[cut:]
-            data = pending + piece
-            at_line_start = data.endswith(b"\n")
-            starts = [0, *(m.end() for m in _HEADER_START.finditer(data))]
-            for a, b in itertools.pairwise(starts):
-                number += 1
-                event = _event(data, a, b, rank, number)
-                if event is not None:
-                    yield event
-            # the last event may go on in the next piece: kept whole where its payload is
-            # read (small ones) or its header is not all here, else streamed past
-            last = starts[-1]
-            line_end = data.find(b"\n", last)
-            head = _head(data, last, line_end) if line_end >= 0 else None
-            if line_end < 0 or (head is not None and head[2] in _PAYLOAD_KEPT):
-                pending = data[last:]
-                continue
-            number += 1
-            passing = _Passing(head, number, skip=max(0, line_end + 2 - len(data)))
-            passing.feed(data[line_end + 2 :])
-            pending = b""
-        if passing is not None:
-            event = passing.event(rank)
-            if event is not None:
-                yield event
-        elif pending:
-            event = _event(pending, 0, len(pending), rank, number + 1)
-            if event is not None:
-                yield event
+        # ``_PIECE`` read when the file is: tests cut the same log into other sizes
+        pieces = iter(functools.partial(fh.read, _PIECE), b"")
+        for event in skim_trace(pieces, stats, _SKIM):
+            outline = _outline(event, rank)
+            if outline is not None:
+                yield outline
 
 
-def _head(data: bytes, start: int, line_end: int) -> Head | None:
-    """The header of the event whose first line is ``data[start:line_end]``, where it is
-    one the outline keeps; else None."""
-    # the JSON starts after the glog prefix's "] "; most events (timings, tensor and
-    # symbol descriptions with their stacks, Inductor's texts) are not part of the
-    # outline: only the kept kinds are looked at further, by their first bytes
-    brace = data.find(b"] {", start, min(line_end, start + 512))
-    if brace < 0 or not data.startswith(_KEPT_PREFIXES, brace + 2, line_end):
-        return None
-    if _GLOG_START.match(data, start, brace) is None:
-        return None
-    try:
-        record: dict[str, Any] = json.loads(data[brace + 2 : line_end])
-    except json.JSONDecodeError:
-        return None
-    key = next(iter(record), "")
-    meta = record.get(key)
-    name = meta.get("name", "") if key == "artifact" and isinstance(meta, dict) else key
-    return record, key, name
-
-
-def _event(data: bytes, start: int, end: int, rank: int | None, number: int) -> Event | None:
-    line_end = data.find(b"\n", start, end)
-    line_end = end if line_end < 0 else line_end
-    head = _head(data, start, line_end)
-    if head is None:
-        return None
-    text: str | None = None
-    if head[2] in _PAYLOAD_KEPT:
-        text = _payload(data, line_end, end)
-    elif head[1] == GUARDS:
-        text = guards_digest(data[line_end + 2 : end])
-    return _made(head, text, rank, number)
-
-
-def _made(head: Head, text: str | None, rank: int | None, number: int) -> Event | None:
-    """The outline event of ``head``; ``text``: the payload where it is kept, the guard
-    tree's digest for guards."""
-    record, key, name = head
-    payload: str | None = None
+def _outline(event: Event, rank: int | None) -> Event | None:
+    """The outline event of ``event``: the payload where it is kept, the guard tree's
+    digest for guards, a graph's md5 for graphs every process prints alike."""
+    md5 = event.context.pop("has_payload", "")
+    key, name = event.key, event.name
     if name in _PAYLOAD_KEPT:
-        payload = text
+        pass
     elif key == GUARDS:
-        payload = OUTLINE_MARK + (text or "")
+        event.payload = OUTLINE_MARK + (event.payload or "")
     elif key in _SAME_ACROSS_PROCESSES:
-        payload = f"{OUTLINE_MARK}md5 {record.get('has_payload', '')}"
+        event.payload = f"{OUTLINE_MARK}md5 {md5}"
     elif key in COMPILE_GRAPHS:
-        payload = OUTLINE_MARK + "per-process text"
+        event.payload = OUTLINE_MARK + "per-process text"
     elif key not in _HEADER_ONLY:
         return None
-    record.pop("has_payload", None)
-    event = event_from_dict(record, payload, number)
-    if event is not None and event.rank is None:
+    if event.rank is None:
         event.rank = rank
     return event
-
-
-def _payload(data: bytes, line_end: int, end: int) -> str:
-    block = data[line_end + 2 : end].decode("utf-8", errors="replace")
-    return block.rstrip("\n").replace("\n\t", "\n")

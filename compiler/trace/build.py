@@ -9,33 +9,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from compiler.link.derive import derive
 from compiler.model import (
-    AutotuneChoice,
-    Autotuning,
     Bytecode,
     Compile,
     CompileId,
     CompileMetrics,
     Derived,
     Graph,
-    GraphBreak,
     Guards,
     Kernel,
     OutputCode,
-    Phase,
     Provenance,
-    RecompileReason,
     SourceLoc,
     StageError,
 )
 from compiler.model.frame import decompile_later
+from compiler.model.stages import DYNAMO_GRAPH
 from compiler.parse.dynamo_text import (
-    parse_graph_break,
-    parse_recompile_reasons,
     parse_stack_trace,
 )
 from compiler.parse.output_code import (
@@ -51,35 +45,13 @@ from compiler.parse.output_code import (
 )
 from compiler.parse.resume_names import resume_name
 from compiler.trace.events import Event
-
-# Graph stages emitted once per compile, keyed by their trace key.
-COMPILE_GRAPHS = frozenset(
-    {"dynamo_output_graph", "before_pre_grad_graph", "after_pre_grad_graph", "aot_joint_graph",
-     "aot_forward_graph", "aot_backward_graph", "aot_inference_graph", "before_joint_graph",
-     "after_joint_graph"}
-)  # fmt: skip
-# Graph stages emitted once per Inductor compile (forward and backward each have one).
-INDUCTOR_GRAPHS = frozenset({"before_post_grad_graph", "inductor_post_grad_graph"})
-CACHE_EVENTS = frozenset(
-    {"fx_graph_cache_hit", "fx_graph_cache_miss", "fx_graph_cache_bypass", "aotautograd_cache_hit",
-     "aotautograd_cache_miss", "aotautograd_cache_bypass"}
-)  # fmt: skip
-NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
-KERNEL_STACKS = "inductor_provenance_tracking_kernel_stack_traces"
-# Events whose content is folded into other fields, not kept as raw artifacts.
-_CONSUMED = (
-    COMPILE_GRAPHS | INDUCTOR_GRAPHS | CACHE_EVENTS
-    | {NODE_MAPPINGS, KERNEL_STACKS, "dynamo_graph_break_reason", "recompile_reasons"}
-)  # fmt: skip
-
-# Synthetic events that live capture adds to torch's own stream.
-BYTECODE_EVENT = "explorer_bytecode"
-FUSION_IR_EVENT = "explorer_fusion_ir"
-AUTOTUNE_EVENT = "explorer_autotune"
-CUDAGRAPH_EVENT = "explorer_cudagraph"
-# {"stage": graph trace key, "stacks": {node name: [module path, ...]}}: the
-# nn_module_stack of each node of a graph torch logged (live capture only).
-MODULE_STACK_EVENT = "explorer_module_stack"
+from compiler.trace.fold import (
+    CompileState,
+    Pending,
+    aoti_dump,
+    fold_event,
+    json_value,
+)
 
 _MISSING_IN_TRACE = {
     "bytecode": (
@@ -94,44 +66,6 @@ _MISSING_IN_TRACE = {
 
 
 @dataclass
-class _Pending:
-    """Inductor stages seen since the last output code of a compile."""
-
-    graphs: dict[str, Any] = field(default_factory=dict)
-    fusion: dict[str, str] = field(default_factory=dict)
-    module_stacks: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-@dataclass
-class _CompileState:
-    compile_id: CompileId
-    rank: int | None
-    code_name: str = ""
-    filename: str = ""
-    first_line: int = 0
-    stack: tuple[SourceLoc, ...] = ()
-    attempts: int = 1
-    bytecode: dict[str, Any] = field(default_factory=dict)
-    graphs: dict[str, Any] = field(default_factory=dict)
-    module_stacks: dict[str, dict[str, Any]] = field(default_factory=dict)
-    guards_text: str | None = None
-    symbolic_guards: list[str] = field(default_factory=list)
-    graph_breaks: list[GraphBreak] = field(default_factory=list)
-    recompiles: list[RecompileReason] = field(default_factory=list)
-    outputs: list[dict[str, Any]] = field(default_factory=list)
-    pending: _Pending = field(default_factory=_Pending)
-    metrics: dict[str, Any] = field(default_factory=dict)
-    bwd_metrics: dict[str, Any] = field(default_factory=dict)
-    open_phases: list[tuple[str, float]] = field(default_factory=list)
-    phases: list[Phase] = field(default_factory=list)
-    cache_events: list[str] = field(default_factory=list)
-    artifacts: dict[str, str] = field(default_factory=dict)
-    errors: list[StageError] = field(default_factory=list)
-    autotuning: list[Autotuning] = field(default_factory=list)
-    cudagraph: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass
 class BuildResult:
     """Compiles, in order of first appearance, plus facts about the run."""
 
@@ -141,13 +75,6 @@ class BuildResult:
     derived: Derived
 
 
-# AOTInductor's generated code, logged as ``graph_dump`` events: the stage each becomes
-AOTI_DUMPS = {
-    "inductor_aot_wrapper_code": "aoti_wrapper_cpp",
-    "inductor_aot_kernel_code": "aoti_kernel_cpp",
-}
-
-
 def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
     """Group events into ``Compile``s. ``source`` is ``"live"`` or ``"trace"``.
 
@@ -155,7 +82,7 @@ def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
     without a compile id. Where a run has no compile at all but such stages, they make one
     compile ``0/0`` (as ``explore_export`` names the compile of a non-strict export).
     """
-    states: dict[tuple[int | None, CompileId], _CompileState] = {}
+    states: dict[tuple[int | None, CompileId], CompileState] = {}
     strings: dict[tuple[int | None, int], str] = {}
     facts: dict[str, Any] = {}
     loose: list[Event] = []
@@ -166,31 +93,24 @@ def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
         if event.key == "describe_tensor" and "device" not in facts:
             facts["device"] = _device(event.metadata)
         if event.name == "torch_version" and event.payload:
-            facts["torch_version"] = _json(event.payload)
+            facts["torch_version"] = json_value(event.payload)
         if event.compile_id is None:
             loose.append(event)
             continue
         key = (event.rank, event.compile_id.without_attempt())
         state = states.get(key)
         if state is None:
-            state = states[key] = _CompileState(compile_id=key[1], rank=event.rank)
+            state = states[key] = CompileState(compile_id=key[1], rank=event.rank)
         state.attempts = max(state.attempts, event.compile_id.attempt + 1)
-        _apply(state, event, strings, facts)
-    if not states and any(_aoti_dump(e) for e in loose):
-        state = _CompileState(compile_id=CompileId(frame_id=0, frame_compile_id=0), rank=None)
+        fold_event(state, event, strings, facts)
+    if not states and any(aoti_dump(e) for e in loose):
+        state = CompileState(compile_id=CompileId(frame_id=0, frame_compile_id=0), rank=None)
         for event in loose:
-            _apply(state, event, strings, facts)
+            fold_event(state, event, strings, facts)
         states[(None, state.compile_id)] = state
     cache = Derived()
     compiles = [_finish(state, source, cache) for state in states.values()]
     return BuildResult(compiles=derive(compiles, cache), facts=facts, derived=cache)
-
-
-def _aoti_dump(event: Event) -> str | None:
-    """The stage of an AOTInductor code dump, or None."""
-    if event.key == "graph_dump" and isinstance(event.metadata, dict):
-        return AOTI_DUMPS.get(str(event.metadata.get("name")))
-    return None
 
 
 def _intern(event: Event, strings: dict[tuple[int | None, int], str]) -> None:
@@ -206,142 +126,7 @@ def _device(meta: Any) -> str:
     return text
 
 
-def _json(payload: str) -> Any:
-    try:
-        return json.loads(payload)
-    except json.JSONDecodeError:
-        return None
-
-
-def _frames(
-    stack: Any, rank: int | None, strings: dict[tuple[int | None, int], str]
-) -> tuple[SourceLoc, ...]:
-    frames = []
-    for f in stack or ():
-        if not isinstance(f, dict):
-            continue
-        filename = f.get("filename")
-        if isinstance(filename, int):
-            filename = strings.get((rank, filename), f"<file {filename}>")
-        frames.append(
-            SourceLoc(
-                filename=str(filename),
-                line=int(f.get("line") or 0),
-                function=str(f.get("name", "")),
-                code=str(f.get("loc", "")),
-            )
-        )
-    return tuple(frames)
-
-
-_Strings = dict[tuple[int | None, int], str]
-
-
-def _apply(state: _CompileState, event: Event, strings: _Strings, facts: dict[str, Any]) -> None:
-    name = event.name
-    payload = event.payload
-    meta = event.metadata
-    if event.key == "dynamo_start":
-        frames = _frames(meta.get("stack") if isinstance(meta, dict) else None, event.rank, strings)
-        if frames:
-            state.stack = frames
-            state.code_name = frames[-1].function
-            state.filename = frames[-1].filename
-            state.first_line = frames[-1].line
-    elif event.key == BYTECODE_EVENT and isinstance(meta, dict):
-        state.bytecode.update({k: v for k, v in meta.items() if v is not None})
-    elif name.endswith("_ORIGINAL_BYTECODE") or name.endswith("_MODIFIED_BYTECODE"):
-        which = "original" if name.endswith("_ORIGINAL_BYTECODE") else "transformed"
-        state.bytecode.setdefault(which, payload)
-        state.bytecode.setdefault("code_name", name.rsplit("_", 2)[0])
-    elif name in COMPILE_GRAPHS and payload is not None:
-        state.graphs[name] = payload
-    elif _aoti_dump(event) and payload is not None:
-        state.graphs[str(_aoti_dump(event))] = payload
-    elif name in INDUCTOR_GRAPHS and payload is not None:
-        state.pending.graphs[name] = payload
-    elif event.key == MODULE_STACK_EVENT and isinstance(meta, dict):
-        stage = str(meta.get("stage"))
-        target = state.pending if stage in INDUCTOR_GRAPHS else state
-        target.module_stacks[stage] = meta.get("stacks") or {}
-    elif event.key == CUDAGRAPH_EVENT and isinstance(meta, dict):
-        what = str(meta.get("what"))
-        state.cudagraph[what] = state.cudagraph.get(what, 0) + 1
-    elif event.key == AUTOTUNE_EVENT and isinstance(meta, dict):
-        state.autotuning.append(_autotuning(meta))
-    elif event.key == FUSION_IR_EVENT and isinstance(meta, dict) and payload is not None:
-        state.pending.fusion[str(meta.get("stage"))] = payload
-    elif event.key == "inductor_output_code" and payload is not None:
-        path = meta.get("filename", "") if isinstance(meta, dict) else ""
-        state.outputs.append({"text": payload, "path": path or "", "pending": state.pending})
-        state.pending = _Pending()
-    elif name == NODE_MAPPINGS and payload is not None and state.outputs:
-        state.outputs[-1]["mappings"] = _json(payload)
-    elif name == KERNEL_STACKS and payload is not None and state.outputs:
-        state.outputs[-1]["stacks"] = _json(payload)
-    elif event.key == "dynamo_cpp_guards_str" and payload is not None:
-        state.guards_text = payload
-    elif event.key in ("guard_added_fast", "guard_added") and isinstance(meta, dict):
-        expr = str(meta.get("expr", ""))
-        if expr and expr not in state.symbolic_guards:
-            state.symbolic_guards.append(expr)
-    elif name == "dynamo_graph_break_reason" and payload is not None:
-        state.graph_breaks.append(parse_graph_break(payload))
-    elif name == "recompile_reasons" and payload is not None:
-        state.recompiles.extend(parse_recompile_reasons(payload))
-    elif event.key == "compilation_metrics" and isinstance(meta, dict):
-        state.metrics = meta
-        for k in ("python_version", "pytorch_version", "triton_version"):
-            if meta.get(k):
-                facts.setdefault(k, meta[k])
-    elif event.key == "bwd_compilation_metrics" and isinstance(meta, dict):
-        state.bwd_metrics = meta
-    elif event.key == "chromium_event" and payload is not None:
-        _phase(state, _json(payload))
-    elif name in CACHE_EVENTS:
-        state.cache_events.append(name)
-    elif event.key == "artifact" and payload is not None and name not in _CONSUMED:
-        # forward and backward both log some artifacts (fx_graph_runnable): keep each
-        key, n = name, 1
-        while key in state.artifacts:
-            n += 1
-            key = f"{name}#{n}"
-        state.artifacts[key] = payload
-
-
-def _autotuning(meta: dict[str, Any]) -> Autotuning:
-    choices = tuple(
-        AutotuneChoice(
-            name=str(c.get("name", "")),
-            description=str(c.get("description", "")),
-            ms=float(c["ms"]) if isinstance(c.get("ms"), (int, float)) else None,
-        )
-        for c in meta.get("choices") or ()
-        if isinstance(c, dict)
-    )
-    return Autotuning(
-        op=str(meta.get("op", "")),
-        input_sizes=tuple(str(s) for s in meta.get("input_sizes") or ()),
-        choices=choices,
-        chosen=str(meta.get("chosen", "")),
-    )
-
-
-def _phase(state: _CompileState, ev: Any) -> None:
-    if not isinstance(ev, dict) or "name" not in ev or "ts" not in ev:
-        return
-    phase_name, ts = str(ev["name"]), float(ev["ts"])
-    if ev.get("ph") == "B":
-        state.open_phases.append((phase_name, ts))
-    elif ev.get("ph") == "E":
-        for i in range(len(state.open_phases) - 1, -1, -1):
-            if state.open_phases[i][0] == phase_name:
-                start = state.open_phases.pop(i)[1]
-                state.phases.append(Phase(name=phase_name, seconds=(ts - start) / 1e6, depth=i))
-                break
-
-
-def _finish(state: _CompileState, source: str, derived: Derived) -> Compile:
+def _finish(state: CompileState, source: str, derived: Derived) -> Compile:
     errors = list(state.errors)
     outputs = []
     for raw in state.outputs:
@@ -349,7 +134,7 @@ def _finish(state: _CompileState, source: str, derived: Derived) -> Compile:
                                     raw.get("stacks"), source))  # fmt: skip
     if state.pending.graphs or state.pending.fusion:
         outputs.append(_output_code("", "", state.pending, None, None, source))
-    info = _json(state.artifacts.get("triton_kernel_info", ""))
+    info = json_value(state.artifacts.get("triton_kernel_info", ""))
     if isinstance(info, dict):
         outputs = [_with_kernel_info(o, info) for o in outputs]
     graphs = {k: _graph(k, v, state.module_stacks.get(k)) for k, v in state.graphs.items()}
@@ -378,7 +163,7 @@ def _finish(state: _CompileState, source: str, derived: Derived) -> Compile:
         status = "failed"
     elif state.graph_breaks:
         status = "graph_break"
-    elif "dynamo_output_graph" not in graphs:
+    elif DYNAMO_GRAPH not in graphs:
         status = "no_graph"
     else:
         status = "ok"
@@ -437,7 +222,7 @@ def _finish(state: _CompileState, source: str, derived: Derived) -> Compile:
 def _output_code(
     text: str,
     path: str,
-    pending: _Pending,
+    pending: Pending,
     mappings: Any,
     stacks: Any,
     source: str,

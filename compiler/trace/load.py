@@ -77,13 +77,18 @@ def _events(files: list[Path], errors: list[StageError], seen: list[int]) -> Ite
             # one unreadable rank costs that rank only: the others still load
             errors.append(StageError(stage="trace", message=f"rank {file_rank}: {exc}"))
             continue
-        for line, why in stats.bad:
-            errors.append(StageError(stage="trace", message=f"{file}:{line}: {why}"))
-        # a bad line with no good event after it: the file ends mid-event
-        if stats.events and stats.bad and stats.bad[-1][0] > stats.last_event_line:
-            errors.append(StageError(stage="trace", message=_truncated(file, file_rank, stats)))
+        errors.extend(bad_lines(file, file_rank, stats))
         if stats.events == 0 and not stats.bad:
             errors.append(StageError(stage="trace", message=f"{file}: no structured trace events"))
+
+
+def bad_lines(file: Path, rank: int | None, stats: ParseStats) -> list[StageError]:
+    """Each bad line the reader counted in ``file`` as a ``StageError``, and where the
+    last one has no good event after it, that the file ends mid-event."""
+    errors = [StageError(stage="trace", message=f"{file}:{line}: {why}") for line, why in stats.bad]
+    if stats.events and stats.bad and stats.bad[-1][0] > stats.last_event_line:
+        errors.append(StageError(stage="trace", message=_truncated(file, rank, stats)))
+    return errors
 
 
 def _truncated(file: Path, rank: int | None, stats: ParseStats) -> str:

@@ -24,25 +24,10 @@ from .index_types import (
     SourceFile,
     SourceWindow,
 )
-from .labels import STAGE_LABELS, default_pane, group_of, label_of
+from .labels import STAGE_LABELS, default_pane, group_of, kind_of, label_of
 from .ranks import has_ranks
 from .types import PaneError
 
-# The pane kind that shows each stage; a stage not listed is a graph.
-_KIND = {
-    "bytecode": "code",
-    "dynamo_cpp_guards_str": "code",
-    "dynamo_graph_break_reason": "graph_breaks",
-    "recompile_reasons": "recompile_reasons",
-    "ir_post_fusion": "schedule",
-    "inductor_output_code": "output_code",
-    "triton_lowering": "triton_lowering",
-    "autotuning": "autotuning",
-    "kernel_timing": "kernel_timing",
-    "compilation_metrics": "metrics",
-    "findings": "findings",
-    "ranks": "ranks",
-}
 CONTEXT = 3  # lines shown around each linked line
 GAP = 8  # windows closer than this merge into one
 
@@ -54,7 +39,7 @@ def _ref(ref: ids.StageRef, suffix: str = "") -> PaneRef:
         stage=stage,
         label=label_of(stage, suffix),
         group=group_of(stage),
-        kind=_KIND.get(stage, "graph"),
+        kind=kind_of(stage),
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from compiler import Compile, CompileId, Exploration, divergence
 from compiler.link import ids
+from compiler.model.stages import DYNAMO_GRAPH
 
 from .labels import default_pane, group_of, label_of
 from .types import DivergenceEntry, EvidenceLink, RankCell, RankRow, RanksPane
@@ -106,5 +107,5 @@ def _cell_text(c: Compile | None) -> str:
     marks = [word for attr, word in _MARKS if getattr(c, attr)]
     if c.status == "failed":
         marks.append("failed")
-    graphs = "graph" if "dynamo_output_graph" in c.graphs else "no graph"
+    graphs = "graph" if DYNAMO_GRAPH in c.graphs else "no graph"
     return ", ".join([graphs, *marks])
