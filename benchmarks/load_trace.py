@@ -1,6 +1,7 @@
 """How fast and how lean is ``compiler.load_trace`` on real model traces, against tlparse?
 
-For each trace folder (default: the three of ``benchmarks/model_traces.py``), in one run:
+For each trace folder (default: those of ``benchmarks/model_traces.py``, the four large
+ones and the four small ones, 1-3 MB), in one run:
 
 - ``tlparse LOG -o DIR`` (tlparse's own report of the same log), wall time;
 - ``load_trace`` in a fresh Python process (torch imported before the clock starts, so
@@ -16,7 +17,8 @@ Runs alternate tlparse and load_trace, ``--repeat`` times each; medians are prin
   ``python -m explorer report`` does: load + page against tlparse.
 
 Targets (issue 12): load_trace well under tlparse's time; peak RSS at most 3x the log.
-(issue 25): load + page at most 1.0x tlparse on every trace of ``model_traces.py``.
+(issue 25): load + page at most 1.0x tlparse on every trace of ``model_traces.py``; (issue
+32) the small ones too, whose page used to carry a fixed cost.
 
 Run: ``python benchmarks/load_trace.py [TRACE_DIR ...] [--repeat 3]``.
 """
@@ -29,10 +31,12 @@ import tempfile
 from pathlib import Path
 
 from against_tlparse import child_run, tlparse_exe, tlparse_seconds
+from model_traces import SMALL
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TRACES = [
-    ROOT.parent / "traces" / n for n in ("gpt2_train", "bert_infer", "resnet_infer", "t5_infer")
+    ROOT.parent / "traces" / n
+    for n in ("gpt2_train", "bert_infer", "resnet_infer", "t5_infer", *SMALL)
 ]
 
 _CHILD = r"""

@@ -10,6 +10,10 @@ compiled with Inductor on the CPU in a fresh Python process that has ``TORCH_TRA
 - ``resnet_infer``: a ResNet-50 layout (bottleneck blocks 3-4-6-3), inference.
 - ``t5_infer``: a 6-layer T5 encoder-decoder (T5-small's depth), inference.
 
+and four small ones (0.5-2 MB), where a fixed cost of the page would show: ``bert2_infer``
+(2 layers), ``gpt2_2_train`` (2 layers, forward and backward), ``t5_1_infer`` (one layer
+each side) and ``resnet_tiny_infer`` (one basic block per stage).
+
 Widths, batch and sequence lengths are small so each finishes in minutes on a busy
 2-core CPU; layer counts are the real ones, which is what sets the size of the graphs.
 Inductor's caches are off and provenance tracking is on, as ``compiler.explore`` does.
@@ -112,12 +116,75 @@ def t5_infer() -> None:
         compiled(input_ids=ids, decoder_input_ids=ids[:, :16])
 
 
+def bert2_infer() -> None:
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(
+        num_hidden_layers=2, num_attention_heads=4, hidden_size=128, intermediate_size=512,
+        vocab_size=512,
+    )  # fmt: skip
+    compiled = torch.compile(BertModel(config).eval())
+    with torch.no_grad():
+        compiled(input_ids=torch.randint(0, config.vocab_size, (2, 32)))
+
+
+def gpt2_2_train() -> None:
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    config = GPT2Config(
+        n_layer=2, n_head=4, n_embd=128, vocab_size=512, n_positions=128,
+        bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    model = GPT2LMHeadModel(config).train()
+    ids = torch.randint(0, config.vocab_size, (2, 32))
+    torch.compile(model)(input_ids=ids, labels=ids).loss.backward()
+
+
+def t5_1_infer() -> None:
+    import torch
+    from transformers import T5Config, T5Model
+
+    torch.manual_seed(0)
+    config = T5Config(
+        num_layers=1, num_decoder_layers=1, num_heads=4, d_model=128, d_kv=32, d_ff=512,
+        vocab_size=512, decoder_start_token_id=0,
+    )  # fmt: skip
+    compiled = torch.compile(T5Model(config).eval())
+    ids = torch.randint(0, config.vocab_size, (2, 32))
+    with torch.no_grad():
+        compiled(input_ids=ids, decoder_input_ids=ids[:, :16])
+
+
+def resnet_tiny_infer() -> None:
+    import torch
+    from transformers import ResNetConfig, ResNetModel
+
+    torch.manual_seed(0)
+    config = ResNetConfig(
+        depths=[1, 1, 1, 1], hidden_sizes=[16, 32, 64, 128], embedding_size=16,
+        layer_type="basic",
+    )  # fmt: skip
+    compiled = torch.compile(ResNetModel(config).eval())
+    with torch.no_grad():
+        compiled(torch.randn(1, 3, 32, 32))
+
+
 MODELS: dict[str, tuple[Callable[[], None], str]] = {
     "gpt2_train": (gpt2_train, "GPT-2, 12 layers, training step (fwd+bwd+AdamW) at seq 32 and 48"),
     "bert_infer": (bert_infer, "BERT encoder, 12 layers, inference at seq 32"),
     "resnet_infer": (resnet_infer, "ResNet-50 layout (bottleneck 3-4-6-3), inference, 64x64"),
     "t5_infer": (t5_infer, "T5 encoder-decoder, 6 layers each, inference at seq 32 / 16"),
+    # small traces (0.5-2 MB), where the page's fixed cost shows against tlparse (issue 32)
+    "bert2_infer": (bert2_infer, "BERT encoder, 2 layers, inference at seq 32"),
+    "gpt2_2_train": (gpt2_2_train, "GPT-2, 2 layers, forward and backward at seq 32"),
+    "t5_1_infer": (t5_1_infer, "T5 encoder-decoder, 1 layer each, inference at seq 32 / 16"),
+    "resnet_tiny_infer": (resnet_tiny_infer, "ResNet, basic blocks 1-1-1-1, inference, 32x32"),
 }
+SMALL = ("bert2_infer", "gpt2_2_train", "t5_1_infer", "resnet_tiny_infer")
 
 
 def _child_env(trace_dir: Path, cache_dir: str) -> dict[str, str]:

@@ -82,6 +82,7 @@ def _read(name: str) -> str:
     return static_text(name)
 
 
+@cache  # a constant of the installed package: the exported page inlines it every time
 def inline_module(name: str, binding: str) -> str:
     """Widget ``name``'s built module as the body of an inline ``<script type="module">``,
     its exports gathered in the constant ``binding`` (``binding.default.render``, and any
@@ -108,6 +109,7 @@ def inline_module(name: str, binding: str) -> str:
     return f"{text[: found.start()]}const {binding} = {{ {', '.join(pairs)} }};\n"
 
 
+@cache  # a constant of the installed package, as ``inline_module``
 def css_text() -> str:
     """The explorer's CSS (its own and the graph canvas's)."""
     return "\n".join(static_text(name) for name in CSS_FILES)

@@ -19,9 +19,13 @@ import json
 import os
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from typing import Any
 
-import compiler
+# Every page lists the advisor's findings (``Exploration.findings``, which imports the
+# advisor on first use): its modules load with this one, as the panes' builders do, and
+# not inside the first page, where they were a tenth of a 1 MB trace's page (issue 32).
+import compiler.advise.diagnose
 from compiler.link.ids import EXPLORATION_PANES
 
 from ._static import PAGE_MODULE, css_text, widget_module
@@ -96,14 +100,20 @@ def all_pane_data(
             yield key, data
 
 
-def html_page(index_data: Any, blobs: Mapping[str, str], *, title: str | None = None) -> str:
-    """The standalone page for an index (as JSON data) and its panes' blobs."""
+@cache  # constants of the installed package, checked once per process
+def _assets() -> tuple[str, str]:
     js = widget_module(PAGE_MODULE)
     css = css_text()
     # Our own assets; a closing tag inside them would end the inline element early.
     if "</script" in js.lower() or "</style" in css.lower():
         msg = "the explorer's JS/CSS contain a closing tag and cannot be inlined"
         raise RuntimeError(msg)
+    return js, css
+
+
+def html_page(index_data: Any, blobs: Mapping[str, str], *, title: str | None = None) -> str:
+    """The standalone page for an index (as JSON data) and its panes' blobs."""
+    js, css = _assets()
     page_title = html.escape(title if title is not None else str(index_data.get("title", "")))
     return (
         "<!DOCTYPE html>\n"

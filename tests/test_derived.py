@@ -6,14 +6,17 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import time
 from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import torch
 
 import compiler
-from compiler.model import Derived, Node
+from compiler.model import Derived, Later, Node
 from compiler.store.compact import Unpacker
 from compiler.store.serialize import _build, _Reading
 
@@ -124,3 +127,113 @@ def test_a_3_x_recording_reads_back_the_nodes_it_stored(name):
             checked += bool(nodes)
     assert checked
     assert any(n.module_stack for c in exp.compiles for g in c.graphs.values() for n in g.nodes)
+
+
+def test_many_threads_reading_one_value_run_its_recipe_once():
+    cache = Derived()
+    runs: list[int] = []
+
+    def slow() -> int:
+        runs.append(1)
+        time.sleep(0.2)  # every reader arrives while the recipe runs
+        return len(runs)
+
+    later = cache.later("graph", slow)
+    with ThreadPoolExecutor(16) as pool:
+        got = list(pool.map(lambda _: later.get(), range(16)))
+    assert got == [1] * 16 and runs == [1] and cache.counts == Counter({"graph": 1})
+
+
+def test_nested_recipes_across_threads_compute_each_value_once():
+    """A graph's links read another graph: recipes that read values of their own cache,
+    asked for from many threads in every order, neither deadlock nor run twice."""
+    cache = Derived()
+    runs: Counter[str] = Counter()
+
+    def recipe(name: str, *needs: str) -> Callable[[], str]:
+        def run() -> str:
+            runs[name] += 1
+            time.sleep(0.05)
+            return name + "".join(laters[n].get() for n in needs)
+
+        return run
+
+    laters: dict[str, Later] = {}
+    laters["a"] = cache.later("graph", recipe("a"))
+    laters["b"] = cache.later("graph", recipe("b", "a"))
+    laters["c"] = cache.later("graph", recipe("c", "b", "a"))
+    order = ["c", "b", "a", "c", "a", "b"] * 4
+    with ThreadPoolExecutor(len(order)) as pool:
+        got = list(pool.map(lambda n: laters[n].get(), order))
+    assert got == [{"a": "a", "b": "ba", "c": "cbaa"}[n] for n in order]
+    assert runs == Counter({"a": 1, "b": 1, "c": 1}) and cache.counts["graph"] == 3
+    assert not cache.pending()
+
+
+def test_a_recipe_that_raises_runs_again_next_time_in_every_thread():
+    cache = Derived()
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        time.sleep(0.05)
+        if len(calls) < 3:
+            raise ValueError("not yet")
+        return "done"
+
+    later = cache.later("guards", flaky)
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(lambda _: _outcome(later), range(8)))
+    # the two failures reach the threads that ran them; every other thread waits, then
+    # reads the value of the third run, the only one kept
+    assert outcomes.count("not yet") == 2 and outcomes.count("done") == 6
+    assert len(calls) == 3 and cache.counts == Counter({"guards": 1})
+    assert later.get() == "done" and len(calls) == 3
+
+
+def _outcome(later: Later) -> str:
+    try:
+        return str(later.get())
+    except ValueError as e:
+        return str(e)
+
+
+def test_a_recipe_that_reads_its_own_value_is_a_recursion_error():
+    cache = Derived()
+    laters: list[Later] = []
+    laters.append(cache.later("graph", lambda: cache.later("graph", laters[0].get).get()))
+    with pytest.raises(RecursionError):
+        laters[0].get()
+    assert cache.pending()["graph"] == 2  # both kept: a later read tries again
+
+
+def test_findings_and_divergence_are_values_of_the_explorations_own_cache():
+    exp = compiler.load_trace(ROOT / "tests/data/traces/graph_break_eager", strict=True)
+    assert not exp.derived.counts
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda _: exp.findings(), range(4)))
+    assert all(f is found[0] for f in found) and exp.derived.counts["findings"] == 1
+    assert compiler.divergence(exp) is compiler.divergence(exp)
+    assert exp.derived.counts == Counter({"findings": 1, "divergence": 1})
+    # neither equality, JSON nor a copy made with replace carries them
+    replaced = dataclasses.replace(exp)
+    assert replaced == exp and not replaced.derived.counts
+    assert "findings" not in exp.to_json() and replaced.findings() == found[0]
+    assert replaced.findings() is not found[0]
+
+
+def test_a_deep_copy_of_an_exploration_reads_the_same_cache():
+    """``copy.deepcopy`` of a loaded Exploration works (the cache holds a lock, which
+    cannot be copied) and the copy's graphs read the values the original computed."""
+    import copy
+    from pathlib import Path
+
+    import compiler
+
+    exp = compiler.load_trace(Path(__file__).parent / "data" / "traces" / "graph_break_eager")
+    twin = copy.deepcopy(exp)
+    assert twin == exp
+    graph = next(g for c in exp.compiles for g in c.graphs.values())
+    twin_graph = next(g for c in twin.compiles for g in c.graphs.values())
+    assert twin_graph.nodes == graph.nodes
+    assert twin.findings() == exp.findings()

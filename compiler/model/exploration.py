@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from compiler.model.base import _FROZEN, CompileId, SourceLoc, StageError
-from compiler.model.derived import DERIVED
+from compiler.model.derived import DERIVED, Derived
 from compiler.model.frame import Bytecode, GraphBreak, Guards, RecompileReason
 from compiler.model.graph import Graph
 from compiler.model.kernel import Autotuning, Kernel, OutputCode
@@ -260,11 +260,11 @@ class Exploration:
     # schema 4.1: fixes the explorer applied and measured (``compiler.remedy.try_fixes``).
     tried_fixes: tuple[TriedFix, ...] = ()
     unknown_keys: tuple[str, ...] = ()
-    # the advisor's verdict, judged on the first ``findings()``: an exploration never
-    # changes, and the index, the findings pane and the report each ask for it. Not an
-    # init field, so ``dataclasses.replace`` starts the new exploration without it.
-    judged: list[tuple] = field(  # type: ignore[type-arg]  # a tuple of Finding
-        default_factory=list, init=False, compare=False, repr=False, metadata=DERIVED
+    # what is judged from the whole exploration on first read (findings, divergence):
+    # the index, the findings pane and the report each ask. Not an init field, so
+    # ``dataclasses.replace`` starts the new exploration with an empty cache.
+    derived: Derived = field(
+        default_factory=Derived, init=False, compare=False, repr=False, metadata=DERIVED
     )
 
     def compile(self, compile_id: str | CompileId, rank: int | None = None) -> Compile:
@@ -297,11 +297,10 @@ class Exploration:
     def findings(self) -> tuple[Finding, ...]:
         """The advisor's ranked diagnosis of this exploration, most important first; the
         advisor runs on the first call, later calls return the same tuple."""
-        if not self.judged:
-            from compiler.advise.diagnose import diagnose
+        from compiler.advise.diagnose import diagnose
 
-            self.judged.append(diagnose(self))
-        return self.judged[0]
+        found: tuple[Finding, ...] = self.derived.named("findings", lambda: diagnose(self)).get()
+        return found
 
     def to_json(self, *, indent: int | None = None, compact: bool = True) -> str:
         """Serialize losslessly, schema version first; repeated strings are stored once

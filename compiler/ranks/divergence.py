@@ -79,16 +79,9 @@ def divergence(exp: Exploration) -> Divergence:
         >>> print(compiler.divergence(exp).summary)  # doctest: +SKIP
         2 ranks diverge in 1 place (compiles); first: compile 0/1 (forward) ran on rank 1 only
     """
-    if _LAST and _LAST[0][0] is exp:
-        return _LAST[0][1]
-    found = _divergence(exp)
-    _LAST[:] = [(exp, found)]
+    # the advisor and the ranks pane ask in turn: computed once, in the exploration's cache
+    found: Divergence = exp.derived.named("divergence", lambda: _divergence(exp)).get()
     return found
-
-
-# the last exploration compared: the advisor and the ranks pane ask in turn, and an
-# Exploration is frozen, so the answer is computed once
-_LAST: list[tuple[Exploration, Divergence]] = []
 
 
 def _divergence(exp: Exploration) -> Divergence:
