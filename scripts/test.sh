@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
-# Set up .venv (with the test extra) and run the test suite. Arguments go to pytest.
-#   scripts/test.sh                  the default suite (pytest config in pyproject.toml)
-#   scripts/test.sh -m "not slow"    skip the Inductor-on-CPU tests
-#   scripts/test.sh -m gpu           the GPU tests, on a machine with CUDA
+# Set up .venv (with the test extra), lint, and run the tests. Other arguments go to pytest.
+#   scripts/test.sh                  the fast tier: every test but the slow ones, and every
+#                                    docstring example of compiler/ and explorer/ (daily work)
+#   scripts/test.sh --all            everything: the slow tests too (Inductor C++ builds, the
+#                                    browser in JupyterLab, notebooks run end to end); CI's tier
+#   scripts/test.sh tests/test_x.py  one file, fast tier (--all tests/test_x.py: all of it)
+#   scripts/test.sh -m gpu           the GPU tests, on a machine with CUDA (a -m given replaces
+#                                    the tier's)
+#   scripts/test.sh compiler explorer   the docstring examples alone
 # With CI=true it also passes -p no:cacheprovider --durations=15.
 # pytest's exit code 5 (no tests collected) is reported as a failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+tier=fast
+pytest_args=()
+for arg in "$@"; do
+    if [[ $arg == --all ]]; then tier=full; else pytest_args+=("$arg"); fi
+done
 
 # --browser: the explorer is tested in a real Chromium (installed where we run as root).
 bash scripts/setup.sh --browser test lab
@@ -14,7 +25,23 @@ bash scripts/setup.sh --browser test lab
 PY=.venv/bin/python
 "$PY" -c 'import sys, torch; print(f"test.sh: torch {torch.__version__} (CUDA available: {torch.cuda.is_available()}), python {sys.version.split()[0]}")'
 
+# Under CI, a smoke set on the newest torch runs after the main tests, in a second venv whose
+# first install takes 3 minutes (5.4 GB from local disk): that install, mostly unpacking on one
+# core, runs meanwhile beside pytest. SMOKE_NEWEST_TORCH=0 skips it; =1 runs it outside CI too.
+smoke=0
+if [[ ${SMOKE_NEWEST_TORCH:-${CI:-}} == 1 || ${SMOKE_NEWEST_TORCH:-${CI:-}} == true ]]; then
+    smoke=1
+    smoke_log=$(mktemp)
+    bash scripts/smoke_newest_torch.sh --install-only >"$smoke_log" 2>&1 &
+    smoke_install=$!
+    # a lint failure ends this script early: the install ends with it
+    trap 'kill "$smoke_install" 2>/dev/null || true; rm -f "$smoke_log"' EXIT
+fi
+
 args=()
+if [[ $tier == fast ]]; then
+    args+=(-m "not slow")
+fi
 if [[ ${CI:-} == true ]]; then
     args+=(-p no:cacheprovider --durations=15)
 fi
@@ -43,16 +70,22 @@ fi
 echo "test.sh: tsc --checkJs (explorer/static/**/*.js)"
 node_modules/.bin/tsc -p tsconfig.json
 
+echo "test.sh: pytest, $tier tier${pytest_args[0]+ (arguments: ${pytest_args[*]})}"
+
 rc=0
-"$PY" -m pytest ${args[@]+"${args[@]}"} "$@" || rc=$?
+"$PY" -m pytest ${args[@]+"${args[@]}"} ${pytest_args[@]+"${pytest_args[@]}"} || rc=$?
 if ((rc == 5)); then
     echo "test.sh: pytest collected no tests: that is a failure, not a pass" >&2
     exit 1
 fi
-# Under CI, a smoke set on the newest torch this machine installs, in a second venv (about
-# a minute once that venv exists; its first install takes 3 minutes and 5.4 GB).
-# SMOKE_NEWEST_TORCH=0 skips it; =1 runs it outside CI too.
-if ((rc == 0)) && [[ ${SMOKE_NEWEST_TORCH:-${CI:-}} == 1 || ${SMOKE_NEWEST_TORCH:-${CI:-}} == true ]]; then
-    bash scripts/smoke_newest_torch.sh || rc=$?
+# the smoke set runs only after the main tests passed (a failure ends the install too)
+if ((smoke && rc == 0)); then
+    wait "$smoke_install" || rc=$?
+    trap - EXIT
+    cat "$smoke_log"
+    rm -f "$smoke_log"
+    if ((rc == 0)); then
+        bash scripts/smoke_newest_torch.sh || rc=$?
+    fi
 fi
 exit "$rc"
