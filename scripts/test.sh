@@ -25,17 +25,28 @@ bash scripts/setup.sh --browser test lab
 PY=.venv/bin/python
 "$PY" -c 'import sys, torch; print(f"test.sh: torch {torch.__version__} (CUDA available: {torch.cuda.is_available()}), python {sys.version.split()[0]}")'
 
-# Under CI, a smoke set on the newest torch runs after the main tests, in a second venv whose
-# first install takes 3 minutes (5.4 GB from local disk): that install, mostly unpacking on one
-# core, runs meanwhile beside pytest. SMOKE_NEWEST_TORCH=0 skips it; =1 runs it outside CI too.
+# Two single-threaded jobs run beside the tests, each on the core pytest mostly leaves free:
+# mypy (a minute or two without its cache) and, under CI, the install of the newest-torch
+# venv (3 minutes and 5.4 GB from local disk the first time) for the smoke set run after the
+# tests. Their output is shown after pytest's. SMOKE_NEWEST_TORCH=0 skips the smoke set; =1
+# runs it outside CI too.
+background=()
+logs=()
+start_beside() {  # start_beside COMMAND...: run it in the background, its output kept
+    local log
+    log=$(mktemp)
+    "$@" >"$log" 2>&1 &
+    background+=($!)
+    logs+=("$log")
+}
+# a lint failure ends this script early: the jobs beside end with it
+trap 'kill ${background[@]+"${background[@]}"} 2>/dev/null || true; rm -f ${logs[@]+"${logs[@]}"}' EXIT
+echo "test.sh: mypy --strict compiler/ (beside the tests; its result comes after theirs)"
+start_beside "$PY" -m mypy
 smoke=0
 if [[ ${SMOKE_NEWEST_TORCH:-${CI:-}} == 1 || ${SMOKE_NEWEST_TORCH:-${CI:-}} == true ]]; then
     smoke=1
-    smoke_log=$(mktemp)
-    bash scripts/smoke_newest_torch.sh --install-only >"$smoke_log" 2>&1 &
-    smoke_install=$!
-    # a lint failure ends this script early: the install ends with it
-    trap 'kill "$smoke_install" 2>/dev/null || true; rm -f "$smoke_log"' EXIT
+    start_beside bash scripts/smoke_newest_torch.sh --install-only
 fi
 
 args=()
@@ -46,11 +57,9 @@ if [[ ${CI:-} == true ]]; then
     args+=(-p no:cacheprovider --durations=15)
 fi
 
-# Lint first: it is fast and its failures are the cheapest to read.
+# Lint first: it is fast and its failures are the cheapest to read (mypy runs beside pytest).
 echo "test.sh: ruff check (compiler, explorer, tests, benchmarks, examples)"
 "$PY" -m ruff check compiler explorer tests benchmarks examples
-echo "test.sh: mypy --strict compiler/"
-"$PY" -m mypy
 # The front end's npm packages (esbuild, typescript, pinned by package-lock.json): the
 # type check below and the test that rebuilds the committed bundles need them.
 if ! command -v npm >/dev/null 2>&1; then
@@ -78,14 +87,23 @@ if ((rc == 5)); then
     echo "test.sh: pytest collected no tests: that is a failure, not a pass" >&2
     exit 1
 fi
-# the smoke set runs only after the main tests passed (a failure ends the install too)
-if ((smoke && rc == 0)); then
-    wait "$smoke_install" || rc=$?
-    trap - EXIT
-    cat "$smoke_log"
-    rm -f "$smoke_log"
-    if ((rc == 0)); then
-        bash scripts/smoke_newest_torch.sh || rc=$?
+# the jobs beside: mypy's result, then the smoke set (only when everything else passed)
+if ((smoke && rc != 0)); then
+    kill "${background[1]}" 2>/dev/null || true  # the smoke venv's install: no smoke set now
+    unset 'background[1]'
+fi
+for i in "${!background[@]}"; do
+    job_rc=0
+    wait "${background[i]}" || job_rc=$?
+    cat "${logs[i]}"
+    if ((job_rc != 0)); then
+        echo "test.sh: failed (exit code $job_rc): the job above, which ran beside pytest" >&2
+        rc=$((rc ? rc : job_rc))
     fi
+done
+trap - EXIT
+rm -f ${logs[@]+"${logs[@]}"}
+if ((smoke && rc == 0)); then
+    bash scripts/smoke_newest_torch.sh || rc=$?
 fi
 exit "$rc"
