@@ -84,6 +84,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+GPT2_LAYERS = 6
+
+
+@pytest.fixture(scope="session")
+def gpt2_training():
+    """A ``GPT2_LAYERS``-layer GPT-2 training step (``programs.gpt2_training_step``) explored
+    under aot_eager, once per session for the tests that only read it (its explore takes
+    seconds): the offline page's and the graph canvas's."""
+    pytest.importorskip("transformers")
+    import programs
+
+    import compiler
+
+    return compiler.explore(*programs.gpt2_training_step(GPT2_LAYERS), backend="aot_eager")
+
+
 def recorded_key(exp, text: str) -> str:
     """The source-line key of ``text`` in a recording's first compiled function, from
     the source and paths it was recorded with (the machine that made it had its own

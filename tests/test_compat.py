@@ -304,7 +304,8 @@ def test_loaded_output_module_finds_the_module_inductor_loaded():
 
 @pytest.mark.slow
 def test_aoti_compile_and_package_writes_a_package_that_runs(tmp_path):
-    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()).eval()
+    # one pointwise kernel: the C++ build is the cost, tests/test_aoti.py covers the stages
+    model = torch.nn.ReLU().eval()
     x = torch.randn(2, 4)
     program = torch.export.export(model, (x,))
     path = _compat.aoti_compile_and_package(program, str(tmp_path / "small.pt2"))

@@ -25,7 +25,7 @@ pytest.importorskip(
     "playwright", reason="needs playwright: bash scripts/setup.sh --browser test lab"
 )
 
-from conftest import chromium_missing
+from conftest import GPT2_LAYERS, chromium_missing
 
 import compiler
 from explorer.export import to_html
@@ -33,7 +33,7 @@ from explorer.panes import build_pane
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 # more numbered blocks than the canvas keeps closed together (GC_REPEAT_MIN in graph/tree.js)
-LAYERS = 6
+LAYERS = GPT2_LAYERS
 
 if chromium_missing():
     pytest.skip(chromium_missing(), allow_module_level=True)
@@ -108,8 +108,8 @@ def _open(browser, exp: compiler.Exploration, page_file: Path, stage: str) -> Op
 
 
 @pytest.fixture(scope="module")
-def training() -> compiler.Exploration:
-    return compiler.explore(*programs.gpt2_training_step(LAYERS), backend="aot_eager")
+def training(gpt2_training) -> compiler.Exploration:
+    return gpt2_training
 
 
 @pytest.fixture(scope="module")
