@@ -420,6 +420,7 @@ def test_a_problem_finding_opens_first_and_its_evidence_selects_what_it_names(op
     assert not hasattr(exp, "to_html")  # compiler never reaches up into explorer
 
 
+@pytest.mark.slow  # the session's GPT-2 explore: the full tier
 def test_a_real_models_graph_opens_grouped_by_module_and_a_block_expands(
     open_page, tmp_path, gpt2_training
 ):

@@ -32,6 +32,8 @@ from explorer.export import to_html
 from explorer.panes import build_pane
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+# the full tier: a browser on a 6-layer GPT-2 (a minute of the fast tier's ten)
+pytestmark = pytest.mark.slow
 # more numbered blocks than the canvas keeps closed together (GC_REPEAT_MIN in graph/tree.js)
 LAYERS = GPT2_LAYERS
 
