@@ -116,6 +116,18 @@ def gpt2_training():
     return compiler.explore(*programs.gpt2_training_step(GPT2_LAYERS), backend="aot_eager")
 
 
+@pytest.fixture(scope="session")
+def gpt2_training_inductor():
+    """A 2-layer GPT-2 training step explored under Inductor (C++ kernel builds: the slowest
+    explore of the suite), once per session: the AOT stacks' and the graph canvas's."""
+    pytest.importorskip("transformers")
+    import programs
+
+    import compiler
+
+    return compiler.explore(*programs.gpt2_training_step(2), backend="inductor")
+
+
 def recorded_key(exp, text: str) -> str:
     """The source-line key of ``text`` in a recording's first compiled function, from
     the source and paths it was recorded with (the machine that made it had its own

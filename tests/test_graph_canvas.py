@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import programs
 import pytest
 
 pytest.importorskip(
@@ -314,8 +313,10 @@ def test_the_dynamo_graph_opens_as_the_module_tree_and_a_block_reads_top_to_bott
 
 
 @pytest.fixture(scope="module")
-def inductor_training(tmp_path_factory) -> tuple[compiler.Exploration, Path]:
-    exp = compiler.explore(*programs.gpt2_training_step(2), backend="inductor")
+def inductor_training(
+    tmp_path_factory, gpt2_training_inductor
+) -> tuple[compiler.Exploration, Path]:
+    exp = gpt2_training_inductor
     path = tmp_path_factory.mktemp("canvas") / "gpt2_inductor.html"
     to_html(exp, path)
     return exp, path
