@@ -129,7 +129,8 @@ def load(trace_path: str | os.PathLike[str], *, lazy: bool | None = None) -> Exp
 
     Example:
         >>> import explorer
-        >>> w = explorer.load("tests/data/traces/graph_break_eager")  # doctest: +SKIP
+        >>> explorer.load("tests/data/traces/graph_break_eager").exploration.source
+        'trace'
     """
     import compiler
 

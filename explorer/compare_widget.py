@@ -73,7 +73,10 @@ class CompareView(ipywidgets.VBox):  # type: ignore[misc]
         >>> import torch, compiler, explorer
         >>> c = compiler.compare(torch.nn.Linear(4, 4), torch.randn(2, 4), configs=["aot_eager"])
         >>> view = explorer.view_comparison(c)
-        >>> view.select("aot_eager").selected
+        >>> import contextlib, io
+        >>> with contextlib.redirect_stdout(io.StringIO()):  # outside Jupyter: printed as text
+        ...     view = view.select("aot_eager")
+        >>> view.selected
         'aot_eager'
     """
 

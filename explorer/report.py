@@ -85,8 +85,11 @@ def write_markdown(exp: Exploration, path: str | os.PathLike[str]) -> Path:
         ExploreError: the file cannot be written.
 
     Example:
-        >>> write_markdown(exp, "report/report.md")  # doctest: +SKIP
-        PosixPath('report/report.md')
+        >>> import compiler, tempfile
+        >>> exp = compiler.load_trace("tests/data/traces/graph_break_eager")
+        >>> folder = tempfile.mkdtemp()
+        >>> write_markdown(exp, f"{folder}/report/report.md").read_text().startswith("# ")
+        True
     """
     target = Path(path)
     # Render before touching the disk, so a rendering failure leaves no half-written file.

@@ -64,8 +64,11 @@ apt_install() {
         say "note: '$cmd' not found; $why. Install it with: sudo apt-get install $pkg (or your OS's $pkg package)"
     fi
 }
+# apt runs beside the pip installs below (a minute each on a fresh machine), awaited at the end
+apt_job=
 if [[ $browser == 1 ]]; then
-    apt_install chromium chromium "it is needed for the browser tests and HTML screenshots"
+    apt_install chromium chromium "it is needed for the browser tests and HTML screenshots" &
+    apt_job=$!
 fi
 
 # --- (b) the virtual environment -------------------------------------------------------------
@@ -122,4 +125,7 @@ echo "torch==$torch_version" >"$constraints"
 say "installing $spec (editable)"
 pip_install -c "$constraints" -e "$spec"
 
+if [[ -n $apt_job ]]; then
+    wait "$apt_job" || die "installing chromium failed (see above)"
+fi
 say "ready: $VENV (python $("$PY" -c 'import platform; print(platform.python_version())'), torch $torch_version)"

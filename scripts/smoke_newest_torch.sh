@@ -7,11 +7,15 @@
 # own site-packages, so the newer torch is the one imported.
 #   scripts/smoke_newest_torch.sh            the smoke set on torch $NEWEST_TORCH (2.14.1)
 #   NEWEST_TORCH=2.15.0 scripts/smoke_newest_torch.sh
+#   scripts/smoke_newest_torch.sh --install-only   the venv alone (scripts/test.sh runs this
+#                                                  beside the main tests, then the smoke set)
 # Called by scripts/test.sh under CI=true. A torch that pip cannot install here is reported
 # and skipped (exit 0); a failing test fails.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+install_only=0
+[[ ${1:-} == --install-only ]] && install_only=1
 NEWEST=${NEWEST_TORCH:-2.14.1}
 # outside the clone: CI clones afresh each run, and the venv is kept for the next one
 VENV=${NEWEST_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/torch-compile-explorer/venv-torch-$NEWEST}
@@ -39,6 +43,7 @@ if ! installed; then
         exit 0
     fi
 fi
+((install_only)) && exit 0
 own=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 main=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$main" >"$own/zz_project_venv.pth"

@@ -73,7 +73,23 @@ def subprocess_env():
     return env
 
 
+# Tests of files other work changes often, left to the full tier (scripts/test.sh --all) here
+# rather than by a marker in their file: each takes a minute or more of the fast tier's ten.
+FULL_TIER = {
+    # every recorded kernel through Triton's lowering: the fast tier lowers one
+    "tests/test_lab.py::test_every_recorded_kernel_relowers_and_unedited_reproduces_its_recorded_ptx",
+    "tests/test_live_state.py::test_a_library_models_method_is_live_edited",  # a transformers model
+    "tests/test_live.py::test_a_hanging_edit_is_stopped_and_the_next_edit_compiles",  # waits a hang
+    # two processes, live and from a trace
+    "tests/test_compiled_autograd.py::"
+    "test_compiled_autograds_backward_graph_is_captured_live_and_from_a_trace",
+}
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid in FULL_TIER:
+            item.add_marker(pytest.mark.slow)
     import torch
 
     if torch.cuda.is_available():
@@ -82,6 +98,34 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
+
+
+GPT2_LAYERS = 6
+
+
+@pytest.fixture(scope="session")
+def gpt2_training():
+    """A ``GPT2_LAYERS``-layer GPT-2 training step (``programs.gpt2_training_step``) explored
+    under aot_eager, once per session for the tests that only read it (its explore takes
+    seconds): the offline page's and the graph canvas's."""
+    pytest.importorskip("transformers")
+    import programs
+
+    import compiler
+
+    return compiler.explore(*programs.gpt2_training_step(GPT2_LAYERS), backend="aot_eager")
+
+
+@pytest.fixture(scope="session")
+def gpt2_training_inductor():
+    """A 2-layer GPT-2 training step explored under Inductor (C++ kernel builds: the slowest
+    explore of the suite), once per session: the AOT stacks' and the graph canvas's."""
+    pytest.importorskip("transformers")
+    import programs
+
+    import compiler
+
+    return compiler.explore(*programs.gpt2_training_step(2), backend="inductor")
 
 
 def recorded_key(exp, text: str) -> str:

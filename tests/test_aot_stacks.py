@@ -265,10 +265,10 @@ def test_a_trace_puts_aot_nodes_in_the_blocks_live_capture_does(recorded, tmp_pa
 
 
 @pytest.mark.slow
-def test_an_inductor_training_step_puts_placeholders_and_backward_nodes_in_their_blocks():
-    step, ids = programs.gpt2_training_step(2)
-    exp = compiler.explore(step, ids, backend="inductor")
-    c = _model_compile(exp)
+def test_an_inductor_training_step_puts_placeholders_and_backward_nodes_in_their_blocks(
+    gpt2_training_inductor,
+):
+    c = _model_compile(gpt2_training_inductor)  # a 2-layer GPT-2 (tests/conftest.py)
     for stage in ("aot_joint_graph", "aot_forward_graph", "aot_backward_graph"):
         count = _check_parameters_and_readers(c, stage)
         print("inductor", stage, dict(count))

@@ -3,7 +3,8 @@ its block size, and see the PTX pane change.
 
 Uses the server and browser set-up of ``test_browser.py``. The notebook opens the
 pointwise GPU recording (made on an H100) in an ``ExplorationWidget``; no compile runs
-here, only Triton's lowering (the [triton] extra), so the module is not ``slow``.
+here, only Triton's lowering (the [triton] extra); the module is ``slow`` all the same, as
+every test of the explorer in JupyterLab is: the full tier runs it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from test_browser import (
     write_notebook,
 )
 
+pytestmark = pytest.mark.slow
 pytest.importorskip("triton", reason="the kernel lab needs the [triton] extra")
 
 NOTEBOOK = "kernel_lab.ipynb"

@@ -218,3 +218,97 @@ def test_pyprojects_lower_bound_for_torch_is_the_oldest_torch_the_tests_cover():
     project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
     oldest = ".".join(map(str, _compat.OLDEST_TORCH))
     assert f"torch>={oldest}" in project["project"]["dependencies"]
+
+
+def test_dynamo_config_names_values_and_a_patch_that_restores_them():
+    import torch._dynamo.config as dynamo_config
+
+    assert _compat.dynamo_config_name("cache_size_limit") == "cache_size_limit"
+    # the renamed setting resolves to a name this torch has, under either spelling
+    renamed = _compat.dynamo_config_name("ignore_logging_functions")
+    assert renamed in {"ignore_logging_functions", "ignore_logger_methods"}
+    assert hasattr(dynamo_config, renamed)
+    before = _compat.dynamo_config_value("assume_static_by_default")
+    assert before == dynamo_config.assume_static_by_default
+    with _compat.patched_dynamo_config({"assume_static_by_default": not before}):
+        assert _compat.dynamo_config_value("assume_static_by_default") == (not before)
+    assert _compat.dynamo_config_value("assume_static_by_default") == before
+    # a set-valued setting gets the set given, and the old set back on exit
+    ignored = set(_compat.dynamo_config_value("ignore_logging_functions"))
+    with _compat.patched_dynamo_config({renamed: {*ignored, print}}):
+        assert set(_compat.dynamo_config_value("ignore_logging_functions")) == {*ignored, print}
+    assert set(_compat.dynamo_config_value("ignore_logging_functions")) == ignored
+
+
+def test_is_constraint_violation_knows_a_specialised_dynamic_dimension():
+    def branchy(x):
+        if x.shape[0] == 4:
+            return x * 2
+        return x + 1
+
+    x = torch.randn(4, 3)
+    torch._dynamo.mark_dynamic(x, 0)
+    with pytest.raises(Exception) as info:
+        torch.compile(branchy, backend="eager")(x)
+    assert _compat.is_constraint_violation(info.value)
+    assert not _compat.is_constraint_violation(ValueError("not torch's"))
+
+
+def test_traced_line_is_the_line_dynamo_is_tracing_in_its_own_frames():
+    import sys
+
+    found = []
+
+    def backend(gm, example_inputs):
+        # the graph is compiled from inside the instruction translator that traced it
+        frame = sys._getframe()
+        while frame is not None:
+            found.append(_compat.traced_line(frame, __file__))
+            frame = frame.f_back
+        return gm.forward
+
+    def traced(x):
+        y = x + 1
+        return y * 2  # the instruction being traced when the graph is compiled
+
+    torch.compile(traced, backend=backend)(torch.randn(2))
+    first = traced.__code__.co_firstlineno
+    lines = {line for line in found if line is not None}
+    assert lines == {first + 2}
+    assert _compat.traced_line(sys._getframe(), __file__) is None  # a frame of no translator
+
+
+def test_cudagraph_input_copy_bytes_without_cuda_graphs_is_empty():
+    if torch.cuda.is_available():
+        pytest.skip("the GPU tests record CUDA graphs; here: none recorded")
+    assert _compat.cudagraph_input_copy_bytes() == []
+
+
+def test_triton_cache_dir_is_the_environments_or_an_existing_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    assert _compat.triton_cache_dir() == tmp_path
+    monkeypatch.delenv("TRITON_CACHE_DIR")
+    found = _compat.triton_cache_dir()
+    assert found is None or found.is_dir()
+
+
+def test_loaded_output_module_finds_the_module_inductor_loaded():
+    from torch._inductor.codecache import PyCodeCache
+
+    torch.compile(lambda x: x.cos() * 3, backend="inductor")(torch.randn(8))
+    module = PyCodeCache.modules[-1]
+    assert _compat.loaded_output_module(module.__file__) is module
+    assert _compat.loaded_output_module("") is None
+    assert _compat.loaded_output_module("/no/such/output_code.py") is None
+
+
+@pytest.mark.slow
+def test_aoti_compile_and_package_writes_a_package_that_runs(tmp_path):
+    # one pointwise kernel: the C++ build is the cost, tests/test_aoti.py covers the stages
+    model = torch.nn.ReLU().eval()
+    x = torch.randn(2, 4)
+    program = torch.export.export(model, (x,))
+    path = _compat.aoti_compile_and_package(program, str(tmp_path / "small.pt2"))
+    assert path == str(tmp_path / "small.pt2") and (tmp_path / "small.pt2").is_file()
+    with torch.no_grad():
+        torch.testing.assert_close(torch._inductor.aoti_load_package(path)(x), model(x))

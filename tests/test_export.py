@@ -420,13 +420,16 @@ def test_a_problem_finding_opens_first_and_its_evidence_selects_what_it_names(op
     assert not hasattr(exp, "to_html")  # compiler never reaches up into explorer
 
 
-def test_a_real_models_graph_opens_grouped_by_module_and_a_block_expands(open_page, tmp_path):
-    """A 4-layer GPT-2 training step (transformers, built from a config): its Dynamo graph
-    opens on the canvas as the model's modules, and clicking a block lays out its own."""
+@pytest.mark.slow  # the session's GPT-2 explore: the full tier
+def test_a_real_models_graph_opens_grouped_by_module_and_a_block_expands(
+    open_page, tmp_path, gpt2_training
+):
+    """A GPT-2 training step (transformers, built from a config; the session's, as in
+    test_graph_canvas.py): its Dynamo graph opens on the canvas as the model's modules, and
+    clicking a block lays out its own."""
     from playwright.sync_api import expect
 
-    pytest.importorskip("transformers")
-    exp = compiler.explore(*programs.gpt2_training_step(4), backend="aot_eager")
+    exp = gpt2_training
     stage = "dynamo_output_graph"
     c = max(
         (c for c in exp.compiles if stage in c.graphs), key=lambda c: len(c.graphs[stage].nodes)

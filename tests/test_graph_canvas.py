@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import programs
 import pytest
 
 pytest.importorskip(
@@ -25,15 +24,17 @@ pytest.importorskip(
     "playwright", reason="needs playwright: bash scripts/setup.sh --browser test lab"
 )
 
-from conftest import chromium_missing
+from conftest import GPT2_LAYERS, chromium_missing
 
 import compiler
 from explorer.export import to_html
 from explorer.panes import build_pane
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+# the full tier: a browser on a 6-layer GPT-2 (a minute of the fast tier's ten)
+pytestmark = pytest.mark.slow
 # more numbered blocks than the canvas keeps closed together (GC_REPEAT_MIN in graph/tree.js)
-LAYERS = 6
+LAYERS = GPT2_LAYERS
 
 if chromium_missing():
     pytest.skip(chromium_missing(), allow_module_level=True)
@@ -108,8 +109,8 @@ def _open(browser, exp: compiler.Exploration, page_file: Path, stage: str) -> Op
 
 
 @pytest.fixture(scope="module")
-def training() -> compiler.Exploration:
-    return compiler.explore(*programs.gpt2_training_step(LAYERS), backend="aot_eager")
+def training(gpt2_training) -> compiler.Exploration:
+    return gpt2_training
 
 
 @pytest.fixture(scope="module")
@@ -312,8 +313,10 @@ def test_the_dynamo_graph_opens_as_the_module_tree_and_a_block_reads_top_to_bott
 
 
 @pytest.fixture(scope="module")
-def inductor_training(tmp_path_factory) -> tuple[compiler.Exploration, Path]:
-    exp = compiler.explore(*programs.gpt2_training_step(2), backend="inductor")
+def inductor_training(
+    tmp_path_factory, gpt2_training_inductor
+) -> tuple[compiler.Exploration, Path]:
+    exp = gpt2_training_inductor
     path = tmp_path_factory.mktemp("canvas") / "gpt2_inductor.html"
     to_html(exp, path)
     return exp, path

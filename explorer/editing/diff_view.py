@@ -51,8 +51,14 @@ class DiffWidget(anywidget.AnyWidget):  # type: ignore[misc]
     """Two of a list of Explorations compared (``compiler.diff``), side by side.
 
     Example:
-        >>> w = DiffWidget()  # doctest: +SKIP
-        >>> w.set_versions([("v1", exp1), ("v2", exp2)])  # doctest: +SKIP
+        >>> from pathlib import Path
+        >>> from compiler import Exploration
+        >>> exp1, exp2 = (Exploration.from_json(Path(f"notebooks/recordings/{n}.json").read_text())
+        ...               for n in ("pointwise", "graph_break"))
+        >>> w = DiffWidget()
+        >>> w.set_versions([("v1", exp1), ("v2", exp2)])
+        >>> w.pick
+        {'a': 'v1', 'b': 'v2'}
     """
 
     _esm = widget_path("diff")
