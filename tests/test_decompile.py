@@ -94,7 +94,10 @@ def test_the_graph_break_example_script_decompiles_with_its_print(capsys):
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    result = check(programs.compiled_call(module.scale_or_clip, torch.randn(8)))
+    # x in [0, 1): sin(x) * 2 + 1 sums above 0, so the branch that prints is taken (with
+    # randn about one run in 70 took the other branch, whose frames hold no print: the
+    # torch 2.14.1 smoke set failed on it once)
+    result = check(programs.compiled_call(module.scale_or_clip, torch.rand(8)))
     assert_every_frame_decompiles_and_behaves(result)
     assert any("print(" in (f.source or "") for f in result.frames)
     assert capsys.readouterr().out.count("positive sum") in (0, 3)
