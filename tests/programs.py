@@ -27,6 +27,13 @@ def with_print(x):
     return y + 1
 
 
+def specialises_on_size(x):
+    """Branches on a dimension's size: a dimension marked dynamic is specialised."""
+    if x.shape[0] == 4:
+        return x * 2
+    return x + 1
+
+
 def nested_after_break(x):
     x = x.sin()
     print("a nested def and a lambda after the break")

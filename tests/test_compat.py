@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+import programs
 import pytest
 import torch
 
@@ -241,15 +242,10 @@ def test_dynamo_config_names_values_and_a_patch_that_restores_them():
 
 
 def test_is_constraint_violation_knows_a_specialised_dynamic_dimension():
-    def branchy(x):
-        if x.shape[0] == 4:
-            return x * 2
-        return x + 1
-
     x = torch.randn(4, 3)
     torch._dynamo.mark_dynamic(x, 0)
     with pytest.raises(Exception) as info:
-        torch.compile(branchy, backend="eager")(x)
+        torch.compile(programs.specialises_on_size, backend="eager")(x)
     assert _compat.is_constraint_violation(info.value)
     assert not _compat.is_constraint_violation(ValueError("not torch's"))
 

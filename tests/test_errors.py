@@ -95,15 +95,10 @@ def test_fullgraph_with_a_graph_break_names_the_line_and_keeps_the_capture():
 
 
 def test_a_dimension_marked_dynamic_that_the_code_specialises_is_a_compile_error():
-    def branchy(x):
-        if x.shape[0] == 4:
-            return x * 2
-        return x + 1
-
     x = torch.randn(4, 3)
     torch._dynamo.mark_dynamic(x, 0)
     with pytest.raises(compiler.CompileError, match=r"marked dynamic was specialised") as info:
-        compiler.explore(branchy, x, backend="eager")
+        compiler.explore(programs.specialises_on_size, x, backend="eager")
     assert info.value.stage == "dynamic"
     assert "maybe_mark_dynamic" in str(info.value)
     assert any(e.stage == "dynamic" for e in info.value.exploration.errors)
