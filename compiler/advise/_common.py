@@ -43,6 +43,7 @@ def finding(
     score: float = 0.0,
     chain: tuple[Evidence, ...] = (),
     fix: Fix | None = None,
+    cause: str = "",
 ) -> Ranked:
     """A Ranked Finding in one call, so rules read as their content."""
     return Ranked(
@@ -55,6 +56,19 @@ def finding(
             impact=impact,
             chain=chain,
             fix=fix,
+            cause=cause or f"{kind}|{title}",
         ),
         score,
     )
+
+
+def cause_key(family: str, *parts: object) -> str:
+    """The one spelling of a cause key: ``family|part|part``. Findings that share it are
+    one cause (a break's registry id and place, a recompile's guard source, a backend
+    failure's op and library function).
+
+    Example:
+        >>> cause_key("break", "GB0025", "transformers/modeling_utils.py:4778")
+        'break|GB0025|transformers/modeling_utils.py:4778'
+    """
+    return "|".join([family, *(str(p) for p in parts if p is not None and p != "")])

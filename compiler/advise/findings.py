@@ -46,7 +46,9 @@ class Finding:
     blocks; ``suggestion_parts`` splits it for the views). ``chain`` is the path from
     the user's own line to the cause, outermost first, each frame a link. ``fix`` is the
     change the explorer can apply itself (``compiler.remedy.try_fixes``), ``tried`` what
-    it measured when it did, and ``tried_note`` why it was not tried.
+    it measured when it did, and ``tried_note`` why it was not tried. ``cause`` is the
+    cause key (``compiler.advise._common.cause_key``): two findings with the same key are
+    one cause, and the advisor keeps one finding per key.
     """
 
     kind: str
@@ -59,6 +61,7 @@ class Finding:
     fix: Fix | None = None
     tried: TriedFix | None = None
     tried_note: str = ""
+    cause: str = ""
 
 
 @dataclass(**_FROZEN)
