@@ -1,215 +1,93 @@
 """Graph breaks, grouped by cause and place, with the fix that cause usually takes.
 
-The cause is read from the text Dynamo wrote for the break (its summary, explanation
-and debug context); the cost is what the break made Dynamo compile besides the frame
-itself: resume functions and the graphs they hold.
+Each break is read through torch's graph-break registry (``compiler/advise/breaks/``):
+its id, type, explanation, hints and page. The cause key is the registry id and the
+break site (the library's line for a break inside a library: Dynamo reports one break
+once per frame it passes through). Whose code the site is decides what to advise: the
+user's own line is changed; torch's and libraries' code never is, the change is given on
+the user's side. The cost is what the break made Dynamo compile besides the frame
+itself: resume functions and the graphs they hold. A backend compiler that failed and
+fell back to eager is its own finding (``breaks.backend``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from compiler.advise._common import Ranked, finding, plural, resume_of
+from compiler.advise._common import Ranked, cause_key, finding, plural, resume_of
+from compiler.advise.breaks import backend
+from compiler.advise.breaks.causes import ON_PURPOSE, Cause, cause_name, classify, from_registry
+from compiler.advise.breaks.registry import Entry, Registry
 from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, loc_key, short_path
-from compiler.link.user_code import compiled_files, is_own_code, is_user_file, library_of
-from compiler.model import Compile, Exploration, Fix, GraphBreak, SourceLoc
+from compiler.link.user_code import (
+    compiled_files,
+    is_own_code,
+    is_user_file,
+    library_of,
+    owner_of,
+)
+from compiler.model import Compile, Exploration, GraphBreak, SourceLoc
 from compiler.parse.words.breaks import break_words
 from compiler.ranks.wrappers import wrapper_of
-
-# torch's own files: a break reported inside them is shown at the user's line that led there
-
 
 _FULLGRAPH = "\n`torch.compile(..., fullgraph=True)` turns any remaining break into an error."
 
 
 @dataclass(frozen=True, slots=True)
-class _Cause:
-    kind: str
-    title: str
-    suggestion: str
-    fix: Fix | None = None
-    severity: str = "problem"
+class _Read:
+    """One break as the advisor reads it: registry entry, cause, whose code it is."""
+
+    entry: Entry | None
+    cause: Cause
+    owner: str  # "user", "torch" or a library's name: whose code the break site is
+    area: str  # "torch.optim", "transformers", "" for the user's
+    torch_own: bool  # torch's own code breaks on purpose: nothing the user removes
 
 
-def _classify(gb: GraphBreak, compiled: frozenset[str]) -> _Cause:
+def _read(
+    gb: GraphBreak, entry: Entry | None, compiled: frozenset[str], areas: frozenset[str]
+) -> _Read:
+    """``gb`` read: its cause, whose code its site is, and whether it is torch's own
+    break on purpose; ``areas``: the areas of torch whose frames Dynamo compiled."""
     wrapper = wrapper_of(gb)
     if wrapper is not None:
         # the wrapper's own code breaks, on every rank alike: worth knowing, not a fault
-        return _Cause(
+        cause = Cause(
             f"graph_break.{wrapper.name.lower()}",
             f"{wrapper.name} itself breaks the graph (not your code)",
             f"{wrapper.explanation}\n{wrapper.suggestion}",
             severity="info",
         )
+        return _Read(entry, cause, "torch", "torch.nn.parallel", False)
     words = break_words(gb.summary, gb.reason)
     loc = user_location(gb, compiled)
-    code = (loc.code.strip() if loc else "") or "the line"
-    if words.explicit:
-        return _Cause(
-            "graph_break.explicit",
-            "An explicit torch._dynamo.graph_break() splits the graph",
-            f"`{code}` asks for the break. Remove it unless it is there on purpose "
-            "(debugging, or to keep a region out of one graph); "
-            "`torch.compiler.disable` on a function says the same more visibly.",
-        )
-    if words.data_dependent_branch:
-        return _Cause(
-            "graph_break.data_dependent_branch",
-            "A branch on tensor data breaks the graph",
-            f"`{code}` decides in Python on a value that only exists when the graph "
-            "runs. Compute both sides and select, or hand both branches to torch.cond:\n"
-            "```python\n"
-            "y = torch.where(x.sum() > 0, x.cos(), x.sin())   # cheap branches: both run\n"
-            "y = torch.cond(x.sum() > 0, lambda t: t.cos(), lambda t: t.sin(), (x,))\n"
-            "```",
-        )
-    if words.float_tolist:
-        return _Cause(
-            "graph_break.scalar_output",
-            "Tensor.tolist() on a float tensor breaks the graph",
-            f"`{code}` turns a float tensor into Python numbers, which Dynamo cannot "
-            "trace even with capture_scalar_outputs. Keep the values in a tensor and use "
-            "tensor ops on them (indexing, torch.where) instead of a Python list.",
-        )
-    scalar = words.scalar_output
-    if scalar and re.match(r"(if|elif|while|assert)\b", code):
-        # checked on torch 2.13: with capture_scalar_outputs the same line still breaks,
-        # now as a data-dependent branch on the captured scalar
-        return _Cause(
-            "graph_break.scalar_branch",
-            "A Python decision on a tensor's value (.item()) breaks the graph",
-            f"`{code}` branches in Python on a value read from a tensor. "
-            "`capture_scalar_outputs` would only move the break to the branch; decide "
-            "with tensor ops instead, or hand both branches to torch.cond:\n"
-            "```python\n"
-            "ids = torch.where(nxt == eos, ids_if_done, ids_if_not)   # both computed\n"
-            "out = torch.cond(nxt == eos, done_fn, step_fn, (ids,))\n"
-            "```\n"
-            "or take the decision out of the compiled function (compile the step, loop "
-            "and stop in Python).",
-        )
-    if scalar:
-        return _Cause(
-            "graph_break.scalar_output",
-            "A tensor value read into Python (.item(), .tolist(), a NumPy scalar) breaks the graph",
-            f"`{code}` reads a tensor value into Python. Let Dynamo keep it symbolic:\n"
-            "```python\n"
-            "torch._dynamo.config.capture_scalar_outputs = True\n"
-            "```\n"
-            "or keep it a 0-d tensor (`x * x.sum()` rather than `x * x.sum().item()`).",
-            Fix(
-                kind="dynamo_config",
-                name="capture_scalar_outputs",
-                value="True",
-                code="torch._dynamo.config.capture_scalar_outputs = True",
-            ),
-        )
-    if words.dynamic_output_shape:
-        return _Cause(
-            "graph_break.dynamic_output_shape",
-            "An op whose output size depends on the data breaks the graph",
-            f"`{code}` (nonzero, unique, masked_select, ...) has a data-dependent output "
-            "size. Let Dynamo trace it with an unbacked size:\n"
-            "```python\n"
-            "torch._dynamo.config.capture_dynamic_output_shape_ops = True\n"
-            "```",
-            Fix(
-                kind="dynamo_config",
-                name="capture_dynamic_output_shape_ops",
-                value="True",
-                code="torch._dynamo.config.capture_dynamic_output_shape_ops = True",
-            ),
-        )
-    if words.backward:
-        return _Cause(
-            "graph_break.backward",
-            "loss.backward() inside the compiled function breaks the graph",
-            f"`{code}` runs autograd, which Dynamo does not trace: the forward is one "
-            "graph, the backward still runs compiled (AOTAutograd's backward graph), and "
-            "the rest of the function is a resume function. Compile the model (or the "
-            "forward and the loss) and call backward outside the compiled function:\n"
-            "```python\n"
-            "compiled = torch.compile(model)\n"
-            "loss = compiled(x, labels=x).loss\n"
-            "loss.backward()\n"
-            "```",
-        )
-    if words.disabled:
-        return _Cause(
-            "graph_break.disabled",
-            "A function wrapped in torch.compiler.disable breaks the graph",
-            f"`{code}` calls a function excluded from compilation; every call splits the "
-            "graph there. Remove the `torch.compiler.disable` if the function is "
-            "traceable, or move the call out of the compiled region.",
-        )
-    logging_fn = words.logging_call
-    if logging_fn == "logger":
-        method = words.logger_method
-        fn = f"logging.Logger.{method}"
-        message = words.logged_message
-        said = ""
-        if message:
-            said = f' It logs: "{message}"; changing what the message names avoids the call.'
-        return _Cause(
-            "graph_break.logging",
-            f"A `logger.{method}` call breaks the graph",
-            f"`{code}` calls a logging.Logger method, which Dynamo cannot put in a graph.{said} "
-            "Let Dynamo drop the call while compiling (it then does not log from compiled "
-            "code):\n"
-            "```python\n"
-            "import logging\n"
-            f"torch._dynamo.config.ignore_logging_functions.add({fn})\n"
-            "```\n"
-            "or move the logging out of the compiled function.",
-            Fix(
-                kind="dynamo_config",
-                name="ignore_logging_functions",
-                value=fn,
-                code=f"torch._dynamo.config.ignore_logging_functions.add({fn})",
-            ),
-        )
-    if logging_fn:
-        setting = f"torch._dynamo.config.reorderable_logging_functions.add({logging_fn})"
-        return _Cause(
-            "graph_break.logging",
-            "Printing or logging inside the compiled code breaks the graph",
-            f"`{code}` runs Python I/O between two graphs. Move it out of the compiled "
-            "function, or let Dynamo run it after the graph instead of breaking:\n"
-            f"```python\n{setting}\n```",
-            Fix(
-                kind="dynamo_config",
-                name="reorderable_logging_functions",
-                value=logging_fn,
-                code=setting,
-            ),
-        )
-    if words.unsupported_call:
-        name = words.callee or "a function"
-        extra = ""
-        if "random" in name.lower():
-            extra = " Here `torch.rand(())` draws the number inside the graph instead."
-        return _Cause(
-            "graph_break.unsupported_call",
-            f"A call Dynamo cannot trace ({name}) breaks the graph",
-            f"`{code}` calls `{name}`, a builtin or third-party function Dynamo skips."
-            f"{extra} Put it in the graph as an opaque call if it only does torch ops, give "
-            "Dynamo a traceable Python version, or keep it out on purpose:\n"
-            "```python\n"
-            "torch.compiler.allow_in_graph(fn)          # fn: torch ops on tensors only\n"
-            "@torch.compiler.substitute_in_graph(fn)    # a traceable stand-in for fn\n"
-            "def fn_traceable(*args): ...\n"
-            "fn = torch.compiler.disable(fn)            # run it eagerly, on purpose\n"
-            "```\n"
-            "A C/C++ extension is best wrapped as a custom op (`torch.library.custom_op`).",
-        )
-    hints = "\n".join(f"- {h}" for h in gb.hints)
-    return _Cause(
-        "graph_break.other",
-        f"Graph break: {gb.summary or 'Dynamo stopped tracing'}",
-        "What torch suggests:\n" + hints if hints else "See the graph break reason.",
+    code = loc.code.strip() if loc else ""
+    name = cause_name(words, entry)
+    # the site's owner: the skipped or disabled callee's file where Dynamo names it
+    site = words.callee_file if name in ON_PURPOSE and words.callee_file else ""
+    if not site and gb.location is not None:
+        site = gb.location.filename
+    owner, area = owner_of(site) if site else ("user", "")
+    # torch's own graph_break() or disable, or a torch function Dynamo skips at the call
+    # but then compiles in frames of its own (the optimizer's step): torch's design. A
+    # skipped torch function nothing of which compiled (torch.save) is the user's call.
+    torch_own = owner == "torch" and (
+        name in ("explicit", "disabled") or (name == "unsupported_call" and area in areas)
     )
+    if name:
+        cause = classify(name, words, code)
+    elif entry is not None:
+        cause = from_registry(entry, words, gb.hints)
+    else:
+        title = gb.summary if gb.summary and not gb.summary.startswith("Traceback") else ""
+        hints = "\n".join(f"- {h}" for h in gb.hints)
+        cause = Cause(
+            "graph_break.other",
+            f"Graph break: {title}" if title else "Dynamo stopped tracing here",
+            "What torch suggests:\n" + hints if hints else "See the graph break reason.",
+        )
+    return _Read(entry, cause, owner, area, torch_own)
 
 
 def _resumes(exp: Exploration, c: Compile, gb: GraphBreak) -> list[Compile]:
@@ -228,42 +106,89 @@ def _resumes(exp: Exploration, c: Compile, gb: GraphBreak) -> list[Compile]:
 
 
 def findings(exp: Exploration) -> list[Ranked]:
-    """One finding per graph break cause: the same break site (torch's own location of
-    the break, library code included) and the same kind of break is one finding, however
-    many frames the break reached and however many compiles it repeated in."""
+    """One finding per graph break cause: the same registry id at the same break site
+    (torch's own location of the break, library code included) is one finding, however
+    many frames the break reached and however many compiles it repeated in. Torch's own
+    breaks on purpose (its optimizer's ``graph_break()``, functions it marks skipped)
+    are one note per area of torch; backend failures are one finding per failing op."""
     compiled = compiled_files(exp.compiles)
+    areas = frozenset(a for o, a in (owner_of(c.filename) for c in exp.compiles) if o == "torch")
+    registry = Registry()
     groups: dict[tuple[str, SrcKey | None], list[tuple[Compile, GraphBreak]]] = {}
+    reads: dict[tuple[str, SrcKey | None], _Read] = {}
+    torch_own: dict[str, list[tuple[Compile, GraphBreak]]] = {}
+    failed: list[tuple[Compile, GraphBreak]] = []
     for c in exp.compiles:
         for gb in c.graph_breaks:
+            entry = registry.entry_for(gb)
+            if backend.is_failure(gb, entry):
+                failed.append((c, gb))
+                continue
+            read = _read(gb, entry, compiled, areas)
+            if read.torch_own:
+                torch_own.setdefault(read.area, []).append((c, gb))
+                continue
             where = loc_key(user_location(gb, compiled))
-            groups.setdefault((gb.summary, where), []).append((c, gb))
-    return [_finding(exp, where, hits, compiled) for (_, where), hits in groups.items()]
+            key = (entry.gb_id if entry else gb.summary, where)
+            groups.setdefault(key, []).append((c, gb))
+            reads.setdefault(key, read)
+    out = [_finding(exp, where, hits, reads[k], compiled) for k, hits in groups.items()
+           for where in (k[1],)]  # fmt: skip
+    out += [_torch_own(exp, area, hits, compiled) for area, hits in torch_own.items()]
+    return out + backend.findings(failed)
+
+
+def _site(loc: SourceLoc | None) -> str:
+    """A break site that reads the same on every machine: ``transformers/x.py:12``
+    inside a library, ``…/dir/train.py:12`` otherwise."""
+    if loc is None:
+        return ""
+    lib = library_of(loc.filename)
+    return f"{lib[1] if lib else short_path(loc.filename)}:{loc.line}"
+
+
+def _registry_evidence(entry: Entry | None, c: Compile) -> list[Evidence]:
+    if entry is None:
+        return []
+    page = f" ({entry.link})" if entry.link else ""
+    return [
+        Evidence(
+            text=f"torch's graph-break registry: {entry.gb_id} \"{entry.gb_type}\"{page}",
+            compile=key_of(c),
+            stage=compile_pane("dynamo_graph_break_reason"),
+        )
+    ]
 
 
 def _finding(
     exp: Exploration,
     where: SrcKey | None,
     hits: list[tuple[Compile, GraphBreak]],
+    read: _Read,
     compiled: frozenset[str],
 ) -> Ranked:
     c0, gb0 = hits[0]
-    cause = _classify(gb0, compiled)
+    cause = read.cause
     frames = list({id(c): c for c, _ in hits}.values())
     resumes = list({id(r): r for c, gb in hits for r in _resumes(exp, c, gb)}.values())
     site = user_location(gb0, compiled)
     lib = library_of(site.filename) if site is not None else None
+    if lib is not None and lib[0] == "torch":
+        lib = None  # torch's file: shown by path, told from the user's line
     chain = _chain(gb0, compiled)
     evidence = []
     code = f": `{site.code.strip()}`" if site is not None and site.code else ""
+    label = read.entry.gb_type if read.entry else gb0.summary
     for c in frames[:6]:
         evidence.append(
             Evidence(
-                text=f"{c.compile_id} `{c.code_name}`: {gb0.summary}{code}",
+                text=f"{c.compile_id} `{c.code_name}`: {label}{code}",
                 compile=key_of(c),
                 stage=compile_pane("dynamo_graph_break_reason"),
                 src=where,
             )
         )
+    evidence += _registry_evidence(read.entry, c0)
     node = _condition_node(c0, gb0)
     if node is not None:
         evidence.append(
@@ -292,21 +217,111 @@ def _finding(
     if lib is not None:
         title = f"{cause.title} inside {lib[0]}{where_text}"
     suggestion = cause.suggestion
+    severity = cause.severity
+    if read.owner not in ("user", "torch") and cause.kind in _ASKED:
+        # a library's own graph_break() or disable: not the user's to remove
+        severity = "warning"
+        suggestion = (
+            f"{read.owner} breaks the graph here on purpose; that is its code, not yours. "
+            "Compile the parts of your code around the call instead of one function "
+            "across it, or look for a compile-friendly option in its documentation."
+        )
     if lib is not None and chain:
         suggestion = (
             f"The break is in {lib[0]}, not in your code; your line reaches it "
             f"({_own_line(gb0)}). " + suggestion
         )
+    elif read.owner == "torch" and site is not None and not is_user_file(site.filename):
+        suggestion = (
+            f"The break is inside {read.area}, reached from your line ({_own_line(gb0)}). "
+            + suggestion
+        )
+    if read.entry is not None and read.entry.link and read.entry.link not in suggestion:
+        suggestion += f"\ntorch's page for this break ({read.entry.gb_id}): {read.entry.link}"
+    gb_key = read.entry.gb_id if read.entry else (gb0.summary or cause.kind)
     return finding(
         cause.kind,
-        cause.severity,
+        severity,
         title,
         evidence,
-        suggestion + (_FULLGRAPH if cause.severity == "problem" else ""),
+        suggestion + (_FULLGRAPH if severity == "problem" else ""),
         _impact(frames, resumes, hits),
         score=float(len(hits) + len(resumes)),
         chain=chain,
-        fix=cause.fix,
+        fix=cause.fix if severity != "warning" or read.owner == "user" else None,
+        cause=cause_key("break", gb_key, _site(site)),
+    )
+
+
+_ASKED = ("graph_break.explicit", "graph_break.disabled")
+
+
+def _torch_own(
+    exp: Exploration, area: str, hits: list[tuple[Compile, GraphBreak]], compiled: frozenset[str]
+) -> Ranked:
+    """torch's own code breaking on purpose (``area``: ``torch.optim``): a note that it
+    is torch's design, where it happens, and what the user's side can do."""
+    registry = Registry()
+    frames = list({id(c): c for c, _ in hits}.values())
+    resumes = list({id(r): r for c, gb in hits for r in _resumes(exp, c, gb)}.values())
+    gb0 = hits[0][1]
+    evidence: list[Evidence] = []
+    ids: list[str] = []
+    for c, gb in hits[:6]:
+        entry = registry.entry_for(gb)
+        words = break_words(gb.summary, gb.reason)
+        at = gb.location
+        place = f" at {_site(at)}" if at is not None else ""
+        said = f": {words.explanation}" if words.explanation else ""
+        evidence.append(
+            Evidence(
+                text=f"{c.compile_id} `{c.code_name}`{place}: "
+                f"{entry.gb_type if entry else gb.summary}{said}",
+                compile=key_of(c),
+                stage=compile_pane("dynamo_graph_break_reason"),
+                src=loc_key(at),
+            )
+        )
+        if entry is not None and entry.gb_id not in ids:
+            ids.append(entry.gb_id)
+            evidence += _registry_evidence(entry, c)
+    graphs = [r for r in (*frames, *resumes) if "dynamo_output_graph" in r.graphs]
+    optim = area == "torch.optim"
+    what = "torch.optim's `step`" if optim else f"{area}'s own code"
+    title = f"{what} breaks the graph on purpose (torch's code, not yours)"
+    suggestion = (
+        f"Nothing in your code asks for this break: {area} calls "
+        "`torch._dynamo.graph_break()` itself or is kept out of tracing by Dynamo, and "
+        f"your line ({_own_line(gb0)}) only calls it. "
+    )
+    if optim:
+        suggestion += (
+            "The update itself still compiles into its own graph; compile the optimizer "
+            "step as torch's compiled-optimizer tutorial does and keep `fullgraph=False`:\n"
+            "```python\n"
+            "@torch.compile(fullgraph=False)\n"
+            "def step():\n"
+            "    opt.step()\n"
+            "```\n"
+            "An LR scheduler that changes a float `lr` recompiles that graph; giving the "
+            "optimizer a tensor lr (`AdamW(params, lr=torch.tensor(0.01))`) keeps one graph."
+        )
+    else:
+        suggestion += "Compile your own functions around the call rather than across it."
+    impact = (
+        f"{plural(len(hits), 'break')} in {plural(len(frames), 'frame')}; "
+        f"{plural(len(graphs), 'graph')} compiled around them"
+    )
+    return finding(
+        "graph_break.torch_own",
+        "info",
+        title,
+        evidence,
+        suggestion,
+        impact,
+        score=float(len(hits)),
+        chain=_chain(gb0, compiled),
+        cause=cause_key("break", area, "on purpose"),
     )
 
 

@@ -221,3 +221,37 @@ def with_user_frames(gb: GraphBreak, files: frozenset[str]) -> GraphBreak:
     """``gb`` with ``user_frames`` filled in for its ``user_stack``."""
     flags = tuple(is_user_frame(loc, files) for loc in gb.user_stack)
     return gb if flags == gb.user_frames else replace(gb, user_frames=flags)
+
+
+_TORCH_DIR = _NOT_USER[0]
+
+
+def owner_of(filename: str) -> tuple[str, str]:
+    """Whose code ``filename`` is: ``("torch", "torch.optim")`` for torch's own files
+    (the area: torch's subpackage), ``(library, library)`` for an installed package
+    (``library_of``), ``("user", "")`` otherwise. The advisor never asks for an edit to
+    torch's or a library's code: it gives the change on the user's side.
+
+    Example:
+        >>> import os
+        >>> owner_of(os.path.join(os.path.dirname(torch.__file__), "optim", "adam.py"))
+        ('torch', 'torch.optim')
+        >>> owner_of("/venv/site-packages/transformers/models/gpt2/modeling_gpt2.py")
+        ('transformers', 'transformers')
+        >>> owner_of("/other/site-packages/torch/nn/parallel/distributed.py")
+        ('torch', 'torch.nn')
+        >>> owner_of("/home/me/train.py")
+        ('user', '')
+    """
+    path = os.path.abspath(filename) if filename and not filename.startswith("<") else ""
+    lib = library_of(filename)
+    inside = ""
+    if path.startswith(_TORCH_DIR):
+        inside = path[len(_TORCH_DIR) :]
+    elif lib is not None and lib[0] == "torch":  # torch installed elsewhere (a recording)
+        inside = lib[1][len("torch/") :]
+    else:
+        return (lib[0], lib[0]) if lib is not None else ("user", "")
+    parts = inside.replace("\\", "/").split("/")
+    sub = parts[0] if len(parts) > 1 and not parts[0].startswith("_") else ""
+    return "torch", f"torch.{sub}" if sub else "torch"
