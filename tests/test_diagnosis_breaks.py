@@ -1,0 +1,231 @@
+"""Graph breaks and backend failures diagnosed from torch's own records (issue 33).
+
+Every expectation comes from torch: its graph-break registry file (read here straight from
+the installed torch's folder), its documentation-link helper, its counters, and the op
+its fake tensors name when they fail. Programs are small and compile with
+``backend="eager"`` where the backend does not matter.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+from torch._dynamo.utils import counters
+
+import compiler
+from compiler import _compat
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_2141 = Path("/work/wt/_venv2141/bin/python")
+
+
+def _registry_file(python_torch_dir: str) -> dict[str, list[dict[str, object]]]:
+    path = Path(python_torch_dir) / "_dynamo" / "graph_break_registry.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _torch_registry() -> dict[str, list[dict[str, object]]]:
+    spec = importlib.util.find_spec("torch")
+    assert spec is not None and spec.submodule_search_locations
+    return _registry_file(list(spec.submodule_search_locations)[0])
+
+
+def _id_of(gb_type: str) -> str:
+    """The registry id torch's own file gives a type (its current wording)."""
+    return next(k for k, v in _torch_registry().items() if v[0]["Gb_type"] == gb_type)
+
+
+def test_the_registry_is_the_installed_torchs():
+    raw = _torch_registry()
+    ours = _compat.graph_break_registry()
+    assert set(ours) == set(raw)
+    for gb_id in ("GB0025", "GB0124", "GB0219"):
+        assert ours[gb_id][0]["Gb_type"] == raw[gb_id][0]["Gb_type"]
+        assert ours[gb_id][0]["Hints"] == raw[gb_id][0]["Hints"]
+        page = torch._dynamo.exc.get_gbid_documentation_link(str(raw[gb_id][0]["Gb_type"]))
+        assert page and ours[gb_id][0]["Link"] == page
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not VENV_2141.exists(), reason="no torch 2.14.1 venv on this machine")
+def test_the_registry_is_read_from_torch_2_14_1_too():
+    code = (
+        "import json, torch, pathlib; from compiler import _compat\n"
+        "r = _compat.graph_break_registry()\n"
+        "f = pathlib.Path(torch.__file__).parent / '_dynamo' / 'graph_break_registry.json'\n"
+        "raw = json.loads(f.read_text())\n"
+        "print(json.dumps([torch.__version__, sorted(r) == sorted(raw), len(raw),\n"
+        "    r['GB0025'][0]['Link'] ==\n"
+        "    torch._dynamo.exc.get_gbid_documentation_link(raw['GB0025'][0]['Gb_type'])]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([str(VENV_2141), "-c", code], capture_output=True, text=True,
+                         env=env, timeout=120, check=True)  # fmt: skip
+    version, same, count, link = json.loads(out.stdout.strip().splitlines()[-1])
+    assert version.startswith("2.14.1") and same and link
+    assert count != len(_torch_registry()) or torch.__version__.startswith("2.14")
+
+
+def test_torchs_own_optimizer_break_is_a_note_not_an_edit_of_torch():
+    """A compiled AdamW step under LambdaLR: torch's optimizer wrapper calls
+    ``torch._dynamo.graph_break()`` itself (torch's record places it in torch/optim)."""
+    model = torch.nn.Linear(4, 4)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.9**s)
+    model(torch.randn(2, 4)).sum().backward()
+
+    @torch.compile(backend="eager")
+    def step():
+        opt.step()
+
+    def run():
+        for _ in range(3):
+            step()
+            sched.step()
+
+    exp = compiler.explore(run)
+    explicit = _id_of("Call to `torch._dynamo.graph_break()`")
+    records = [gb for c in exp.compiles for gb in c.graph_breaks]
+    asked = [gb for gb in records if explicit in gb.documentation.upper()]
+    torch_dir = os.path.dirname(torch.__file__)
+    assert asked and all(gb.location.filename.startswith(torch_dir) for gb in asked)
+    breaks = [f for f in exp.findings() if f.kind.startswith("graph_break")]
+    assert breaks
+    for f in breaks:
+        assert f.severity == "info", (f.title, f.severity)
+        assert "Remove" not in f.suggestion and "remove the" not in f.suggestion.lower()
+        assert "cannot trace" not in f.title
+    own = next(f for f in breaks if f.kind == "graph_break.torch_own")
+    assert "torch.optim" in own.title and "lr=torch.tensor(" in own.suggestion
+    assert "@torch.compile(fullgraph=False)" in own.suggestion
+
+
+def test_a_break_without_a_tailored_rule_is_told_by_the_registry():
+    lock = threading.Lock()
+
+    def f(x):
+        with lock:
+            return x + 1
+
+    exp = compiler.explore(f, torch.rand(3), backend="eager")
+    gb = exp.compiles[0].graph_breaks[0]
+    gb_id = next(k for k, v in _torch_registry().items() if v[0]["Gb_type"] == gb.summary)
+    entry = _torch_registry()[gb_id][0]
+    page = torch._dynamo.exc.get_gbid_documentation_link(str(entry["Gb_type"]))
+    first = exp.findings()[0]
+    assert first.title.startswith(f"{entry['Gb_type']} ({gb_id})")
+    assert "Traceback" not in first.title
+    assert page and page in first.suggestion
+    assert all(str(h).strip() in first.suggestion for h in gb.hints)
+    line = inspect.getsourcelines(f)[1] + 1
+    assert first.cause.startswith(f"break|{gb_id}|") and first.cause.endswith(f":{line}")
+
+
+def test_item_read_to_record_a_loss_names_the_registry_cause_and_moving_it_out():
+    losses: list[float] = []
+
+    def step(x):
+        loss = (x * 2).sum()
+        losses.append(loss.item())
+        return loss * 3
+
+    exp = compiler.explore(step, torch.rand(4), backend="eager")
+    gb_id = _id_of("Unsupported Tensor.item() call with capture_scalar_outputs=False")
+    first = exp.findings()[0]
+    assert first.kind == "graph_break.scalar_output" and f"|{gb_id}|" in first.cause
+    assert "outside" in first.suggestion and "capture_scalar_outputs" in first.suggestion
+    assert first.fix is not None and first.fix.name == "capture_scalar_outputs"
+
+
+@torch.library.custom_op("i33breaks::twice", mutates_args=())
+def _twice(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@_twice.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def _twice_backward(ctx, grad):
+    peak = grad.abs().max().item()  # a value read in the backward formula
+    return grad * 2 if peak < 1e6 else grad
+
+
+_twice.register_autograd(_twice_backward)
+
+
+def _uses_twice(x):
+    return _twice(x.sin()).sum()
+
+
+def test_a_backend_failure_is_one_finding_that_names_the_op_and_its_code():
+    """AOTAutograd traces the custom op's backward with fake tensors; its ``.item()``
+    fails (torch names the op in ``DataDependentOutputException``) and torch falls back
+    to eager, in each of two compiles (the second input size recompiles)."""
+    counters.clear()
+
+    def run(x):
+        return _uses_twice(x)
+
+    compiled = torch.compile(run)
+
+    def twice():
+        compiled(torch.randn(8, requires_grad=True)).backward()
+        compiled(torch.randn(16, requires_grad=True)).backward()
+
+    exp = compiler.explore(twice)
+    assert counters["aot_autograd"]["not_ok"] >= 2  # torch's count of failed AOT compiles
+    op = str(torch.ops.aten._local_scalar_dense.default)
+    failures = [f for f in exp.findings() if f.kind == "backend_failure"]
+    assert len(failures) == 1, [f.title for f in exp.findings()]
+    f = failures[0]
+    assert op in f.title and "_twice_backward" in f.title
+    line = inspect.getsourcelines(_twice_backward)[1] + 1
+    assert f"test_diagnosis_breaks.py:{line}" in f.title
+    assert f.cause.startswith(f"backend|{op}|") and f.cause.endswith(":_twice_backward")
+    assert "2 compiles" in f.impact
+    assert 'backend="eager"' in f.suggestion and "aot_eager_decomp_partition" in f.suggestion
+    # torch's other record of the same failure is not a second finding
+    assert not any("Traceback" in g.title or "Backend compiler" in g.title
+                   for g in exp.findings())  # fmt: skip
+
+
+def test_the_ladder_rung_named_for_an_aot_failure_fails_in_torch_too():
+    """The finding says AOTAutograd raised, so ``aot_eager`` fails the same way: torch's
+    own counter of failed AOTAutograd compiles says so for that backend."""
+    counters.clear()
+    x = torch.randn(8, requires_grad=True)
+    torch.compile(_uses_twice, backend="aot_eager")(x).backward()
+    assert counters["aot_autograd"]["not_ok"] == 1
+    exp = compiler.explore(_uses_twice, torch.randn(8, requires_grad=True))
+    f = next(f for f in exp.findings() if f.kind == "backend_failure")
+    assert "AOTAutograd" in f.suggestion and "`aot_eager` fails" in f.suggestion
+
+
+def test_a_librarys_own_break_is_not_the_users_to_remove(tmp_path, monkeypatch):
+    pkg = tmp_path / "site-packages" / "breaklib"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        "import torch\n\ndef scale(x):\n    torch._dynamo.graph_break()\n    return x * 2\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site-packages"))
+    import breaklib
+
+    def f(x):
+        return breaklib.scale(x) + 1
+
+    exp = compiler.explore(f, torch.rand(3), backend="eager")
+    found = [g for g in exp.findings() if g.kind == "graph_break.explicit"]
+    assert found and all(g.severity != "problem" for g in found)
+    assert all("breaklib" in g.suggestion and "Remove" not in g.suggestion for g in found)
+    sys.modules.pop("breaklib", None)
