@@ -36,7 +36,7 @@ def _registry_file(python_torch_dir: str) -> dict[str, list[dict[str, object]]]:
 def _torch_registry() -> dict[str, list[dict[str, object]]]:
     spec = importlib.util.find_spec("torch")
     assert spec is not None and spec.submodule_search_locations
-    return _registry_file(list(spec.submodule_search_locations)[0])
+    return _registry_file(next(iter(spec.submodule_search_locations)))
 
 
 def _id_of(gb_type: str) -> str:
@@ -229,3 +229,20 @@ def test_a_librarys_own_break_is_not_the_users_to_remove(tmp_path, monkeypatch):
     assert found and all(g.severity != "problem" for g in found)
     assert all("breaklib" in g.suggestion and "Remove" not in g.suggestion for g in found)
     sys.modules.pop("breaklib", None)
+
+
+def test_deepcopy_is_placed_at_the_users_line_not_in_pythons_copy_module():
+    import copy
+
+    def f(x):
+        y = copy.deepcopy(x)
+        return y + 1
+
+    exp = compiler.explore(f, torch.rand(3), backend="eager")
+    gb = exp.compiles[0].graph_breaks[0]
+    assert gb.location is not None and gb.location.filename == copy.__file__  # torch's place
+    gb_id = next(k for k, v in _torch_registry().items() if v[0]["Gb_type"] == gb.summary)
+    first = exp.findings()[0]
+    line = inspect.getsourcelines(f)[1] + 1
+    assert first.kind == "graph_break.deepcopy" and f"|{gb_id}|" in first.cause
+    assert first.cause.endswith(f"test_diagnosis_breaks.py:{line}") and "copy.py" not in first.title

@@ -47,6 +47,10 @@ _NOT_USER = (
 # code Python made itself: frozen modules (runpy, importlib) and exec'd strings
 _GENERATED = ("<frozen ", "<string>")
 _INSTALLED = re.compile(r"[/\\](?:site-packages|dist-packages)[/\\]")
+# Python's standard library (``copy.deepcopy``, ``contextlib``): where Dynamo reports a
+# break inside it, the user's line that called it is the place to show. By path shape
+# too, so a recording made with another Python matches.
+_STDLIB = re.compile(r"[/\\]lib[/\\]python3\.\d+[/\\](?!(?:site|dist)-packages[/\\])")
 
 
 def node_sources(oc: OutputCode) -> dict[str, SourceLoc]:
@@ -135,13 +139,15 @@ def compiled_files(compiles: Iterable[Compile]) -> frozenset[str]:
 def is_user_file(filename: str, compiled: frozenset[str] = frozenset()) -> bool:
     """Whether code in ``filename`` is the user's: the one rule for "user frame".
 
-    Not torch, not this project (``compiler/``, ``explorer/``), not a frozen module or
-    an exec'd string, and not an installed package unless it is one of ``compiled``,
-    the files torch.compile compiled code of (``compiled_files``). Notebook cells are.
+    Not torch, not this project (``compiler/``, ``explorer/``), not Python's standard
+    library, not a frozen module or an exec'd string, and not an installed package
+    unless it is one of ``compiled``, the files torch.compile compiled code of
+    (``compiled_files``). Notebook cells are.
 
     Example:
-        >>> [is_user_file(f) for f in ("/x/model.py", torch.__file__, "<frozen runpy>")]
-        [True, False, False]
+        >>> files = ("/x/model.py", torch.__file__, "<frozen runpy>", "/usr/lib/python3.11/copy.py")
+        >>> [is_user_file(f) for f in files]
+        [True, False, False, False]
         >>> m = "/venv/site-packages/transformers/m.py"
         >>> is_user_file(m), is_user_file(m, frozenset({m}))
         (False, True)
@@ -150,7 +156,7 @@ def is_user_file(filename: str, compiled: frozenset[str] = frozenset()) -> bool:
         return False
     if filename.startswith("<"):  # a notebook cell, ``<ipython-input-3-...>``
         return True
-    if os.path.abspath(filename).startswith(_NOT_USER):
+    if os.path.abspath(filename).startswith(_NOT_USER) or _STDLIB.search(filename):
         return False
     return filename in compiled or not _INSTALLED.search(filename)
 
@@ -229,7 +235,8 @@ _TORCH_DIR = _NOT_USER[0]
 def owner_of(filename: str) -> tuple[str, str]:
     """Whose code ``filename`` is: ``("torch", "torch.optim")`` for torch's own files
     (the area: torch's subpackage), ``(library, library)`` for an installed package
-    (``library_of``), ``("user", "")`` otherwise. The advisor never asks for an edit to
+    (``library_of``), ``("python", "python")`` for the standard library, ``("user", "")``
+    otherwise. The advisor never asks for an edit to
     torch's or a library's code: it gives the change on the user's side.
 
     Example:
@@ -240,11 +247,13 @@ def owner_of(filename: str) -> tuple[str, str]:
         ('transformers', 'transformers')
         >>> owner_of("/other/site-packages/torch/nn/parallel/distributed.py")
         ('torch', 'torch.nn')
-        >>> owner_of("/home/me/train.py")
-        ('user', '')
+        >>> owner_of("/usr/lib/python3.11/copy.py"), owner_of("/home/me/train.py")
+        (('python', 'python'), ('user', ''))
     """
     path = os.path.abspath(filename) if filename and not filename.startswith("<") else ""
     lib = library_of(filename)
+    if _STDLIB.search(filename) and lib is None:
+        return "python", "python"
     inside = ""
     if path.startswith(_TORCH_DIR):
         inside = path[len(_TORCH_DIR) :]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from compiler.advise._common import Ranked, cause_key, finding, plural
 from compiler.advise.breaks.registry import Entry
 from compiler.advise.findings import Evidence
-from compiler.link.ids import compile_pane, key_of, short_path
+from compiler.link.ids import compile_pane, key_of, loc_key, short_path
 from compiler.link.user_code import is_user_file, library_of, owner_of
 from compiler.model import Compile, GraphBreak, SourceLoc
 from compiler.parse.words.breaks import Failure, failure_of
@@ -130,11 +130,12 @@ def _finding(op: str, where: str, hits: list[_Failed]) -> Ranked:
             Evidence(
                 text=f"the op is run by {short_path(origin.filename)}:{origin.line} in "
                 f"`{origin.function}`",
+                src=loc_key(origin),
             )
         )
     impact = (
         f"{plural(len(hits), 'compile')} of {plural(len(names), 'frame')} "
-        f"({', '.join(f'`{n}`' for n in names[:6])}) fell back to eager: no compiled code"
+        f"({', '.join(f'`{n}`' for n in names[:6])}) ran eagerly, with no compiled code"
     )
     return finding(
         "backend_failure",
@@ -154,7 +155,7 @@ def _suggestion(op: str, first: _Failed, owner: str) -> str:
     parts = []
     if "_local_scalar_dense" in op:
         parts.append(
-            "That code reads a tensor's value into Python (`.item()`, `float(t)`, a "
+            "The code that runs it reads a tensor's value into Python (`.item()`, `float(t)`, a "
             "data-dependent size) while the backend traces with fake tensors, which have "
             "no values. Where the value only feeds tensor math (no Python `if` on it), "
             "`torch._dynamo.config.capture_scalar_outputs = True` keeps it symbolic; "
