@@ -128,14 +128,22 @@ def findings(exp: Exploration) -> list[Ranked]:
             if read.torch_own:
                 torch_own.setdefault(read.area, []).append((c, gb))
                 continue
-            where = loc_key(user_location(gb, compiled))
-            key = (entry.gb_id if entry else gb.summary, where)
+            key = (entry.gb_id if entry else gb.summary, loc_key(_group_at(gb, compiled)))
             groups.setdefault(key, []).append((c, gb))
             reads.setdefault(key, read)
-    out = [_finding(exp, where, hits, reads[k], compiled) for k, hits in groups.items()
-           for where in (k[1],)]  # fmt: skip
+    out = [_finding(exp, hits, reads[k], compiled) for k, hits in groups.items()]
     out += [_torch_own(exp, area, hits, compiled) for area, hits in torch_own.items()]
     return out + backend.findings(failed)
+
+
+def _group_at(gb: GraphBreak, compiled: frozenset[str]) -> SourceLoc | None:
+    """Where breaks of one cause meet: a library's own line where the break is inside a
+    library (Dynamo reports it once per frame it passes through, each frame with its own
+    user line), else the user's line (``user_location``)."""
+    at = gb.location
+    if at is not None and owner_of(at.filename)[0] not in ("user", "torch", "python"):
+        return at
+    return user_location(gb, compiled)
 
 
 def _site(loc: SourceLoc | None) -> str:
@@ -162,7 +170,6 @@ def _registry_evidence(entry: Entry | None, c: Compile) -> list[Evidence]:
 
 def _finding(
     exp: Exploration,
-    where: SrcKey | None,
     hits: list[tuple[Compile, GraphBreak]],
     read: _Read,
     compiled: frozenset[str],
@@ -185,7 +192,7 @@ def _finding(
                 text=f"{c.compile_id} `{c.code_name}`: {label}{code}",
                 compile=key_of(c),
                 stage=compile_pane("dynamo_graph_break_reason"),
-                src=where,
+                src=loc_key(site),
             )
         )
     evidence += _registry_evidence(read.entry, c0)
@@ -249,7 +256,7 @@ def _finding(
         score=float(len(hits) + len(resumes)),
         chain=chain,
         fix=cause.fix if severity != "warning" or read.owner == "user" else None,
-        cause=cause_key("break", gb_key, _site(site)),
+        cause=cause_key("break", gb_key, _site(_group_at(gb0, compiled))),
     )
 
 

@@ -116,6 +116,10 @@ def _finding(op: str, where: str, hits: list[_Failed]) -> Ranked:
         path = lib[1] if lib else short_path(origin.filename)
         at = f" called in `{origin.function}` ({path}:{origin.line})"
     title = f"{backend.capitalize()} failed on {what}{at}; the frame runs eagerly"
+    if not first.backend and not first.stage:
+        # a traceback torch logged for a frame it gave up on, with no backend in it
+        name = first.compile.code_name
+        title = f"torch.compile gave up on `{name}` ({what}{at}); it runs eagerly"
     evidence = [
         Evidence(
             text=f"{h.compile.compile_id} `{h.compile.code_name}`: {backend} raised "
