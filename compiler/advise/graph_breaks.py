@@ -75,7 +75,9 @@ def _read(
     torch_own = owner == "torch" and (
         name in ("explicit", "disabled") or (name == "unsupported_call" and area in areas)
     )
-    if name:
+    if name == "unsupported_call" and owner == "torch" and not torch_own:
+        cause = _torch_skipped(words.callee or "a torch function", code)
+    elif name:
         cause = classify(name, words, code)
     elif entry is not None:
         cause = from_registry(entry, words, gb.hints)
@@ -88,6 +90,19 @@ def _read(
             "What torch suggests:\n" + hints if hints else "See the graph break reason.",
         )
     return _Read(entry, cause, owner, area, torch_own)
+
+
+def _torch_skipped(callee: str, code: str) -> Cause:
+    """A torch function Dynamo keeps out of graphs on purpose, called from the user's
+    compiled code: torch's code is not to be changed, the call can move."""
+    return Cause(
+        "graph_break.unsupported_call",
+        f"torch's `{callee}` is kept out of the graph on purpose",
+        f"`{code or 'the line'}` calls `{callee}`, which Dynamo does not trace by design "
+        "(torch marks it skipped), so the graph ends there. Call it outside the compiled "
+        "function, before or after the compiled call, where it runs the same.",
+        severity="warning",
+    )
 
 
 def _resumes(exp: Exploration, c: Compile, gb: GraphBreak) -> list[Compile]:

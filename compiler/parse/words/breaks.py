@@ -12,7 +12,8 @@ from dataclasses import dataclass
 _COND_NODE = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*) = \w+\(", re.MULTILINE)
 _SKIPPED = re.compile(
     r"trace the (?:Python )?builtin `(?P<name>[^`]+?)\.?`|function `<function (?P<fn>\S+)"
-    r"|the function `(?P<skipped>[^`]+)` in file|UserDefinedClassVariable\(<class '(?P<cls>[^']+)'>"
+    r"|the function `(?P<skipped>[^`]+)` (?:in file|should not be traced)"
+    r"|UserDefinedClassVariable\(<class '(?P<cls>[^']+)'>"
 )
 _LOGGER_CALL = re.compile(
     r"method: <Logger [^>]*>\.(?P<method>\w+), args: \[ConstantVariable\(str: '(?P<msg>[^']*)"
@@ -21,7 +22,8 @@ _LOGGER_METHOD = re.compile(r"<Logger [^>]*>\.(?P<method>\w+)")
 # the page torch links for a registry id: ".../compile-graph-break-site/gb/gb0025.html"
 _GB_PAGE = re.compile(r"/gb/gb(?P<id>\d+)\.html")
 # "... the function `Adam.step` in file `/.../torch/optim/lr_scheduler.py` should not ..."
-_CALLEE_FILE = re.compile(r"in file `(?P<file>[^`]+)`")
+# (GB0008 names the file of the wrapper it skipped instead: "filename: `/.../torch/_compile.py`")
+_CALLEE_FILE = re.compile(r"(?:in file|filename:) `(?P<file>[^`]+)`")
 # format_error_msg_verbose: "WON'T CONVERT f /m.py line 13", then a Python traceback
 _WONT_CONVERT = re.compile(r"^WON'T CONVERT (?P<fn>\S+) (?P<file>.+?) line (?P<line>\d+)")
 _TB_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>.+)$', re.M)
