@@ -246,3 +246,37 @@ def test_deepcopy_is_placed_at_the_users_line_not_in_pythons_copy_module():
     line = inspect.getsourcelines(f)[1] + 1
     assert first.kind == "graph_break.deepcopy" and f"|{gb_id}|" in first.cause
     assert first.cause.endswith(f"test_diagnosis_breaks.py:{line}") and "copy.py" not in first.title
+
+
+def test_a_training_step_logging_its_loss_leads_with_the_item_and_keeps_torch_code_torchs():
+    """The issue's step: ``losses.append(loss.item())`` inside the compiled function,
+    then backward, ``opt.step()`` and ``opt.zero_grad()``, which torch keeps out of
+    graphs itself (its records name a torch file)."""
+    model = torch.nn.Linear(8, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses: list[float] = []
+
+    @torch.compile(backend="eager")
+    def train_step(x, y):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        losses.append(loss.item())
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+    def run():
+        for _ in range(2):
+            train_step(torch.randn(4, 8), torch.randn(4, 1))
+
+    exp = compiler.explore(run)
+    item = _id_of("Unsupported Tensor.item() call with capture_scalar_outputs=False")
+    findings = exp.findings()
+    assert findings[0].kind == "graph_break.scalar_output" and f"|{item}|" in findings[0].cause
+    torch_dir = os.path.dirname(torch.__file__)
+    skipped = [gb for c in exp.compiles for gb in c.graph_breaks
+               if "zero_grad" in gb.reason and torch_dir in gb.reason]  # fmt: skip
+    assert skipped  # torch's own record: zero_grad is torch's, in a torch file
+    for f in findings:
+        if "zero_grad" in f.title or "zero_grad" in f.suggestion:
+            assert f.severity != "problem" and "allow_in_graph" not in f.suggestion
+    assert len({f.cause for f in findings}) == len(findings)
