@@ -134,7 +134,9 @@ def fix_reach(fix: Fix, options: Options | None) -> tuple[bool, str]:
     if fix.kind == "dynamic":
         return True, (
             f"Your code calls torch.compile itself, so the explorer tried `{_DYNAMIC_CONFIG}`, "
-            "the setting `dynamic=True` stands for, around your own compile."
+            "the setting `dynamic=True` stands for, around your own compile; a `dynamic=` "
+            "your call passes wins over it: then change the call itself, e.g. "
+            "`torch.compile(model.forward, dynamic=True)`."
         )
     return False, (
         "Not tried: your code calls torch.compile itself, so the explorer cannot change its "
