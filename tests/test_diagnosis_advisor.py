@@ -227,3 +227,48 @@ def test_a_backend_fix_is_not_tried_on_a_target_that_calls_torch_compile_itself(
     assert 'backend="aot_eager"' in note
     wrapped = dataclasses.replace(exp, options=dataclasses.replace(exp.options, wrapped=True))
     assert tried_summary(_with_tried(wrapped, f)).startswith("Not tried yet")
+
+
+def _recording(name: str) -> compiler.Exploration:
+    for path in RECORDINGS:
+        if path.stem == name:
+            return compiler.Exploration.from_json(path.read_text())
+    raise FileNotFoundError(name)
+
+
+def test_a_cause_every_rank_shows_is_one_finding():
+    import dataclasses
+
+    from compiler.advise.diagnose import _FAMILIES
+
+    exp = _recording("capstone_gpt2_default")
+    # the same program on two ranks: each rank compiled the same frames and measured the
+    # same fp32 matmuls (TF32 off in torch's global-state guard)
+    two = dataclasses.replace(
+        exp, compiles=tuple(dataclasses.replace(c, rank=r) for r in (0, 1) for c in exp.compiles)
+    )
+    assert sorted({c.rank for c in two.compiles}) == [0, 1]
+    raw = [r.finding.kind for family in _FAMILIES for r in family.findings(two)]
+    assert raw.count("gpu.fp32_matmul") == 2  # one per rank, before the last pass
+    findings = two.findings()
+    _no_cause_twice(findings)
+    assert [f.kind for f in findings].count("gpu.fp32_matmul") == 1
+
+
+def test_a_slowdown_the_graph_break_explains_ranks_below_it_and_names_it():
+    exp = _recording("advisor_slower_than_eager")
+    t = exp.call_timing
+    # measured on the H100: compiled slower than eager, the time on the host; torch
+    # recorded one graph break
+    assert t is not None and t.compiled_ms > t.eager_ms
+    assert (t.device_ms or 0.0) < 0.5 * t.compiled_ms
+    breaks = [gb for c in exp.compiles for gb in c.graph_breaks]
+    assert breaks
+    findings = exp.findings()
+    kinds = [f.kind for f in findings]
+    first = findings[0]
+    assert first.kind.startswith("graph_break")
+    slow = findings[kinds.index("gpu.slower_than_eager")]
+    assert kinds.index("gpu.slower_than_eager") > 0
+    assert any(first.cause.replace("`", "") in e.text for e in slow.evidence)
+    assert "ms per call over eager" in first.impact

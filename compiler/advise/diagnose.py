@@ -138,24 +138,27 @@ def _below_its_causes(exp: Exploration, ranked: _Ordered) -> _Ordered:
         out[i] = (o, Ranked(replace(f, severity=severity, impact=impact), r.score))
     named = [out[i][1].finding for i in causes]
     lowest = min(out[i][1].score for i in causes)
-    text = ", ".join(f"`{f.cause}`" for f in named[:4])
     f = s.finding
     evidence = (
         *f.evidence,
-        *(Evidence(text=f"comes from: {c.title} (cause `{c.cause}`)") for c in named[:4]),
+        *(
+            Evidence(text=f"comes from: {c.title} (cause key {c.cause.replace('`', '')})")
+            for c in named[:4]
+        ),
     )
-    more = "graph breaks and recompiles" if len({c.kind.split(".")[0] for c in named}) > 1 else (
-        "graph breaks" if named[0].kind.startswith("graph_break") else "recompiles"
-    )
+    families = {c.kind.split(".")[0] for c in named}
+    noun = "graph break" if families == {"graph_break"} else (
+        "recompile" if families == {"recompile"} else "graph break and recompile")
+    what = f"the {noun}s above" if len(named) > 1 else f"the {noun} above"
     suggestion = (
-        f"This slowdown comes from the {more} listed before it ({text}): fix them first, "
+        f"This slowdown comes from {what}: fix {'them' if len(named) > 1 else 'it'} first, "
         "then measure again.\n\n" + f.suggestion
     )
     out[slow] = (
         order,
         Ranked(
-            replace(f, title=f"{f.title}, which the {more} above cause", evidence=evidence,
-                    suggestion=suggestion),
+            replace(f, title=f"{f.title}, which {what} {'cause' if len(named) > 1 else 'causes'}",
+                    evidence=evidence, suggestion=suggestion),
             min(s.score, lowest - 1.0),
         ),
     )  # fmt: skip
