@@ -272,3 +272,20 @@ def test_a_slowdown_the_graph_break_explains_ranks_below_it_and_names_it():
     assert kinds.index("gpu.slower_than_eager") > 0
     assert any(first.cause.replace("`", "") in e.text for e in slow.evidence)
     assert "ms per call over eager" in first.impact
+
+
+def test_a_cache_bypass_every_rank_shows_is_one_finding():
+    import dataclasses
+
+    from advisor_corpus import cache_bypass
+
+    exp = cache_bypass.run()
+    # torch's record: the compile bypassed the caches (its compilation metrics say so)
+    bypassed = [c for c in exp.compiles if "bypass" in str(c.metrics)]
+    assert bypassed
+    two = dataclasses.replace(
+        exp, compiles=tuple(dataclasses.replace(c, rank=r) for r in (0, 1) for c in exp.compiles)
+    )
+    findings = two.findings()
+    _no_cause_twice(findings)
+    assert [f.kind for f in findings].count("cache.bypass") == 1

@@ -187,4 +187,6 @@ def tried_summary(f: Finding) -> str:
         if (a.ms or 0.0) > _NOISE * (b.ms or 0.0):
             # fewer compiles but slower calls: the user weighs one against the other
             verdict = "; each call got slower with the fix, so weigh it against what it saves"
+    # how it was applied; what to do had it not reached is for a try that moved nothing
+    how = how.split(";", 1)[0] + "." if ";" in how else how
     return f"Tried {label}: " + ", ".join(parts) + verdict + ("." + how if how else "")

@@ -276,27 +276,34 @@ def _size_finding(exp: Exploration, group: list[_Hit], split: dict[_FrameKey, st
 
 
 def _decode_loop(group: list[_Hit]) -> bool:
-    """A generation loop: the frames are a library model's (transformers), or a tensor
-    that changed size is a KV cache."""
-    for h in group:
-        lib = library_of(h.compile.filename or "")
-        if (lib is not None and lib[0] == "transformers") or any(
-            w in h.source for w in ("cache", "past_key_values", ".keys", ".values")
-        ):
-            return True
-    return False
+    """A generation loop with a KV cache: a tensor that changed size is the cache's."""
+    return any(w in h.guard.text for h in group for w in ("cache", "past_key_values"))
 
 
 def _reachable(h: _Hit) -> bool:
-    """Whether the user passes this tensor in themselves: a plain argument of a frame
-    of their own code (not ``kwargs['cache'].layers[0].keys`` inside a library)."""
-    return is_own_code(h.compile.filename or "") and h.source.isidentifier()
+    """Whether the user passes this tensor in themselves: an argument (not an attribute
+    or an element of something) of a frame of their own code, or of the frame their own
+    code calls (a compiled module's forward); not ``kwargs['cache'].layers[0].keys`` that
+    ``generate()`` makes and passes inside the library."""
+    if not (h.source.isidentifier() or h.source.startswith("args[")):
+        return False
+    if is_own_code(h.compile.filename or ""):
+        return True
+    # the nearest caller below the compiled frame that is not torch's own (module calls):
+    # the user's code, or the explorer calling with the user's inputs; not a library
+    for loc in reversed(h.compile.stack[:-1]):
+        lib = library_of(loc.filename) if loc.filename else ("torch", "")
+        if lib is not None and lib[0] == "torch":
+            continue
+        return lib is None or lib[0] in ("compiler", "explorer")
+    return False
 
 
 def _size_advice(group: list[_Hit]) -> str:
     dims: dict[str, set[str]] = {}
-    for h in group:
-        if _reachable(h):
+    # the user's own names first: a wrapper's positional ``args[0]`` only where none is
+    for h in sorted(group, key=lambda h: h.source.startswith("args[")):
+        if _reachable(h) and not (h.source.startswith("args[") and dims):
             dims.setdefault(h.source, set()).add(h.guard.dim or "0")
     if not dims:
         return (
