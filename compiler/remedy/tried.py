@@ -63,15 +63,12 @@ def try_fixes(
             "run its program again to try a fix. Capture it with compiler.explore() first."
         )
         raise OptionError(msg)
-    opts = exp.options or Options()
-    # a fix that cannot reach the target's own torch.compile is not tried: the finding says so
-    fixes = [
-        fix
-        for fix in dict.fromkeys(f.fix for f in exp.findings() if f.fix is not None)
-        if fix_reach(fix, opts)[0]
-    ]
+    # a fix that cannot reach the target's own torch.compile is not tried: its finding says so
+    proposed = dict.fromkeys(f.fix for f in exp.findings() if f.fix is not None)
+    fixes = [fix for fix in proposed if fix_reach(fix, exp.options)[0]]
     if not fixes:
         return exp
+    opts = exp.options or Options()
 
     def run_with(fix: Fix | None) -> RunFigures:
         return _run(target, example_inputs, kwargs, opts, fix, runs)
