@@ -3,7 +3,7 @@ evidence (``compiler.ranks.divergence``)."""
 
 from __future__ import annotations
 
-from compiler.advise._common import Ranked, cause_key, finding, plural
+from compiler.advise._common import Ranked, finding, plural
 from compiler.advise.findings import Evidence
 from compiler.model import Exploration
 from compiler.ranks.divergence import divergence
@@ -55,6 +55,5 @@ def findings(exp: Exploration) -> list[Ranked]:
             f"{why}\n{fix}",
             impact=f"{plural(len(div.items), 'place')} where ranks differ",
             score=float(len(div.items)) * 10.0,
-            cause=cause_key("ranks", "divergence"),
         )
     ]
