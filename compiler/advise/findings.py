@@ -167,18 +167,17 @@ def tried_summary(f: Finding) -> str:
         ("recompiles", b.recompiles, a.recompiles),
     )
     timed = b.ms is not None and a.ms is not None and b.ms > 0
-    ms_moved = timed and not (1 / _NOISE <= (a.ms or 0.0) / (b.ms or 1.0) <= _NOISE)
+    # with every count the same, only a clearly faster call is something the fix did: a
+    # slower one, or one within noise, is not a gain (and a busy machine makes either)
+    faster = timed and (a.ms or 0.0) * _NOISE < (b.ms or 0.0)
     where = f" on {t.device}" if t.device else ""
     how = f" {f.tried_note}" if f.tried_note else ""
-    if all(x == y for _, x, y in counts) and not ms_moved:
-        same = [f"{name} ({x})" for name, x, _ in counts if x]
-        if timed:
-            same.append(f"the time per call ({b.ms:.3g} -> {a.ms:.3g} ms{where}, within noise)")
+    if all(x == y for _, x, y in counts) and not faster:
+        same = ", ".join(f"{name} {x}" for name, x, _ in counts if x) or "every count"
+        ms = f"; {b.ms:.3g} -> {a.ms:.3g} ms per call{where}, no faster" if timed else ""
         return (
-            f"Tried {label}, and it did not change "
-            + (", ".join(same) or "any figure")
-            + ": the fix did not reach the cause."
-            + how
+            f"Tried {label}, and it did not change the figures ({same} as before{ms}): "
+            f"the fix did not reach the cause.{how}"
         )
     parts = [f"{name} {x} -> {y}" for name, x, y in counts if x or y]
     verdict = ""
