@@ -357,7 +357,13 @@ def _guard_finding(exp: Exploration, group: list[_Hit], split: dict[_FrameKey, s
     r = finding(
         f"recompile.{first.what.replace(' ', '_')}",
         "info" if first.what in ("training", "grad mode") else "warning",
-        f"{where} recompiled {plural(len(group), 'time')} because of {first.label}",
+        f"{where} recompiled {plural(len(group), 'time')} because "
+        + (
+            f"the optimizer's `{setting}` changed (`{first.source.lstrip('.')}`, a Python "
+            "number the step reads as a constant)"
+            if setting
+            else f"of {first.label}"
+        ),
         _evidence(group, 3),
         suggestion,
         f"{plural(len(group), 'extra compile')}",
