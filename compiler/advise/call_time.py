@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.advise._common import Ranked, finding
+from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.findings import Evidence
 from compiler.link.ids import compile_pane, key_of, loc_key
 from compiler.model import CallTiming, Compile, Exploration, Fix
@@ -26,6 +26,7 @@ class _Part:
     ms: float
     advice: str
     fix: Fix | None = None
+    kind: str = ""  # recordings, warmups, copies, kernels, host
 
 
 def findings(exp: Exploration) -> list[Ranked]:
@@ -34,6 +35,21 @@ def findings(exp: Exploration) -> list[Ranked]:
     if t is None or t.speedup >= _SLOWER:
         return []
     return [_slower_than_eager(exp, t)]
+
+
+def largest_part(exp: Exploration) -> str:
+    """Where most of a slower-than-eager compiled call goes: ``recordings``, ``warmups``,
+    ``copies``, ``kernels`` or ``host``; "" where the compiled call is not slower.
+
+    Example:
+        >>> from compiler.model import Exploration
+        >>> largest_part(Exploration(source="live"))
+        ''
+    """
+    t = exp.call_timing
+    if t is None or t.speedup >= _SLOWER:
+        return ""
+    return parts(exp, t)[0].kind
 
 
 def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
@@ -52,6 +68,7 @@ def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
                 f"recordings per call{each})",
                 ms,
                 *_rerecording(exp),
+                kind="recordings",
             )
         )
     if t.cudagraph_warmups > 0 and t.warmup_ms:
@@ -61,6 +78,7 @@ def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
                 f"{t.warmup_ms:.2f} ms each)",
                 t.cudagraph_warmups * t.warmup_ms,
                 *_rerecording(exp),
+                kind="warmups",
             )
         )
     if t.input_copy_bytes > 0:
@@ -73,6 +91,7 @@ def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
                 "Inputs are copied into the CUDA graph's static buffers every call. Pass the "
                 "same tensors each time (update them in place), or make them parameters or "
                 "buffers of the module, which the graph uses without copying.",
+                kind="copies",
             )
         )
     device = t.device_ms or 0.0
@@ -83,6 +102,7 @@ def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
                 device,
                 "The generated kernels are slower than eager's: look at the slowest one in the "
                 'Kernel time pane; `mode="max-autotune"` tunes matmuls and their epilogues.',
+                kind="kernels",
             )
         )
     host = max(total - sum(p.ms for p in out), 0.0)
@@ -93,6 +113,7 @@ def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
             host,
             advice,
             fix,
+            kind="host",
         )
     )
     return sorted(out, key=lambda p: -p.ms)
@@ -248,4 +269,5 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> Ranked:
         impact,
         score=1000.0 * (total - t.eager_ms),
         fix=cause.fix,
+        cause=cause_key("slower_than_eager", cause.kind),
     )

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from compiler.link.ids import CompileKey, KernelId, PaneId, SrcKey
-from compiler.model import Fix, TriedFix
+from compiler.model import Fix, Options, TriedFix
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
@@ -108,9 +108,46 @@ def suggestion_parts(markdown: str) -> tuple[SuggestionPart, ...]:
     return tuple(out)
 
 
+# what ``dynamic=True`` sets (torch/_dynamo/eval_frame.py, ``make_set_enable_dynamic``)
+_DYNAMIC_CONFIG = "torch._dynamo.config.assume_static_by_default = False"
+# a call this much slower or faster than before is beyond what a busy machine varies
+_NOISE = 1.25
+
+
+def fix_reach(fix: Fix, options: Options | None) -> tuple[bool, str]:
+    """Whether ``compiler.try_fixes`` can apply ``fix`` to the target ``options`` were
+    recorded with, and how (or why not), in a sentence.
+
+    A fix that changes the ``torch.compile`` call (``dynamic``, ``backend``) reaches only
+    a target the explorer compiles itself; where the target calls torch.compile itself
+    (``Options.wrapped`` False), ``dynamic`` is applied as the Dynamo setting it stands
+    for, which reaches the user's own compile, and ``backend`` cannot be.
+
+    Example:
+        >>> fix_reach(Fix(kind="backend", value="aot_eager"), Options(wrapped=False))[0]
+        False
+        >>> fix_reach(Fix(kind="no_grad"), Options(wrapped=False))
+        (True, '')
+    """
+    if options is None or options.wrapped or fix.kind not in ("dynamic", "backend"):
+        return True, ""
+    if fix.kind == "dynamic":
+        return True, (
+            f"Your code calls torch.compile itself, so the explorer tried `{_DYNAMIC_CONFIG}`, "
+            "the setting `dynamic=True` stands for, around your own compile; a `dynamic=` "
+            "your call passes wins over it: then change the call itself, e.g. "
+            "`torch.compile(model.forward, dynamic=True)`."
+        )
+    return False, (
+        "Not tried: your code calls torch.compile itself, so the explorer cannot change its "
+        f'backend; change your call to `torch.compile(model, backend="{fix.value}")`.'
+    )
+
+
 def tried_summary(f: Finding) -> str:
     """One line saying what trying the fix did: ``graph breaks 5 -> 0, compiles 7 -> 1,
-    31.2 -> 18.0 ms per call``; the failure or why it was not tried otherwise.
+    31.2 -> 18.0 ms per call``; a try whose figures did not move as a failed try; the
+    failure or why it was not tried otherwise.
 
     Example:
         >>> tried_summary(Finding(kind="k", severity="info", title="t", tried_note="Not tried."))
@@ -119,24 +156,36 @@ def tried_summary(f: Finding) -> str:
     t = f.tried
     if t is None:
         return f.tried_note
+    label = t.fix.code or t.fix.kind
     if t.error:
-        return f"Tried {t.fix.code or t.fix.kind}: the fixed run failed: {t.error}"
+        return f"Tried {label}: the fixed run failed: {t.error}"
     b, a = t.before, t.after
-    parts = [
-        f"{label} {x} -> {y}"
-        for label, x, y in (
-            ("graph breaks", b.graph_breaks, a.graph_breaks),
-            ("graphs", b.graphs, a.graphs),
-            ("compiles", b.compiles, a.compiles),
-            ("recompiles", b.recompiles, a.recompiles),
+    counts = (
+        ("graph breaks", b.graph_breaks, a.graph_breaks),
+        ("graphs", b.graphs, a.graphs),
+        ("compiles", b.compiles, a.compiles),
+        ("recompiles", b.recompiles, a.recompiles),
+    )
+    timed = b.ms is not None and a.ms is not None and b.ms > 0
+    # with every count the same, only a clearly faster call is something the fix did: a
+    # slower one, or one within noise, is not a gain (and a busy machine makes either)
+    faster = timed and (a.ms or 0.0) * _NOISE < (b.ms or 0.0)
+    where = f" on {t.device}" if t.device else ""
+    how = f" {f.tried_note}" if f.tried_note else ""
+    if all(x == y for _, x, y in counts) and not faster:
+        same = ", ".join(f"{name} {x}" for name, x, _ in counts if x) or "every count"
+        ms = f"; {b.ms:.3g} -> {a.ms:.3g} ms per call{where}, no faster" if timed else ""
+        return (
+            f"Tried {label}, and it did not change the figures ({same} as before{ms}): "
+            f"the fix did not reach the cause.{how}"
         )
-        if x or y
-    ]
+    parts = [f"{name} {x} -> {y}" for name, x, y in counts if x or y]
     verdict = ""
-    if b.ms is not None and a.ms is not None:
-        where = f" on {t.device}" if t.device else ""
+    if timed:
         parts.append(f"{b.ms:.3g} -> {a.ms:.3g} ms per call{where}")
-        if a.ms > 1.25 * b.ms:  # beyond what a busy machine varies between two runs
+        if (a.ms or 0.0) > _NOISE * (b.ms or 0.0):
             # fewer compiles but slower calls: the user weighs one against the other
             verdict = "; each call got slower with the fix, so weigh it against what it saves"
-    return f"Tried {t.fix.code or t.fix.kind}: " + ", ".join(parts) + verdict
+    # how it was applied; what to do had it not reached is for a try that moved nothing
+    how = how.split(";", 1)[0] + "." if ";" in how else how
+    return f"Tried {label}: " + ", ".join(parts) + verdict + ("." + how if how else "")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from compiler.advise._common import Ranked, finding
+from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.findings import Evidence
 from compiler.link.ids import KernelId, PaneId, compile_pane, kernel_of, key_of, loc_key
 from compiler.model import Compile, Exploration, Kernel, Node
@@ -69,6 +69,7 @@ def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
             + " `TORCH_LOGS=perf_hints` prints the same reason while it compiles.",
             "a kernel launch per kernel instead of one graph replay",
             score=1.0,
+            cause=cause_key("cudagraphs_skipped", cudagraph_skip_cause(reason) or reason),
         )
     ]
 
@@ -137,6 +138,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                     'the op or `mode="max-autotune"` (wider block-size search) often helps.',
                     f"{tot:.0f} µs measured, {share:.0%} of kernel time",
                     score=tot,
+                    cause=cause_key("low_bandwidth", k.name),
                 )
             )
     library = [
@@ -176,6 +178,8 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                     'with torch.autocast("cuda", dtype=torch.bfloat16):\n    y = model(x)\n```',
                     f"{lib_total:.0f} µs of fp32 matmul over the measured calls",
                     score=lib_total,
+                    # one cause however many compiles (frames, ranks) run such matmuls
+                    cause=cause_key("fp32_matmul"),
                 )
             )
         else:
@@ -195,6 +199,7 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                         "bf16 autocast are the usual levers for cuDNN convolutions."
                     ),
                     score=lib_total,
+                    cause=cause_key("library_kernels", what),
                 )
             )
     return out
@@ -250,6 +255,7 @@ def _autotune(exp: Exploration, c: Compile) -> list[Ranked]:
                 "repetitions, and re-run max-autotune.",
                 f"{(chosen.ms - best.ms) * 1000:.1f} µs per call",
                 score=(chosen.ms - best.ms) * 1000,
+                cause=cause_key("autotune", a.op, " ".join(a.input_sizes), chosen.name),
             )
         )
     return out

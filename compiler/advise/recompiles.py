@@ -4,27 +4,27 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from compiler.advise._common import Ranked, finding, plural
+from compiler.advise._common import Ranked, cause_key, finding, plural
 from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, src_key
+from compiler.link.user_code import is_own_code, library_of
 from compiler.model import Compile, Exploration, Fix, RecompileReason
 from compiler.parse.resume_names import resume_name
 from compiler.parse.words.recompiles import (
+    FailedGuard,
     failed_guard,
+    guard_source,
+    guarded_value,
     hit_recompile_limit,
     is_size_pinned,
+    optimizer_setting,
     origin_code,
     origin_line,
     reason_user_line,
     tensor_match_sizes,
 )
-
-
-def _guard_text(reason: RecompileReason) -> str:
-    """The failed guard alone: first line, without Dynamo's source comment and padding."""
-    return failed_guard(reason.reason).text
 
 
 def _cause(reason: RecompileReason) -> tuple[str, str, str]:
@@ -54,7 +54,7 @@ def _cause(reason: RecompileReason) -> tuple[str, str, str]:
     return "", what, f"`{first[:80]}`"
 
 
-def _suggest(input_name: str, what: str, dims: set[str], exp: Exploration) -> str:
+def _suggest(input_name: str, what: str, dims: set[str], exp: Exploration | None) -> str:
     name = input_name or "the input"
     if what == "size":
         marks = "\n".join(f"torch._dynamo.mark_dynamic({name}, {d})" for d in sorted(dims) or ["0"])
@@ -122,179 +122,328 @@ def _suggest(input_name: str, what: str, dims: set[str], exp: Exploration) -> st
     return "Keep what the failing guard checks the same between calls."
 
 
+_FrameKey = tuple[int | None, int | None, int | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    """One recompile and the guard that failed: ``source`` is the guard's source
+    expression normalised across frames (``guard_source``), the cause's identity."""
+
+    compile: Compile
+    reason: RecompileReason
+    guard: FailedGuard
+    source: str
+    input: str
+    what: str
+    label: str
+
+    @property
+    def frame(self) -> _FrameKey:
+        return _frame_key(self.compile)
+
+
 def findings(exp: Exploration) -> list[Ranked]:
-    """Recompiles per frame and failed guard, the recompile limit, and
+    """One finding per failing guard's source over every frame it recompiled (a size
+    that changes is one finding with every tensor whose size changed, a decode loop
+    included), the recompile limit under the same cause key as what kept changing, and
     ``dynamic=True`` compiles that specialised a size."""
+    hits = [_hit(c) for c in exp.compiles if c.is_recompile and c.recompile_reasons]
+    frames: dict[_FrameKey, list[Compile]] = {}
+    for c in exp.compiles:  # by frame id: a compile that failed may carry no code name
+        frames.setdefault(_frame_key(c), []).append(c)
+    split = {key: _split_off_by_break(exp, cs[0]) for key, cs in frames.items()}
     out: list[Ranked] = []
-    # by frame id: a compile that failed (the recompile limit) may carry no code name
-    frames: dict[tuple[int | None, int | None, int | None], list[Compile]] = {}
-    for c in exp.compiles:
-        cid = c.compile_id
-        frames.setdefault((c.rank, cid.compiled_autograd_id, cid.frame_id), []).append(c)
-    merged, merged_frames = _size_across_frames(exp)
-    out.extend(merged)
-    for key, cs in frames.items():
-        code_name = next((c.code_name for c in cs if c.code_name), "?")
-        split_off = _split_off_by_break(exp, cs[0])
-        for r in _frame(exp, code_name, cs):
-            if key in merged_frames and r.finding.kind == "recompile.size":
-                continue  # one finding for the size change, over every frame it reached
-            if split_off and r.finding.severity == "warning":
-                r = _caused_by_break(r, split_off)
-            out.append(r)
+    keys: dict[int, str] = {}  # id(compile) -> cause key of its recompile
+    advice: dict[str, str] = {}  # cause key -> suggestion, for the limit's finding
+    for group in _size_groups([h for h in hits if h.what == "size"]):
+        out.append(_size_finding(exp, group, split))
+        _remember(out[-1], group, keys, advice)
+    by_source: dict[tuple[str, str], list[_Hit]] = {}
+    for h in hits:
+        if h.what != "size":
+            by_source.setdefault((h.what, h.source), []).append(h)
+    for group in by_source.values():
+        out.append(_guard_finding(exp, group, split))
+        _remember(out[-1], group, keys, advice)
+    for cs in frames.values():
+        limit = _limit(exp, cs, hits, keys, advice)
+        if limit is not None:
+            out.append(limit)
     out.extend(_specialised(exp))
     return out
 
 
-_FrameKey = tuple[int | None, int | None, int | None]
+def _hit(c: Compile) -> _Hit:
+    # the first reason is against the newest cache entry: the guard that just failed
+    reason = c.recompile_reasons[0]
+    guard = failed_guard(reason.reason)
+    inp, what, label = _cause(reason)
+    return _Hit(c, reason, guard, guard_source(guard), inp, what, label)
 
 
-def _size_across_frames(exp: Exploration) -> tuple[list[Ranked], set[_FrameKey]]:
-    """One finding per size change (the same ``expected N, actual M``) that recompiled
-    several frames: a sequence length that changes reaches every frame the input flows
-    through (a wrapper, the model's forward, the loss), each its own recompile."""
-    groups: dict[tuple[tuple[str, str], ...], list[tuple[Compile, str, str]]] = {}
-    for c in exp.compiles:
-        if not (c.is_recompile and c.recompile_reasons):
-            continue
-        reason = c.recompile_reasons[0]
-        inp, what, _ = _cause(reason)
-        if what != "size":
-            continue
-        guard = failed_guard(reason.reason)
-        groups.setdefault(guard.changes, []).append((c, inp, guard.dim or "0"))
-    out: list[Ranked] = []
-    keys: set[_FrameKey] = set()
-    for change, hits in groups.items():
-        frames = {_frame_key(c) for c, _, _ in hits}
-        if len(frames) < 2 or not change:
-            continue
-        keys |= frames
-        # the input's own name: the first that is not a wrapper's positional argument
-        named = [inp for _, inp, _ in hits if not inp.startswith(("args", "kwargs"))]
-        name = (named or [hits[0][1]])[0]
-        dims = {d for _, inp, d in hits if inp == name} or {hits[0][2]}
-        sizes = ", ".join(f"{e} -> {a}" for e, a in change)
-        names = list(dict.fromkeys(f"`{c.code_name}` (`{inp}`)" for c, inp, _ in hits))
-        evidence = [
-            Evidence(
-                text=f"recompile {c.compile_id} `{c.code_name}`: "
-                f"{_guard_text(c.recompile_reasons[0])}",
-                compile=key_of(c),
-                stage=compile_pane("recompile_reasons"),
-                src=_src(c),
-            )
-            for c, _, _ in hits[:6]
-        ]
-        out.append(
-            finding(
-                "recompile.size",
-                "warning",
-                f"A size that changed between calls ({sizes}) recompiled "
-                f"{plural(len(frames), 'frame')}, starting with `{hits[0][0].code_name}`",
-                evidence,
-                _suggest(name, "size", dims, exp)
-                + "\nThe same size reaches every frame listed; marking it dynamic where it "
-                "enters (your input) makes all of them dynamic.",
-                f"{plural(len(hits), 'extra compile')} in {plural(len(frames), 'frame')}: "
-                + ", ".join(names[:6]),
-                score=float(len(hits)),
-                fix=Fix(kind="dynamic", code="torch.compile(fn, dynamic=True)"),
-            )
+def _remember(r: Ranked, group: list[_Hit], keys: dict[int, str], advice: dict[str, str]) -> None:
+    for h in group:
+        keys[id(h.compile)] = r.finding.cause
+    advice[r.finding.cause] = r.finding.suggestion
+
+
+def _size_groups(hits: list[_Hit]) -> list[list[_Hit]]:
+    """Size recompiles that are one cause: joined when they share a frame (a decode loop
+    grows the input, then the KV cache, of one forward), a tensor's source, or the very
+    sizes (``expected 5, actual 6``: one length reaching every frame it flows through)."""
+    parent = list(range(len(hits)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    seen: dict[object, int] = {}
+    for i, h in enumerate(hits):
+        for tag in (("frame", h.frame), ("source", h.source), ("sizes", h.guard.changes)):
+            if tag[0] == "sizes" and not h.guard.changes:
+                continue
+            if tag in seen:
+                parent[root(i)] = root(seen[tag])
+            else:
+                seen[tag] = i
+    groups: dict[int, list[_Hit]] = {}
+    for i, h in enumerate(hits):
+        groups.setdefault(root(i), []).append(h)
+    return list(groups.values())
+
+
+def _evidence(group: list[_Hit], shown: int = 6) -> list[Evidence]:
+    return [
+        Evidence(
+            text=f"recompile {h.compile.compile_id} `{h.compile.code_name}`: {h.guard.text}",
+            compile=key_of(h.compile),
+            stage=compile_pane("recompile_reasons"),
+            src=_src(h.compile),
         )
-    return out, keys
+        for h in group[:shown]
+    ]
+
+
+def _frames_of(group: list[_Hit]) -> list[str]:
+    return list(dict.fromkeys(f"`{h.compile.code_name or '?'}`" for h in group))
+
+
+def _all_split(group: list[_Hit], split: dict[_FrameKey, str]) -> str:
+    """The break that split off every frame of ``group`` ("" unless all were)."""
+    causes = {split.get(h.frame, "") for h in group}
+    return causes.pop() if len(causes) == 1 else ("a graph break" if all(causes) else "")
+
+
+def _size_finding(exp: Exploration, group: list[_Hit], split: dict[_FrameKey, str]) -> Ranked:
+    tensors: dict[str, list[str]] = {}
+    for h in group:
+        changes = ", ".join(f"{e} -> {a}" for e, a in h.guard.changes)
+        dim = f" dim {h.guard.dim}" if h.guard.dim is not None else ""
+        tensors.setdefault(f"`{h.input}`{dim}", []).append(changes)
+    listed = [f"{name} ({', '.join(dict.fromkeys(c for c in ch if c))})".replace(" ()", "")
+              for name, ch in tensors.items()]  # fmt: skip
+    frames = _frames_of(group)
+    others = f" and {plural(len(frames) - 1, 'other frame')}" if len(frames) > 1 else ""
+    where = frames[0] + others
+    decode = _decode_loop(group)
+    title = (
+        f"A decode loop recompiled {where} {plural(len(group), 'time')} as the sequence "
+        f"grew: {', '.join(listed[:4])}"
+        if decode
+        else f"{where} recompiled {plural(len(group), 'time')} because sizes changed: "
+        f"{', '.join(listed[:4])}"
+    )
+    suggestion = _decode_advice(group) if decode else _size_advice(group)
+    sources = sorted({h.source for h in group})
+    r = finding(
+        "recompile.size",
+        "warning",
+        title,
+        _evidence(group),
+        suggestion,
+        f"{plural(len(group), 'extra compile')} in {plural(len(frames), 'frame')}: "
+        + ", ".join(frames[:6]),
+        score=float(len(group)),
+        # the explorer can compile the target again with every size dynamic
+        fix=Fix(kind="dynamic", code="torch.compile(fn, dynamic=True)"),
+        cause=cause_key("recompile", "size", *sources),
+    )
+    cause = _all_split(group, split)
+    return _caused_by_break(r, cause) if cause else r
+
+
+def _decode_loop(group: list[_Hit]) -> bool:
+    """A generation loop with a KV cache: a tensor that changed size is the cache's."""
+    return any(w in h.guard.text for h in group for w in ("cache", "past_key_values"))
+
+
+def _reachable(h: _Hit) -> bool:
+    """Whether the user passes this tensor in themselves: an argument (not an attribute
+    or an element of something) of a frame of their own code, or of the frame their own
+    code calls (a compiled module's forward); not ``kwargs['cache'].layers[0].keys`` that
+    ``generate()`` makes and passes inside the library."""
+    if not (h.source.isidentifier() or h.source.startswith("args[")):
+        return False
+    if is_own_code(h.compile.filename or ""):
+        return True
+    # the nearest caller below the compiled frame that is not torch's own (module calls):
+    # the user's code, or the explorer calling with the user's inputs; not a library
+    for loc in reversed(h.compile.stack[:-1]):
+        lib = library_of(loc.filename) if loc.filename else ("torch", "")
+        if lib is not None and lib[0] == "torch":
+            continue
+        return lib is None or lib[0] in ("compiler", "explorer")
+    return False
+
+
+def _size_advice(group: list[_Hit]) -> str:
+    dims: dict[str, set[str]] = {}
+    # the user's own names first: a wrapper's positional ``args[0]`` only where none is
+    for h in sorted(group, key=lambda h: h.source.startswith("args[")):
+        if _reachable(h) and not (h.source.startswith("args[") and dims):
+            dims.setdefault(h.source, set()).add(h.guard.dim or "0")
+    if not dims:
+        return (
+            "The sizes that change belong to tensors made inside code you call, not to "
+            "inputs you pass, so mark every size dynamic on your `torch.compile` call, "
+            "which compiles one dynamic graph instead of a specialised one first:\n"
+            "```python\ntorch.compile(fn, dynamic=True)\n```\n"
+            "If only a few sizes occur and each should get its own tuned code, this is "
+            "expected; pad to a few bucket sizes to bound the compiles."
+        )
+    name = next(iter(dims))
+    text = _suggest(name, "size", dims[name], None)
+    marks = [f"torch._dynamo.mark_dynamic({n}, {d})" for n, ds in dims.items() for d in sorted(ds)]
+    if len(marks) > 1:
+        text = text.replace(f"torch._dynamo.mark_dynamic({name}, ", "\n".join(marks[1:]) + "\n"
+                            + f"torch._dynamo.mark_dynamic({name}, ", 1)  # fmt: skip
+    if len(_frames_of(group)) > 1:
+        text += (
+            "\nThe same size reaches every frame listed; marking it dynamic where it "
+            "enters (your input) makes all of them dynamic."
+        )
+    return text
+
+
+def _decode_advice(group: list[_Hit]) -> str:
+    """A decode loop: the library's static cache, or dynamic sizes on the user's compile;
+    never ``mark_dynamic`` on tensors the library makes inside ``generate()``."""
+    return (
+        "Each generated token grows the sequence and the KV cache, so the compiled forward "
+        "sees new sizes (the prompt, then one token at a time against a longer cache). "
+        "Give the cache one shape with transformers' static cache, which preallocates it "
+        "to the maximum length:\n"
+        "```python\nout = model.generate(input_ids, max_new_tokens=64, "
+        'cache_implementation="static")\n```\n'
+        "or compile the forward with dynamic sizes up front, so every length shares one "
+        "graph:\n```python\nmodel.forward = torch.compile(model.forward, dynamic=True)\n```\n"
+        "Either way the prompt and the one-token steps may still compile once each."
+    )
+
+
+def _guard_finding(exp: Exploration, group: list[_Hit], split: dict[_FrameKey, str]) -> Ranked:
+    first = group[0]
+    frames = _frames_of(group)
+    where = frames[0] + (f" (and {', '.join(frames[1:4])})" if len(frames) > 1 else "")
+    setting = optimizer_setting(first.source)
+    suggestion = (
+        _optimizer_advice(setting, guarded_value(first.guard))
+        if setting
+        else _suggest(first.input, first.what, set(), exp)
+    )
+    r = finding(
+        f"recompile.{first.what.replace(' ', '_')}",
+        "info" if first.what in ("training", "grad mode") else "warning",
+        f"{where} recompiled {plural(len(group), 'time')} because "
+        + (
+            f"the optimizer's `{setting}` changed (`{first.source.lstrip('.')}`, a Python "
+            "number the step reads as a constant)"
+            if setting
+            else f"of {first.label}"
+        ),
+        _evidence(group, 3),
+        suggestion,
+        f"{plural(len(group), 'extra compile')}",
+        score=float(len(group)),
+        cause=cause_key("recompile", first.what, first.source),
+    )
+    cause = _all_split(group, split)
+    return _caused_by_break(r, cause) if cause and r.finding.severity == "warning" else r
+
+
+def _optimizer_advice(setting: str, value: str) -> str:
+    """A float in an optimizer's ``param_groups`` that a scheduler changes every step:
+    torch's compiled-optimizer-with-LR-scheduler tutorial passes it as a tensor."""
+    if setting != "lr":
+        return (
+            f"The optimizer's `{setting}` is a Python number the compiled step reads as a "
+            "constant, so each new value compiles the step again. Keep it fixed while the "
+            "compiled step runs, or pass it as a tensor where the optimizer accepts one."
+        )
+    lr = value if value and value[0].isdigit() else "0.01"
+    return (
+        "The learning rate is a Python float that the compiled `step` reads as a constant, "
+        "and the LR scheduler changes it every step: each new value compiles the step "
+        "again, until the recompile limit, after which it runs eagerly. Pass the learning "
+        "rate as a tensor; the scheduler then updates it in place and the step compiles "
+        "once:\n"
+        f"```python\nopt = torch.optim.AdamW(params, lr=torch.tensor({lr}))   # any optimizer\n"
+        "sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda)   # unchanged\n```"
+    )
+
+
+def _limit(
+    exp: Exploration,
+    cs: list[Compile],
+    hits: list[_Hit],
+    keys: dict[int, str],
+    advice: dict[str, str],
+) -> Ranked | None:
+    """The recompile limit of one frame, under the cause key of what kept changing there,
+    so it and that cause's finding are one finding (the limit its head)."""
+    limit = [c for c in cs if hit_recompile_limit(c.metrics.fail_reason or "")]
+    if not limit:
+        return None
+    c = limit[0]
+    code_name = next((x.code_name for x in cs if x.code_name), "?")
+    mine = [h for h in hits if h.frame == _frame_key(c)]
+    top = Counter(keys[id(h.compile)] for h in mine).most_common(1)
+    cause = top[0][0] if top else cause_key("recompile", "limit", code_name)
+    labels = [h for h in mine if keys[id(h.compile)] == cause]
+    why = ""
+    if labels:
+        h = labels[0]
+        why = f"; what kept changing: {h.what} of `{h.input}`" if h.input else ""
+        why = why or f"; {h.what} kept changing"
+    n = len([x for x in cs if x.status != "failed"])
+    evidence = [
+        Evidence(
+            text=f"compile {c.compile_id} gave up: {_first(c.metrics.fail_reason)}",
+            compile=key_of(c),
+            stage=compile_pane("compilation_metrics"),
+        ),
+        *_evidence(mine, 2),
+    ]
+    suggestion = advice.get(cause) or _suggest("", "", set(), exp)
+    return finding(
+        "recompile.limit",
+        "problem",
+        f"`{code_name}` hit the recompile limit after {plural(n, 'compile')}: "
+        f"later calls run without compiling{why}",
+        evidence,
+        suggestion + "\nOnly if this many variants are really needed: "
+        "`torch._dynamo.config.recompile_limit = 16`.",
+        f"{plural(n, 'compile')}, then eager for every new variant",
+        score=float(n + 100),
+        cause=cause,
+    )
 
 
 def _frame_key(c: Compile) -> _FrameKey:
     return (c.rank, c.compile_id.compiled_autograd_id, c.compile_id.frame_id)
-
-
-def _frame(exp: Exploration, code_name: str, cs: list[Compile]) -> list[Ranked]:
-    out: list[Ranked] = []
-    # grouped by the guard that failed: recompiles whose trace carries no reason have none
-    recompiles = [c for c in cs if c.is_recompile and c.recompile_reasons]
-    limit = [c for c in cs if hit_recompile_limit(c.metrics.fail_reason or "")]
-    causes: dict[tuple[str, str], list[tuple[Compile, RecompileReason, str]]] = {}
-    dims: dict[tuple[str, str], set[str]] = {}
-    for c in recompiles:
-        # the first reason is against the newest cache entry: the guard that just failed
-        reason = c.recompile_reasons[0]
-        inp, what, label = _cause(reason)
-        causes.setdefault((inp, what), []).append((c, reason, label))
-        dim = failed_guard(reason.reason).dim
-        if dim is not None:
-            dims.setdefault((inp, what), set()).add(dim)
-    if limit:
-        c = limit[0]
-        n = len([x for x in cs if x.status != "failed"])
-        top = Counter(
-            (inp, what) for (inp, what), hits in causes.items() for _ in hits
-        ).most_common(1)
-        why = ""
-        if top:
-            inp, what = top[0][0]
-            why = f"; what kept changing: {what} of `{inp}`" if inp else f"; {what} kept changing"
-        evidence = [
-            Evidence(
-                text=f"compile {c.compile_id} gave up: {_first(c.metrics.fail_reason)}",
-                compile=key_of(c),
-                stage=compile_pane("compilation_metrics"),
-            )
-        ]
-        evidence += [
-            Evidence(
-                text=f"recompile {r.compile_id}: {r.recompile_reasons[0].reason.splitlines()[0]}",
-                compile=key_of(r),
-                stage=compile_pane("recompile_reasons"),
-                src=_src(r),
-            )
-            for r in recompiles[:2]
-        ]
-        (inp, what), _ = (
-            max(causes.items(), key=lambda kv: len(kv[1])) if causes else (("", ""), [])
-        )
-        out.append(
-            finding(
-                "recompile.limit",
-                "problem",
-                f"`{code_name}` hit the recompile limit after {plural(n, 'compile')}: "
-                f"later calls run without compiling{why}",
-                evidence,
-                _suggest(inp, what, dims.get((inp, what), set()), exp)
-                + "\nOnly if this many variants are really needed: "
-                "`torch._dynamo.config.recompile_limit = 16`.",
-                f"{plural(n, 'compile')}, then eager for every new variant",
-                score=float(n + 100),
-            )
-        )
-        return out
-    for (inp, what), hits in causes.items():
-        first = hits[0]
-        evidence = [
-            Evidence(
-                text=f"recompile {c.compile_id}: {_guard_text(reason)}",
-                compile=key_of(c),
-                stage=compile_pane("recompile_reasons"),
-                src=_src(c),
-            )
-            for c, reason, _ in hits[:3]
-        ]
-        out.append(
-            finding(
-                f"recompile.{what.replace(' ', '_')}",
-                "info" if what in ("training", "grad mode") else "warning",
-                f"`{code_name}` recompiled {plural(len(hits), 'time')} because of {first[2]}",
-                evidence,
-                _suggest(inp, what, dims.get((inp, what), set()), exp),
-                f"{plural(len(hits), 'extra compile')}",
-                score=float(len(hits)),
-                # the explorer can compile the target again with every size dynamic
-                fix=Fix(kind="dynamic", code="torch.compile(fn, dynamic=True)")
-                if what == "size"
-                else None,
-            )
-        )
-    return out
 
 
 def _split_off_by_break(exp: Exploration, c: Compile) -> str:

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from compiler.advise.findings import fix_reach
 from compiler.capture.explore import record_run
 from compiler.capture.recording import describe_target
 from compiler.capture.spec import CompileSpec
@@ -62,7 +63,9 @@ def try_fixes(
             "run its program again to try a fix. Capture it with compiler.explore() first."
         )
         raise OptionError(msg)
-    fixes = list(dict.fromkeys(f.fix for f in exp.findings() if f.fix is not None))
+    # a fix that cannot reach the target's own torch.compile is not tried: its finding says so
+    proposed = dict.fromkeys(f.fix for f in exp.findings() if f.fix is not None)
+    fixes = [fix for fix in proposed if fix_reach(fix, exp.options)[0]]
     if not fixes:
         return exp
     opts = exp.options or Options()

@@ -23,6 +23,10 @@ _ORIGIN = re.compile(r"#\s*(?P<file>\S+):(?P<line>\d+) in \S+\s*$")
 _SIZE_ARG = re.compile(r"check_tensor\(L\['(?P<input>[^']+)'\].*?size=\[(?P<sizes>[^\]]*)\]")
 _EQ = re.compile(r"^Eq\((?P<sym>\w+), (?P<value>-?\d+)\)$")
 _CHANGE = re.compile(r"expected (?P<expected>-?\d+), actual (?P<actual>-?\d+)")
+# Dynamo's source roots: a frame's local (L['x']) or global (G['x']); a wrapper's **kwargs
+_ROOT = re.compile(r"^(?:[LG]\[')?(?P<root>[A-Za-z_]\w*)(?:'\])?")
+_KWARG = re.compile(r"^kwargs\['(?P<name>[A-Za-z_]\w*)'\]")
+_OPTIM_GROUP = re.compile(r"\.param_groups\[\d+\]\['(?P<key>\w+)'\]$")
 _LIMIT = ("recompile limit", "recompile_limit", "cache_size_limit", "cache size limit")
 
 
@@ -78,7 +82,7 @@ input='x', what='size', dim='0', changed='', changes=(('4', '5'),), tensor=True)
     if lhs.endswith(".training"):
         return of(lhs, "training")
     glob = _GLOBAL.match(lhs)
-    if glob:
+    if glob and glob.end() == len(lhs):  # a global's own value; G['opt'].lr is an attribute
         return of(glob["name"], "global")
     # an argument's value, an element or the length of it: `tag`, `sizes[0]`, `len(sizes)`
     arg = _ARG_VALUE.match(lhs)
@@ -87,6 +91,55 @@ input='x', what='size', dim='0', changed='', changes=(('4', '5'),), tensor=True)
     if _VALUE.match(text):
         return of(lhs, "attribute")
     return of("", "guard")
+
+
+def guard_source(guard: FailedGuard) -> str:
+    """The failing guard's source expression, the same in every frame one cause passes
+    through: Dynamo's ``L['x']``/``G['x']`` wrappers dropped, a wrapper's
+    ``kwargs['x']`` read as ``x``, and the local a chain of attributes hangs from
+    (``self``, ``opt``, ``model``: each frame names it its own way) left out.
+
+    Example:
+        >>> guard_source(failed_guard("L['self'].param_groups[0]['lr'] == 0.01"))
+        ".param_groups[0]['lr']"
+        >>> guard_source(failed_guard("tensor 'kwargs['input_ids']' size mismatch at index 1"))
+        'input_ids'
+    """
+    if guard.what in ("grad mode", "global state", "guard", "object identity", "type"):
+        return guard.text if guard.what != "grad mode" else "grad_mode"
+    expr = guard.input
+    if guard.tensor:
+        m = _TENSOR.search(guard.text)
+        expr = m["input"] if m else expr
+    expr = _KWARG.sub(lambda m: m["name"], expr.replace("L['", "").replace("G['", "", 1), 1)
+    expr = re.sub(r"^([A-Za-z_]\w*)'\]", r"\1", expr)
+    root = _ROOT.match(expr)
+    if root is not None and root.end() < len(expr) and guard.what != "global":
+        return expr[root.end():]
+    return expr
+
+
+def optimizer_setting(source: str) -> str:
+    """The optimizer setting (``lr``, ``weight_decay``...) a guard source reads from an
+    optimizer's ``param_groups``, else "".
+
+    Example:
+        >>> optimizer_setting(".param_groups[0]['lr']")
+        'lr'
+    """
+    m = _OPTIM_GROUP.search(source)
+    return m["key"] if m else ""
+
+
+def guarded_value(guard: FailedGuard) -> str:
+    """The value a ``source == value`` guard expected (what it was compiled with), else "".
+
+    Example:
+        >>> guarded_value(failed_guard("L['self'].param_groups[0]['lr'] == 0.01"))
+        '0.01'
+    """
+    _, eq, value = guard.text.partition(" == ")
+    return value.strip() if eq else ""
 
 
 def reason_user_line(reason: str) -> tuple[str, int] | None:
