@@ -141,6 +141,13 @@ BUILDERS: dict[str, Callable[[], tuple[torch.nn.Module, tuple[str, ...], tuple[A
     "FlaubertModel": lambda: _text(
         "FlaubertModel", emb_dim=32, n_layers=2, n_heads=2, **SMALL
     ),
+    "IBertModel": lambda: _text("IBertModel", **{**_ENCODER, "num_hidden_layers": 1}),
+    "ReformerModel": lambda: _text(
+        "ReformerModel", hidden_size=32, attention_head_size=16, num_attention_heads=2,
+        attn_layers=["local", "lsh"], feed_forward_size=64, axial_pos_shape=[4, 4],
+        axial_pos_embds_dim=[16, 16], local_attn_chunk_length=4, lsh_attn_chunk_length=4,
+        num_buckets=2, vocab_size=128, max_position_embeddings=16,
+    ),
     # logging.Logger
     "LongformerModel": lambda: _text("LongformerModel", **_ENCODER, attention_window=8),
     "LEDModel": lambda: _seq2seq(
@@ -154,6 +161,9 @@ BUILDERS: dict[str, Callable[[], tuple[torch.nn.Module, tuple[str, ...], tuple[A
     "WavLMModel": lambda: _audio("WavLMModel", num_buckets=16, max_bucket_distance=32),
     # Tensor requires_grad mutation
     "MraModel": lambda: _text("MraModel", **{**_ENCODER, "max_position_embeddings": 128}),
+    "SEWDModel": lambda: _audio(
+        "SEWDModel", squeeze_factor=2, position_buckets=8, max_position_embeddings=64
+    ),
     # unbacked symbols
     "FunnelModel": lambda: _text(
         "FunnelModel", d_model=32, n_head=2, d_head=16, d_inner=64, block_sizes=(1, 1),

@@ -55,12 +55,18 @@ def _judge(name: str, label: dict[str, Any], try_fix: bool) -> dict[str, Any]:
     keys = Counter(getattr(f, "cause", "") or "" for f in findings if getattr(f, "cause", ""))
     titles = Counter(f.title for f in findings)
     dupes = [k for k, n in keys.items() if n > 1] + [t for t, n in titles.items() if n > 1]
-    tried = [f"{f.kind}: {tried_summary(f)}" for f in findings if f.tried or f.tried_note]
+    # one line per distinct fix: findings of one cause that each carry the same try would
+    # repeat it (the repetition itself shows in ``kinds_repeated``)
+    tried = list(dict.fromkeys(
+        f"{f.kind}: {tried_summary(f)}" for f in findings if f.tried or f.tried_note
+    ))  # fmt: skip
+    kinds = Counter(f.kind for f in counted)
     fix = next((f.fix.kind for f in counted if f.fix is not None), "")
     return {
         "name": name, "mode": label["mode"], "cause": cause, "ids": ids, "holds": holds,
         "torch_breaks": torch_breaks, "findings": findings, "first": first, "ok": ok,
-        "dupes": dupes, "tried": tried, "fix": fix, "seconds": seconds,
+        "dupes": dupes, "kinds_repeated": [f"{k} x{n}" for k, n in kinds.items() if n > 1],
+        "tried": tried, "fix": fix, "seconds": seconds,
         "compiles": len(exp.compiles),
     }  # fmt: skip
 
@@ -103,21 +109,25 @@ def run_corpus(names: list[str], try_fix: bool) -> None:
             print(f"  tried: {t}")
         print(f"  first finding is the known cause: {'yes' if r['ok'] else 'NO'}"
               f" (first: {f'{first.kind}: {first.title}' if first else 'nothing flagged'})"
-              + (f"; reported twice: {r['dupes']}" if r["dupes"] else ""))  # fmt: skip
+              + (f"; reported twice: {r['dupes']}" if r["dupes"] else "")
+              + (f"; kinds flagged more than once: {r['kinds_repeated']}"
+                 if r["kinds_repeated"] else ""))  # fmt: skip
     _summary(rows)
 
 
 def _summary(rows: list[dict[str, Any]]) -> None:
     print("\n| model | mode | expected (corpus label) | torch's breaks now | label holds "
-          "| found first | known cause first | twice | fix | tried before -> after |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| found first | known cause first | twice | kinds flagged more than once | fix "
+          "| tried before -> after |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         first = r["first"]
         breaks = ", ".join(f"{k} x{v}" for k, v in r["torch_breaks"].items()) or "none"
         found = f"{first.kind}: {first.title}" if first else "clean"
         print("| " + " | ".join(_cell(c) for c in (
             r["name"], r["mode"], r["cause"], breaks, "yes" if r["holds"] else "no", found,
-            "yes" if r["ok"] else "NO", "; ".join(r["dupes"]) or "-", r["fix"] or "-",
+            "yes" if r["ok"] else "NO", "; ".join(r["dupes"]) or "-",
+            ", ".join(r["kinds_repeated"]) or "-", r["fix"] or "-",
             "; ".join(r["tried"]) or "-",
         )) + " |")  # fmt: skip
     print("\n| corpus cause | models | label holds here | known cause first (all) "
