@@ -7,6 +7,9 @@ diagnoses written from torch's own facts.
                                                    # with Dynamo's counters (run it with
                                                    # TORCH_LOGS=graph_breaks,recompiles)
     python benchmarks/advisor_models.py NAME ...   # some programs only
+    python benchmarks/advisor_models.py --corpus [--try] [NAME ...]
+                                                   # the public corpus's models, judged
+                                                   # against the corpus's own labels
 
 The programs are in ``benchmarks/advisor_model_programs.py``; the GPU ones are recordings
 made on an H100 by ``scripts/record_advisor_models_gpu.py`` (``tests/advisor_corpus/
@@ -166,7 +169,14 @@ def main() -> None:
     parser.add_argument("names", nargs="*")
     parser.add_argument("--facts", action="store_true")
     parser.add_argument("--no-try", action="store_true")
+    parser.add_argument("--corpus", action="store_true")
+    parser.add_argument("--try", dest="try_", action="store_true")
     args = parser.parse_args()
+    if args.corpus:
+        from advisor_corpus_run import run_corpus
+
+        run_corpus(args.names, args.try_)
+        return
     names = args.names or [*PROGRAMS, *(n for n in EXPECTED if n.startswith("gpu_"))]
     if args.facts:
         _facts([n for n in names if n in PROGRAMS])
