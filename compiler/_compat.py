@@ -616,3 +616,10 @@ def cache_entry_count(code: CodeType) -> int:
     from torch._C._dynamo.eval_frame import _get_total_cache_entry_count
 
     return int(_get_total_cache_entry_count(code))
+
+
+def frame_compile_counts() -> dict[int, int]:
+    """How many compiles Dynamo has numbered per frame id so far (the ``k`` of ``N/k``)."""
+    from torch._dynamo import convert_frame
+
+    return {k: v for k, v in convert_frame.FRAME_COMPILE_COUNTER.items() if isinstance(k, int)}

@@ -53,6 +53,9 @@ def test_a_compiled_function_survives_explore_a_compile_cell_and_try_fixes():
     compiler.explore(other_fn, x, backend="eager")
     exp = compiler.explore(user_fn, x, backend="eager")
     assert [c.code_name for c in exp.compiles] == ["user_fn"]  # seen, not served from cache
+    # numbered as after a reset, not a recompile of the user's compile (torch's 0/1)
+    assert str(exp.compiles[0].compile_id) == "0/0" and not exp.compiles[0].is_recompile
+    assert any("0/0 = 0/1" in note for note in exp.notes), exp.notes
 
     ip = ipython_shell()
     ip.run_line_magic("load_ext", "explorer")
