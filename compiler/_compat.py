@@ -499,10 +499,9 @@ def fresh_backend(backend: str | Callable[..., Any], mode: str | None,
                   options: dict[str, Any] | None, dynamic: bool | None) -> Callable[..., Any]:
     """A backend equal to no backend compiled with before, for ``torch.compile``.
 
-    Dynamo serves a frame from an existing cache entry whose backend compares equal
-    (Inductor's wrapper compares its settings), so a capture compiled with the user's
-    backend would reuse the user's compile and record nothing. ``mode``/``options`` are
-    folded into the Inductor wrapper, as ``torch.compile`` itself does.
+    Dynamo serves a frame from a cache entry whose backend compares equal (Inductor's
+    wrapper compares its settings): with the user's backend, a capture would reuse the
+    user's compile and record nothing. Inductor's ``mode``/``options`` go in its wrapper.
     """
     import functools
 
@@ -516,106 +515,82 @@ def fresh_backend(backend: str | Callable[..., Any], mode: str | None,
 
 
 def compile_isolation() -> dict[str, Any]:
-    """``torch.compile`` arguments that keep a compile's recompiles apart from other
-    compiles of the same code (``isolate_recompiles``, torch 2.13+; nothing before)."""
+    """``isolate_recompiles=True`` where ``torch.compile`` takes it (2.13+): the compile's
+    recompiles count apart from other compiles of the same code."""
     import inspect
 
-    return {"isolate_recompiles": True} if "isolate_recompiles" in inspect.signature(
-        torch.compile).parameters else {}  # fmt: skip
+    known = inspect.signature(torch.compile).parameters
+    return {"isolate_recompiles": True} if "isolate_recompiles" in known else {}
 
 
-def _seen_codes() -> list[CodeType]:
-    from torch._dynamo import convert_frame
-
-    return [c for ref in list(convert_frame.input_codes.seen) if (c := ref()) is not None]
-
-
-def evict_backend(backend: object) -> int:
-    """Drop every cache entry compiled with ``backend`` (compared by identity), in every
-    code Dynamo has seen; entries of other backends (the user's) stay. Returns how many.
-
-    ``ExtraState.invalidate`` is what Dynamo itself does when a guarded object dies: the
-    entry's guards then never pass again.
-    """
-    if backend is None:
-        return 0
+def _drop_entries(codes: list[CodeType], matches: Callable[[Any], bool]) -> int:
+    """Invalidate the cache entries of ``codes`` (and of the resume functions Dynamo made
+    from them) whose backend ``matches``, as Dynamo itself does when a guarded object dies:
+    the entry's guards never pass again. Returns how many were dropped."""
     from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
     from torch._dynamo.guards import DeletedGuardManagerWrapper
+    from torch._dynamo.resume_execution import ContinueExecutionCache
 
-    dropped = 0
-    for code in _seen_codes():
+    pending, done, dropped = list(codes), set(), 0
+    while pending:
+        code = pending.pop()
+        if id(code) in done:
+            continue
+        done.add(id(code))
         for entry in _debug_get_cache_entry_list(code):
             manager = entry.guard_manager
             state = getattr(manager, "extra_state", None)
             if state is None or isinstance(manager, DeletedGuardManagerWrapper):
                 continue
-            if _unwrapped(entry.backend) is not backend:
-                continue
-            state.invalidate(entry, DeletedGuardManagerWrapper("evicted by the explorer"))
-            dropped += 1
+            # torch wraps a callable backend: the entry holds the wrapper
+            if matches(getattr(entry.backend, "compiler_fn", entry.backend)) or matches(
+                entry.backend
+            ):
+                state.invalidate(entry, DeletedGuardManagerWrapper("dropped by the explorer"))
+                dropped += 1
+        pending.extend(ContinueExecutionCache.cache.get(code, {}).values())
     return dropped
 
 
-def _unwrapped(backend: object) -> object:
-    """The backend a cache entry holds, out of torch's wrapper of a callable backend."""
-    return getattr(backend, "compiler_fn", backend)
+def evict_backend(backend: object) -> int:
+    """Drop every cache entry compiled with ``backend`` (by identity) in every code Dynamo
+    has seen; entries of other backends (the user's) stay. Returns how many."""
+    from torch._dynamo import convert_frame
+
+    codes = [c for ref in list(convert_frame.input_codes.seen) if (c := ref()) is not None]
+    return 0 if backend is None else _drop_entries(codes, lambda b: b is backend)
 
 
 def evict_compiled(compiled: object) -> tuple[str, int]:
-    """Drop the cache entries a ``torch.compile`` result made: those of its code (and of
-    the resume functions Dynamo made from it) whose backend equals its backend, so that
-    its next call compiles again. Returns the code's name and how many were dropped.
+    """Drop the cache entries a ``torch.compile`` result made (its code's and its resume
+    functions', those whose backend equals its backend), so that its next call compiles
+    again. Returns the code's name and how many were dropped.
 
     A compiled module runs through one code object that every compiled module shares
     (``wrap_inline``'s ``inner``): its entries are told apart by backend only, so other
     modules compiled with an equal backend lose theirs too.
     """
-    from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
     from torch._dynamo.eval_frame import _TorchDynamoContext, innermost_backend
-    from torch._dynamo.guards import DeletedGuardManagerWrapper
-    from torch._dynamo.resume_execution import ContinueExecutionCache
 
     wrapper = compiled.forward if isinstance(compiled, torch.nn.Module) else compiled
     original = getattr(wrapper, "_torchdynamo_orig_callable", None)
     code = getattr(getattr(original, "__func__", original), "__code__", None)
-    ctx = None
-    for cell in getattr(wrapper, "__closure__", None) or ():
-        with contextlib.suppress(ValueError):
-            if isinstance(cell.cell_contents, _TorchDynamoContext):
-                ctx = cell.cell_contents
-    if not isinstance(code, CodeType) or ctx is None:
+    cells = [c.cell_contents for c in getattr(wrapper, "__closure__", None) or ()]
+    ctx = next((c for c in cells if isinstance(c, _TorchDynamoContext)), None)
+    if not isinstance(code, CodeType) or ctx is None or not callable(ctx.callback):
         return "", 0
     backend = innermost_backend(ctx.callback)
     name = getattr(original, "__qualname__", code.co_name)
     if name.endswith("wrap_inline.<locals>.inner"):
         name = type(getattr(compiled, "_orig_mod", compiled)).__name__
-    pending, done, dropped = [code], set(), 0
-    while pending:
-        current = pending.pop()
-        if id(current) in done:
-            continue
-        done.add(id(current))
-        for entry in _debug_get_cache_entry_list(current):
-            manager = entry.guard_manager
-            state = getattr(manager, "extra_state", None)
-            if state is None or isinstance(manager, DeletedGuardManagerWrapper):
-                continue
-            try:
-                same = entry.backend is backend or bool(entry.backend == backend)
-            except Exception:  # a backend that cannot be compared is not this one
-                same = False
-            if same:
-                state.invalidate(entry, DeletedGuardManagerWrapper("evicted by the explorer"))
-                dropped += 1
-        pending.extend(ContinueExecutionCache.cache.get(current, {}).values())
-    return name, dropped
 
+    def same(other: object) -> bool:
+        try:
+            return other is backend or bool(other == backend)
+        except Exception:  # a backend that cannot be compared is not this one
+            return False
 
-def cache_entry_count(code: CodeType) -> int:
-    """Cache entries Dynamo holds for ``code``, all regions."""
-    from torch._C._dynamo.eval_frame import _get_total_cache_entry_count
-
-    return int(_get_total_cache_entry_count(code))
+    return name, _drop_entries([code], same)
 
 
 def frame_compile_counts() -> dict[int, int]:

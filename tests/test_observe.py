@@ -7,8 +7,6 @@ function itself, inside the test, and counts its compiles with a real backend.
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 import torch
 from conftest import ipython_shell

@@ -291,16 +291,9 @@ def _rebased(
     capture compiles beside what the process compiled before, so torch's own numbering
     goes on from there. Returns the events and (new id, torch's id) of each compile
     renumbered."""
-    frames = sorted({e.compile_id.frame_id for e in events
-                     if e.compile_id is not None and e.compile_id.frame_id is not None})  # fmt: skip
-    first = {
-        f: min(
-            e.compile_id.frame_compile_id or 0
-            for e in events
-            if e.compile_id is not None and e.compile_id.frame_id == f
-        )
-        for f in frames
-    }
+    ids = [e.compile_id for e in events if e.compile_id is not None]
+    frames = sorted({c.frame_id for c in ids if c.frame_id is not None})
+    first = {f: min(c.frame_compile_id or 0 for c in ids if c.frame_id == f) for f in frames}
     # a frame's compile numbers start after what it had before; a compile of an attempt
     # the capture saw start is never below its first
     shift = {f: min(before.get(f, 0), first[f]) for f in frames}

@@ -184,9 +184,11 @@ class CompileSpec:
         # options={} beside a mode is refused by torch: no options is None
         args["options"] = dict(self.options) or None
         if fresh:
-            args["backend"] = _compat.fresh_backend(
-                self.backend, args.pop("mode"), args.pop("options"), self.dynamic
-            )
+            if self.backend == "inductor":  # its mode and options go in its wrapper
+                mode, options = args.pop("mode"), args.pop("options")
+            else:
+                mode, options = None, None
+            args["backend"] = _compat.fresh_backend(self.backend, mode, options, self.dynamic)
             args.update(_compat.compile_isolation())
             compiled = torch.compile(target, **args)
             _FRESH[id(compiled)] = (weakref.ref(compiled), args["backend"])
