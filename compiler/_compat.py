@@ -515,8 +515,7 @@ def fresh_backend(backend: str | Callable[..., Any], mode: str | None,
 
 
 def compile_isolation() -> dict[str, Any]:
-    """``isolate_recompiles=True`` where ``torch.compile`` takes it (2.13+): the compile's
-    recompiles count apart from other compiles of the same code."""
+    """``isolate_recompiles=True`` where ``torch.compile`` takes it (2.13+)."""
     import inspect
 
     known = inspect.signature(torch.compile).parameters
@@ -524,9 +523,8 @@ def compile_isolation() -> dict[str, Any]:
 
 
 def _drop_entries(codes: list[CodeType], matches: Callable[[Any], bool]) -> int:
-    """Invalidate the cache entries of ``codes`` (and of the resume functions Dynamo made
-    from them) whose backend ``matches``, as Dynamo itself does when a guarded object dies:
-    the entry's guards never pass again. Returns how many were dropped."""
+    """Invalidate the entries of ``codes`` and their resume functions whose backend
+    ``matches``, as Dynamo does when a guarded object dies. Returns how many."""
     from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
     from torch._dynamo.guards import DeletedGuardManagerWrapper
     from torch._dynamo.resume_execution import ContinueExecutionCache
@@ -543,9 +541,8 @@ def _drop_entries(codes: list[CodeType], matches: Callable[[Any], bool]) -> int:
             if state is None or isinstance(manager, DeletedGuardManagerWrapper):
                 continue
             # torch wraps a callable backend: the entry holds the wrapper
-            if matches(getattr(entry.backend, "compiler_fn", entry.backend)) or matches(
-                entry.backend
-            ):
+            held = entry.backend
+            if matches(held) or matches(getattr(held, "compiler_fn", held)):
                 state.invalidate(entry, DeletedGuardManagerWrapper("dropped by the explorer"))
                 dropped += 1
         pending.extend(ContinueExecutionCache.cache.get(code, {}).values())
@@ -570,7 +567,10 @@ def evict_compiled(compiled: object) -> tuple[str, int]:
     (``wrap_inline``'s ``inner``): its entries are told apart by backend only, so other
     modules compiled with an equal backend lose theirs too.
     """
-    from torch._dynamo.eval_frame import _TorchDynamoContext, innermost_backend
+    from torch._dynamo import eval_frame
+
+    _TorchDynamoContext = eval_frame._TorchDynamoContext
+    innermost_backend = getattr(eval_frame, "innermost_backend", lambda b: b)  # 2.13+
 
     wrapper = compiled.forward if isinstance(compiled, torch.nn.Module) else compiled
     original = getattr(wrapper, "_torchdynamo_orig_callable", None)

@@ -91,7 +91,7 @@ def test_a_loop_over_an_earlier_compiled_function_records_its_compiles_and_keeps
     assert backend.graphs == 2
 
 
-def _training(device: str = "cpu", steps: int = 12):
+def _training(device: str = "cpu", steps: int = 12, backend: str = "aot_eager"):
     """A model, AdamW and LambdaLR, and a loop of ``steps`` steps over a compiled model."""
     torch.manual_seed(0)
     model = torch.nn.Sequential(
@@ -99,7 +99,7 @@ def _training(device: str = "cpu", steps: int = 12):
     ).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 0.7**step)
-    compiled = torch.compile(model, backend="aot_eager")
+    compiled = torch.compile(model, backend=backend)
     data = torch.randn(steps, 8, 16, device=device)
     target = torch.randn(steps, 8, 4, device=device)
 
@@ -121,13 +121,14 @@ def _state(model, opt, sched):
         sched.last_epoch,
         opt.param_groups[0]["lr"],
         torch.get_rng_state(),
+        torch.cuda.get_rng_state() if torch.cuda.is_initialized() else None,
     )
 
 
 def assert_same_state(a, b, *, exact: bool):
     same = torch.equal if exact else lambda p, q: torch.allclose(p, q, rtol=1e-4, atol=1e-6)
-    params_a, opt_a, epoch_a, lr_a, _ = a
-    params_b, opt_b, epoch_b, lr_b, _ = b
+    params_a, opt_a, epoch_a, lr_a, *_ = a
+    params_b, opt_b, epoch_b, lr_b, *_ = b
     assert all(same(p, q) for p, q in zip(params_a, params_b, strict=True))
     assert opt_a.keys() == opt_b.keys()
     for k in opt_a:

@@ -283,7 +283,10 @@ def recompile_user_code(compiled: list[Any]) -> list[str]:
 
     names = []
     for obj in compiled:
-        name, dropped = _compat.evict_compiled(obj)
+        try:
+            name, dropped = _compat.evict_compiled(obj)
+        except (AttributeError, ImportError, TypeError):  # a torch without these internals
+            continue  # the capture then records what the run compiles, maybe nothing
         if dropped:
             names.append(name)
     return names
