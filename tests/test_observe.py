@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import ipython_shell
-from IPython.utils.capture import capture_output
 
 import compiler
 from compiler.capture.state import snapshot
@@ -54,6 +52,11 @@ def test_a_compiled_function_survives_explore_a_compile_cell_and_try_fixes():
     # numbered as after a reset, not a recompile of the user's compile (torch's 0/1)
     assert str(exp.compiles[0].compile_id) == "0/0" and not exp.compiles[0].is_recompile
     assert any("0/0 = 0/1" in note for note in exp.notes), exp.notes
+
+    # IPython here, not at the top: test_gpu imports this file's training loop on a
+    # machine that may lack it
+    from conftest import ipython_shell
+    from IPython.utils.capture import capture_output
 
     ip = ipython_shell()
     ip.run_line_magic("load_ext", "explorer")

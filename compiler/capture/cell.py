@@ -29,6 +29,7 @@ from typing import Any
 from compiler.capture.explore import record_run
 from compiler.capture.snippet import OUT_SLOT, UNBOUND, snippet_function
 from compiler.capture.spec import CompileSpec, evict_fresh
+from compiler.capture.state import snapshot
 from compiler.errors import TargetError
 from compiler.model import Exploration
 
@@ -128,8 +129,12 @@ def explore_cell(
         compiled = how.compile(fn, fresh=not reset)
 
         def eagerly() -> object:
-            with torch.no_grad():
-                return fn(*args)
+            saved = snapshot(fn, *args)  # classifying a failure calls the cell again
+            try:
+                with torch.no_grad():
+                    return fn(*args)
+            finally:
+                saved.restore()
 
         device = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "")
         namespace.pop(OUT_SLOT, None)

@@ -166,8 +166,13 @@ def _explore(
     if wrap:
 
         def rerun() -> object:
-            with torch.no_grad():
-                return target(*example_inputs, **kwargs)
+            # a failure is classified by running the target eagerly: an extra call
+            saved = snapshot(target, *example_inputs, **kwargs)
+            try:
+                with torch.no_grad():
+                    return target(*example_inputs, **kwargs)
+            finally:
+                saved.restore()
 
     try:
         exploration = record_run(

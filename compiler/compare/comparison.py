@@ -184,6 +184,13 @@ def compare(
             call is a real compile.
         progress: called with a ``CompareProgress`` as it goes.
 
+    No process-wide reset: each configuration compiles beside what the process compiled
+    before (a backend of its own) and its cache entries are dropped after its calls, so
+    the user's compiled functions keep theirs. The state the calls touch (parameters,
+    buffers, optimizer and scheduler state, RNG: ``compiler.capture.state``) is saved
+    first and restored after each configuration, so each starts from the same state and
+    the target ends as it was.
+
     Returns:
         A ``Comparison``; a configuration that fails gets a row with ``error`` set, one
         that torch.compile would refuse the error of ``CompileSpec.check``.
