@@ -506,12 +506,14 @@ def fresh_backend(backend: str | Callable[..., Any], mode: str | None,
     import functools
 
     if backend == "inductor":
-        wrapper = type("_CaptureInductor", (torch._TorchCompileInductorWrapper,),
-                       {"__eq__": object.__eq__, "__hash__": object.__hash__})  # fmt: skip
+        # torch names a callable backend by its __name__ (``compiler_name``)
+        own = {"__eq__": object.__eq__, "__hash__": object.__hash__, "__name__": "inductor"}
+        wrapper = type("_CaptureInductor", (torch._TorchCompileInductorWrapper,), own)
         return wrapper(mode, options, dynamic)  # type: ignore[no-any-return]
     found = torch._dynamo.lookup_backend(backend) if isinstance(backend, str) else backend
-    # a new partial compares by identity; torch reads the backend's name through it
-    return functools.partial(found)
+    fresh: Any = functools.partial(found)  # a new partial compares by identity
+    fresh.__name__ = getattr(found, "__name__", str(backend))
+    return fresh  # type: ignore[no-any-return]
 
 
 def compile_isolation() -> dict[str, Any]:
@@ -536,12 +538,11 @@ def _drop_entries(codes: list[CodeType], matches: Callable[[Any], bool]) -> int:
             continue
         done.add(id(code))
         for entry in _debug_get_cache_entry_list(code):
-            manager = entry.guard_manager
+            manager, held = entry.guard_manager, entry.backend
             state = getattr(manager, "extra_state", None)
             if state is None or isinstance(manager, DeletedGuardManagerWrapper):
                 continue
             # torch wraps a callable backend: the entry holds the wrapper
-            held = entry.backend
             if matches(held) or matches(getattr(held, "compiler_fn", held)):
                 state.invalidate(entry, DeletedGuardManagerWrapper("dropped by the explorer"))
                 dropped += 1
@@ -550,8 +551,7 @@ def _drop_entries(codes: list[CodeType], matches: Callable[[Any], bool]) -> int:
 
 
 def evict_backend(backend: object) -> int:
-    """Drop every cache entry compiled with ``backend`` (by identity) in every code Dynamo
-    has seen; entries of other backends (the user's) stay. Returns how many."""
+    """Drop the entries compiled with ``backend`` (by identity) in every code Dynamo saw."""
     from torch._dynamo import convert_frame
 
     codes = [c for ref in list(convert_frame.input_codes.seen) if (c := ref()) is not None]
