@@ -184,3 +184,42 @@ def test_reset_true_still_resets_the_process(reset):
     compiler.explore(other_fn, x, backend="eager", reset=reset)
     mine(x)
     assert backend.graphs == 2  # thrown away by torch.compiler.reset(), compiled again
+
+
+class Counted(torch.nn.Module):
+    """Batch norm in training mode (running statistics move on every call) that also
+    counts its calls in a plain attribute."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = torch.nn.BatchNorm1d(4)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.norm(x)
+
+
+def test_compare_and_try_fixes_leave_a_stateful_target_as_they_found_it():
+    torch.manual_seed(0)
+    counted = Counted()
+    x = torch.randn(8, 4)
+
+    def step(t):
+        out = counted(t)
+        return out * out.sum().item()  # a graph break with a fix to try
+
+    exp = compiler.explore(step, x, backend="eager")
+    after_explore = (counted.calls, counted.norm.running_mean.clone(),
+                     int(counted.norm.num_batches_tracked))  # fmt: skip
+    assert after_explore[0] == 1 and after_explore[2] == 1  # the target ran once
+    tried = compiler.try_fixes(exp, step, x, runs=1)
+    assert tried.tried_fixes and not tried.tried_fixes[0].error
+    assert counted.calls == 1 and int(counted.norm.num_batches_tracked) == 1
+    assert torch.equal(counted.norm.running_mean, after_explore[1])
+
+    c = compiler.compare(counted, x, configs=["aot_eager"], steps=2, warmup=1, record=False)
+    assert [r.error for r in c.rows] == ["", ""]
+    assert counted.calls == 1 and int(counted.norm.num_batches_tracked) == 1
+    assert torch.equal(counted.norm.running_mean, after_explore[1])
+    assert any("restored" in note for note in c.notes), c.notes
