@@ -497,12 +497,9 @@ def aoti_compile_and_package(program: Any, package_path: str) -> str:
 
 def fresh_backend(backend: str | Callable[..., Any], mode: str | None,
                   options: dict[str, Any] | None, dynamic: bool | None) -> Callable[..., Any]:
-    """A backend equal to no backend compiled with before, for ``torch.compile``.
-
-    Dynamo serves a frame from a cache entry whose backend compares equal (Inductor's
-    wrapper compares its settings): with the user's backend, a capture would reuse the
-    user's compile and record nothing. Inductor's ``mode``/``options`` go in its wrapper.
-    """
+    """A backend equal to no other: Dynamo serves a frame from any cache entry whose backend
+    compares equal (Inductor's wrapper compares settings), so with the user's backend a
+    capture would record nothing. Inductor's ``mode``/``options`` go in its wrapper."""
     import functools
 
     if backend == "inductor":
@@ -544,7 +541,11 @@ def _drop_entries(codes: list[CodeType], matches: Callable[[Any], bool]) -> int:
                 continue
             # torch wraps a callable backend: the entry holds the wrapper
             if matches(held) or matches(getattr(held, "compiler_fn", held)):
-                state.invalidate(entry, DeletedGuardManagerWrapper("dropped by the explorer"))
+                dead = DeletedGuardManagerWrapper("dropped by the explorer")
+                # a dead entry counts towards the recompile limit where its ID_MATCH objects
+                # match the frame's: a name no frame has (and a referent that lives) opts out
+                dead.id_matched_objs = {"<dropped>": weakref.ref(_drop_entries)}
+                state.invalidate(entry, dead)
                 dropped += 1
         pending.extend(ContinueExecutionCache.cache.get(code, {}).values())
     return dropped
@@ -559,19 +560,13 @@ def evict_backend(backend: object) -> int:
 
 
 def evict_compiled(compiled: object) -> tuple[str, int]:
-    """Drop the cache entries a ``torch.compile`` result made (its code's and its resume
-    functions', those whose backend equals its backend), so that its next call compiles
-    again. Returns the code's name and how many were dropped.
-
-    A compiled module runs through one code object that every compiled module shares
-    (``wrap_inline``'s ``inner``): its entries are told apart by backend only, so other
-    modules compiled with an equal backend lose theirs too.
-    """
+    """Drop a ``torch.compile`` result's cache entries (its code's and resume functions',
+    with a backend equal to its own): its next call compiles again. Compiled modules share
+    one code (``wrap_inline``'s ``inner``): modules with an equal backend lose theirs too."""
     from torch._dynamo import eval_frame
 
     _TorchDynamoContext = eval_frame._TorchDynamoContext
     innermost_backend = getattr(eval_frame, "innermost_backend", lambda b: b)  # 2.13+
-
     wrapper = compiled.forward if isinstance(compiled, torch.nn.Module) else compiled
     original = getattr(wrapper, "_torchdynamo_orig_callable", None)
     code = getattr(getattr(original, "__func__", original), "__code__", None)

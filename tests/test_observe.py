@@ -92,6 +92,14 @@ def test_a_loop_over_an_earlier_compiled_function_records_its_compiles_and_keeps
     assert any("user_fn" in note and "dropped" in note for note in exp.notes), exp.notes
     mine(x)
     assert backend.graphs == 2
+    # explored more often than Dynamo's recompile limit: the dropped entries do not count
+    # towards it, so every capture still records the compile and the function stays compiled
+    limit = torch._dynamo.config.recompile_limit
+    for _ in range(limit):
+        assert len(compiler.explore(loop, wrap=False).compiles) == 1
+    assert backend.graphs == 2 + limit
+    mine(x)
+    assert backend.graphs == 2 + limit
 
 
 def _training(device: str = "cpu", steps: int = 12, backend: str = "aot_eager"):
