@@ -54,8 +54,8 @@ def explore(
             call, and ids are numbered from ``0/0``. Off by default: capture compiles
             the target beside what the process compiled before (a backend of its own,
             ``isolate_recompiles``), so every compile is recorded and nothing of the
-            user's is reused or replaced; ids are torch's, so a frame compiled earlier
-            may start at ``N/1``.
+            user's is reused or replaced; ids are numbered from ``0/0`` all the same
+            (the notes give torch's own ids where they differ).
         decompile: decompile Dynamo's transformed bytecode (best effort), when the
             decompiled source is first read.
         triton_stages: keep each Triton kernel's TTIR/TTGIR/LLVM IR/PTX/SASS (default:
@@ -70,6 +70,7 @@ def explore(
             Off by default: it re-runs the target (46 compiled and 23 eager calls);
             the state those calls can change is saved first and restored after
             (``compiler.capture.state``), and the Exploration's notes say what was.
+        **kwargs: keyword arguments for ``target``.
 
     What capture does to the process: it adds log handlers, sets a few Inductor and
     AOTAutograd config flags (provenance tracking on, the FX graph and AOTAutograd caches
@@ -80,7 +81,9 @@ def explore(
     globals (or the target itself) have their cache entries dropped first so that their
     compiles are recorded; the target's run rebuilds them with the user's own backend,
     and the notes say which were dropped. The target runs once (``measure=True`` aside).
-        **kwargs: keyword arguments for ``target``.
+    What extra calls (``measure=True``, or classifying a failure) may change and capture
+    cannot put back: iterators and generators (a data loader's position), files, and
+    objects the target does not reach through its closure, globals, bound object or inputs.
 
     Returns:
         The Exploration: one ``Compile`` per compile id, recompiles and resume
