@@ -28,7 +28,8 @@ from typing import Any
 
 from compiler.capture.explore import record_run
 from compiler.capture.snippet import OUT_SLOT, UNBOUND, snippet_function
-from compiler.capture.spec import CompileSpec
+from compiler.capture.spec import CompileSpec, evict_fresh
+from compiler.capture.state import snapshot
 from compiler.errors import TargetError
 from compiler.model import Exploration
 
@@ -71,7 +72,7 @@ def explore_cell(
     target: str | None = None,
     name: str = "cell",
     spec: CompileSpec | None = None,
-    reset: bool = True,
+    reset: bool = False,
     decompile: bool = True,
     compile_code: Callable[[ast.Module | ast.Expression, str, str], CodeType] = compile,
     run_code: Callable[[CodeType], Any] | None = None,
@@ -85,7 +86,11 @@ def explore_cell(
         target: the name to compile while the cell runs; None compiles the cell itself
             as a function of what it reads (its name is then ``name``).
         spec: how to compile (default: ``CompileSpec()``, torch.compile's defaults).
-        reset, decompile: as in ``explore``.
+        reset, decompile: as in ``explore``. Without ``reset`` the cell's compile is
+            fresh (a backend of its own) and its cache entries are dropped after the
+            cell, so functions compiled earlier keep theirs and do not compile again;
+            the cell runs once. What capture changes (log handlers, a few config flags,
+            a bytecode hook) is restored after the cell, also when it raises.
         compile_code: compiles a module or expression (``compile``'s arguments).
         run_code: runs a compiled module or expression and returns its value (by
             default ``eval`` in ``namespace``).
@@ -121,11 +126,15 @@ def explore_cell(
         fn, params, bound, has_value = snippet_function(tree, filename, name, namespace,
                                                         compile_code)  # fmt: skip
         args = [namespace[p] for p in params]
-        compiled = how.compile(fn)
+        compiled = how.compile(fn, fresh=not reset)
 
         def eagerly() -> object:
-            with torch.no_grad():
-                return fn(*args)
+            saved = snapshot(fn, *args)  # classifying a failure calls the cell again
+            try:
+                with torch.no_grad():
+                    return fn(*args)
+            finally:
+                saved.restore()
 
         device = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "")
         namespace.pop(OUT_SLOT, None)
@@ -136,6 +145,7 @@ def explore_cell(
             )  # fmt: skip
         finally:
             out = namespace.pop(OUT_SLOT, None)
+            evict_fresh(compiled)
         if out is None:  # nothing ran (Dynamo skipped the frame and so did the cell)
             return CellRun(exploration=exploration)
         value, values = out
@@ -152,7 +162,7 @@ def explore_cell(
 
     def run_cell() -> None:
         run(codes[0])
-        with _compiled(target, namespace, how):
+        with _compiled(target, namespace, how, fresh=not reset):
             run(codes[1])
             if last_code is not None:
                 result.append(run(last_code))
@@ -164,8 +174,11 @@ def explore_cell(
 
 
 @contextlib.contextmanager
-def _compiled(target: str, ns: dict[str, Any], spec: CompileSpec) -> Iterator[None]:
-    """``ns[target]`` compiled with torch.compile while the block runs, then as it was."""
+def _compiled(
+    target: str, ns: dict[str, Any], spec: CompileSpec, *, fresh: bool = False
+) -> Iterator[None]:
+    """``ns[target]`` compiled with torch.compile while the block runs, then as it was
+    (a ``fresh`` compile's cache entries dropped)."""
     import torch
 
     if target not in ns:
@@ -175,10 +188,12 @@ def _compiled(target: str, ns: dict[str, Any], spec: CompileSpec) -> Iterator[No
     if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
         had_own = "forward" in obj.__dict__
         original = obj.__dict__.get("forward")
-        obj.forward = spec.compile(obj.forward)
+        compiled_forward = spec.compile(obj.forward, fresh=fresh)
+        obj.forward = compiled_forward
         try:
             yield
         finally:
+            evict_fresh(compiled_forward)
             if had_own:
                 obj.forward = original  # type: ignore[assignment]
             else:
@@ -188,10 +203,11 @@ def _compiled(target: str, ns: dict[str, Any], spec: CompileSpec) -> Iterator[No
         what = "class that is not an nn.Module" if isinstance(obj, type) else type(obj).__name__
         msg = f"{target} is a {what}; compile a function, an nn.Module or an nn.Module class."
         raise TargetError(msg)
-    compiled = spec.compile(obj)
+    compiled = spec.compile(obj, fresh=fresh)
     ns[target] = compiled
     try:
         yield
     finally:
+        evict_fresh(compiled)
         if ns.get(target) is compiled:
             ns[target] = obj

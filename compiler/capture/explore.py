@@ -12,7 +12,8 @@ from typing import Any
 from compiler import _compat
 from compiler.capture.failures import classify_failure
 from compiler.capture.recording import describe_target, recording
-from compiler.capture.spec import CompileSpec
+from compiler.capture.spec import CompileSpec, evict_fresh
+from compiler.capture.state import compiled_reachable, recompile_user_code, snapshot
 from compiler.errors import CompileError, ExploreError, OptionError, TargetError
 from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
 from compiler.model import CallTiming, Exploration, Options
@@ -28,7 +29,7 @@ def explore(
     options: dict[str, Any] | None = None,
     keep_caches: bool = False,
     wrap: bool | None = None,
-    reset: bool = True,
+    reset: bool = False,
     decompile: bool = True,
     triton_stages: bool | None = None,
     measure: bool = False,
@@ -48,9 +49,13 @@ def explore(
             already returned by ``torch.compile``, and functions whose code calls
             ``torch.compile`` or reads a compiled function or module (a training step,
             ``lambda: run(torch.compile(f))``), run as they are; others are wrapped.
-        reset: reset Dynamo first (``torch.compiler.reset()``) so that every
-            compile is recorded, numbered from ``0/0``, rather than served from
-            code compiled earlier in the process.
+        reset: reset Dynamo for the whole process first (``torch.compiler.reset()``):
+            everything compiled earlier is thrown away and compiles again on its next
+            call, and ids are numbered from ``0/0``. Off by default: capture compiles
+            the target beside what the process compiled before (a backend of its own,
+            ``isolate_recompiles``), so every compile is recorded and nothing of the
+            user's is reused or replaced; ids are numbered from ``0/0`` all the same
+            (the notes give torch's own ids where they differ).
         decompile: decompile Dynamo's transformed bytecode (best effort), when the
             decompiled source is first read.
         triton_stages: keep each Triton kernel's TTIR/TTGIR/LLVM IR/PTX/SASS (default:
@@ -62,8 +67,23 @@ def explore(
             convolutions), and fill ``Exploration.call_timing``: eager against compiled
             time per call, device and host time, CUDA graph replays, recordings,
             warm-ups and input copies per call, with notes on what explains a slow call.
-            Off by default: it re-runs the target (46 compiled and 23 eager calls).
+            Off by default: it re-runs the target (46 compiled and 23 eager calls);
+            the state those calls can change is saved first and restored after
+            (``compiler.capture.state``), and the Exploration's notes say what was.
         **kwargs: keyword arguments for ``target``.
+
+    What capture does to the process: it adds log handlers, sets a few Inductor and
+    AOTAutograd config flags (provenance tracking on, the FX graph and AOTAutograd caches
+    off) and a bytecode hook for the duration, and restores them after, also when the
+    target raises. With ``wrap=True`` the cache entries its own compile added are dropped
+    afterwards; functions the user compiled before keep theirs and do not compile again.
+    With ``wrap=False`` the target's own compiled functions found in its closure and
+    globals (or the target itself) have their cache entries dropped first so that their
+    compiles are recorded; the target's run rebuilds them with the user's own backend,
+    and the notes say which were dropped. The target runs once (``measure=True`` aside).
+    What extra calls (``measure=True``, or classifying a failure) may change and capture
+    cannot put back: iterators and generators (a data loader's position), files, and
+    objects the target does not reach through its closure, globals, bound object or inputs.
 
     Returns:
         The Exploration: one ``Compile`` per compile id, recompiles and resume
@@ -106,15 +126,56 @@ def explore(
                        options={} if options is None else options,
                        keep_caches=keep_caches).check(wrap=wrap)  # fmt: skip
     opts = spec.record(wrapped=wrap)
+    notes: list[str] = []
     if reset:
         torch.compiler.reset()
-    run = spec.compile(target) if wrap else target
+    elif not wrap:
+        dropped = recompile_user_code(compiled_reachable(target, *example_inputs))
+        if dropped:
+            notes.append(
+                f"Dynamo's cache entries of {', '.join(dropped)} (compiled before this capture) "
+                "were dropped first so that their compiles are recorded; the target's run "
+                "compiled them again with their own backend, and later calls use those."
+            )
+    run = spec.compile(target, fresh=not reset) if wrap else target
+    try:
+        return _explore(run, target, example_inputs, kwargs, spec, opts, notes,
+                        wrap=wrap, wrap_defaulted=wrap_defaulted, measure=measure,
+                        decompile=decompile, triton_stages=triton_stages)  # fmt: skip
+    finally:
+        if wrap and not reset:
+            evict_fresh(run)
+
+
+def _explore(
+    run: Callable[..., Any],
+    target: Callable[..., Any],
+    example_inputs: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    spec: CompileSpec,
+    opts: Options,
+    notes: list[str],
+    *,
+    wrap: bool,
+    wrap_defaulted: bool,
+    measure: bool,
+    decompile: bool,
+    triton_stages: bool | None,
+) -> Exploration:
+    import torch
+
+    keep_caches = spec.keep_caches
     rerun = None
     if wrap:
 
         def rerun() -> object:
-            with torch.no_grad():
-                return target(*example_inputs, **kwargs)
+            # a failure is classified by running the target eagerly: an extra call
+            saved = snapshot(target, *example_inputs, **kwargs)
+            try:
+                with torch.no_grad():
+                    return target(*example_inputs, **kwargs)
+            finally:
+                saved.restore()
 
     try:
         exploration = record_run(
@@ -141,7 +202,15 @@ def explore(
             )
         raise
     if measure:
-        exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
+        saved = snapshot(target, *example_inputs, **kwargs)
+        try:
+            exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
+        finally:
+            saved.restore()
+        if exploration.call_timing is not None:
+            notes.append(f"Timing called the target again; its state was {saved.describe()}")
+    if notes:
+        exploration = dataclasses.replace(exploration, notes=(*exploration.notes, *notes))
     return exploration
 
 

@@ -165,6 +165,8 @@ class Recording:
     counters_after: dict[str, int] = field(default_factory=dict)
     triton_stages: bool = False
     started: float = field(default_factory=time.time)
+    # compiles Dynamo had numbered per frame before the block: ids are rebased on them
+    compiled_before: dict[int, int] = field(default_factory=dict)
 
     def bytecode_hook(self, original: CodeType, transformed: CodeType) -> None:
         """Dynamo's bytecode hook: keep both codes as ``dis`` text (and decompiled source)."""
@@ -212,8 +214,17 @@ class Recording:
             Event(key="str", metadata=(name, index))
             for index, name in _compat.interned_strings().items()
         ]
-        result = build_compiles([*interned, *self.events], source=source)
+        events, renumbered = _rebased(self.events, self.compiled_before)
+        result = build_compiles([*interned, *events], source=source)
         notes: list[str] = []
+        if renumbered:
+            notes.append(
+                "Compile ids are numbered from this capture's first compile, as after a "
+                "reset; torch's own ids in this process (its logs) were "
+                + ", ".join(f"{new} = {old}" for new, old in renumbered[:8])
+                + (" ..." if len(renumbered) > 8 else "")
+                + "."
+            )
         errors = list(self.errors)
         if self.triton_stages:
             notes.extend(self._attach_triton_stages(result.compiles, errors, result.derived))
@@ -270,6 +281,42 @@ class Recording:
             )
             errors.append(StageError(stage="triton", message=message))
         return notes
+
+
+def _rebased(
+    events: list[Event], before: dict[int, int]
+) -> tuple[list[Event], list[tuple[str, str]]]:
+    """Events with compile ids numbered as if Dynamo had been reset before the capture:
+    frames from 0 in the order of torch's frame ids, each frame's compiles from 0. The
+    capture compiles beside what the process compiled before, so torch's own numbering
+    goes on from there. Returns the events and (new id, torch's id) of each compile
+    renumbered."""
+    ids = [e.compile_id for e in events if e.compile_id is not None]
+    frames = sorted({c.frame_id for c in ids if c.frame_id is not None})
+    first = {f: min(c.frame_compile_id or 0 for c in ids if c.frame_id == f) for f in frames}
+    # a frame's compile numbers start after what it had before; a compile of an attempt
+    # the capture saw start is never below its first
+    shift = {f: min(before.get(f, 0), first[f]) for f in frames}
+    new_frame = {f: i for i, f in enumerate(frames)}
+    if all(new_frame[f] == f and shift[f] == 0 for f in frames):
+        return events, []
+    renamed: dict[str, str] = {}
+    rebased = []
+    for event in events:
+        cid = event.compile_id
+        if cid is None or cid.frame_id is None:
+            rebased.append(event)
+            continue
+        new = dataclasses.replace(
+            cid,
+            frame_id=new_frame[cid.frame_id],
+            frame_compile_id=None
+            if cid.frame_compile_id is None
+            else cid.frame_compile_id - shift[cid.frame_id],
+        )
+        renamed.setdefault(str(new), str(cid))
+        rebased.append(dataclasses.replace(event, compile_id=new))
+    return rebased, [(new, old) for new, old in renamed.items() if new != old]
 
 
 def _with_variants(
@@ -443,6 +490,7 @@ def recording(
             hook = _compat.register_bytecode_hook(rec.bytecode_hook)
             remove_autotune_listener = _compat.add_autotune_listener(rec.autotune_listener)
             rec.counters_before = _compat.counters_snapshot()
+            rec.compiled_before = _compat.frame_compile_counts()
             try:
                 yield rec
             finally:

@@ -18,7 +18,8 @@ from typing import Any
 
 from compiler import _compat
 from compiler.capture.recording import describe_target, environment, recording
-from compiler.capture.spec import CompileSpec
+from compiler.capture.spec import CompileSpec, evict_fresh
+from compiler.capture.state import snapshot
 from compiler.errors import InputError, OptionError
 from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Environment, Exploration
@@ -183,6 +184,13 @@ def compare(
             call is a real compile.
         progress: called with a ``CompareProgress`` as it goes.
 
+    No process-wide reset: each configuration compiles beside what the process compiled
+    before (a backend of its own) and its cache entries are dropped after its calls, so
+    the user's compiled functions keep theirs. The state the calls touch (parameters,
+    buffers, optimizer and scheduler state, RNG: ``compiler.capture.state``) is saved
+    first and restored after each configuration, so each starts from the same state and
+    the target ends as it was.
+
     Returns:
         A ``Comparison``; a configuration that fails gets a row with ``error`` set, one
         that torch.compile would refuse the error of ``CompileSpec.check``.
@@ -222,11 +230,15 @@ def compare(
     if skipped:
         notes.append(f"skipped on this device (they need CUDA): {', '.join(skipped)}")
     chosen = [c for c in chosen if not (c.cuda_only and not cuda)]
+    saved = snapshot(target, *inputs)
+    if saved.modules or saved.optimizers:
+        notes.append(f"each configuration's calls start from the same state: {saved.describe()}")
     for index, config in enumerate(chosen):
         step = _Reporter(report, config.name, index, len(chosen))
         try:
             row, out = _measure(target, inputs, config, steps, warmup, record, cuda, step)
         except Exception as exc:
+            saved.restore()
             if config.spec.backend is None:
                 msg = (
                     f"{describe_target(target)} fails eagerly on these inputs: "
@@ -241,6 +253,7 @@ def compare(
                            exploration=explored)
             )  # fmt: skip
             continue
+        saved.restore()
         if config.spec.backend is None:
             eager_out = out
         else:
@@ -260,7 +273,6 @@ def compare(
         dataclasses.replace(r, speedup=eager / r.median_ms) if eager and r.median_ms else r
         for r in rows
     ]
-    torch.compiler.reset()
     return Comparison(
         target=describe_target(target),
         inputs=tuple(_describe_input(x) for x in inputs),
@@ -330,11 +342,10 @@ def _measure(
     cuda: bool,
     step: _Reporter,
 ) -> tuple[CompareRow, Any]:
-    import torch
 
     spec = config.spec if config.spec.backend is None else config.spec.check()
-    torch.compiler.reset()
-    run = spec.compile(target)
+    # compiled beside the user's compiles, and its cache entries dropped after its calls
+    run = spec.compile(target, fresh=True)
 
     def tell(phase: str, i: int) -> None:
         if phase == "first call":
@@ -344,13 +355,16 @@ def _measure(
         elif i % max(1, steps // 10) == 0:
             step(phase, i, steps)
 
-    with _maybe_recording(record and spec.backend is not None, spec.keep_caches) as rec:
-        if rec is not None:
-            rec.target = describe_target(target)
-        times = time_calls(
-            lambda: run(*inputs), warmup=warmup, runs=steps, sync=synchroniser(cuda),
-            first=True, before=tell,
-        )  # fmt: skip
+    try:
+        with _maybe_recording(record and spec.backend is not None, spec.keep_caches) as rec:
+            if rec is not None:
+                rec.target = describe_target(target)
+            times = time_calls(
+                lambda: run(*inputs), warmup=warmup, runs=steps, sync=synchroniser(cuda),
+                first=True, before=tell,
+            )  # fmt: skip
+    finally:
+        evict_fresh(run)
     exploration = rec.exploration() if rec is not None else None
     row = CompareRow(
         config=config,

@@ -16,7 +16,8 @@ from typing import Any
 from compiler.advise.findings import fix_reach
 from compiler.capture.explore import record_run
 from compiler.capture.recording import describe_target
-from compiler.capture.spec import CompileSpec
+from compiler.capture.spec import CompileSpec, evict_fresh
+from compiler.capture.state import compiled_reachable, recompile_user_code, snapshot
 from compiler.errors import OptionError
 from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Exploration, Fix, Options, RunFigures, TriedFix
@@ -36,9 +37,14 @@ def try_fixes(
     """``exp`` with ``tried_fixes``: each fix its findings propose, applied to ``target``.
 
     The target runs as ``exp`` was captured (``exp.options``) and once per fix, each a
-    fresh compile (``torch.compiler.reset()`` first) recorded like ``explore`` records,
-    then ``runs`` warm calls timed (synchronised on CUDA). The findings of the returned
-    Exploration show each fix's before and after.
+    fresh compile recorded like ``explore`` records, then ``runs`` warm calls timed
+    (synchronised on CUDA). The findings of the returned Exploration show each fix's
+    before and after. No process-wide reset: a wrapped target compiles with a backend of
+    its own and its cache entries are dropped after each run, so what the user compiled
+    keeps its cache; a target that compiles itself has its compiled functions' entries
+    dropped before each run and after the last (they compile again on the next call).
+    The state the runs can change (``compiler.capture.state``) is saved first and
+    restored after every run.
 
     Args:
         exp: a live capture of ``target`` (``compiler.explore``).
@@ -70,8 +76,13 @@ def try_fixes(
         return exp
     opts = exp.options or Options()
 
+    saved = snapshot(target, *example_inputs, **kwargs)
+
     def run_with(fix: Fix | None) -> RunFigures:
-        return _run(target, example_inputs, kwargs, opts, fix, runs)
+        try:
+            return _run(target, example_inputs, kwargs, opts, fix, runs)
+        finally:
+            saved.restore()
 
     before = run_with(None)
     tried = []
@@ -84,6 +95,8 @@ def try_fixes(
         except Exception as exc:  # the fixed run failed: say so in the finding
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             tried.append(TriedFix(fix=fix, before=before, after=RunFigures(), error=first[:300]))
+    if not opts.wrapped:  # the last fix's compile must not stay in the user's functions
+        recompile_user_code(compiled_reachable(target, *example_inputs))
     return dataclasses.replace(exp, tried_fixes=(*exp.tried_fixes, *tried))
 
 
@@ -95,7 +108,6 @@ def _run(
     fix: Fix | None,
     runs: int,
 ) -> RunFigures:
-    import torch
 
     # the stored options are text, not the values torch.compile took: they stay out
     spec = CompileSpec(backend=opts.backend or "inductor", mode=opts.mode, dynamic=opts.dynamic,
@@ -105,8 +117,9 @@ def _run(
             msg = "the target calls torch.compile itself, so the explorer cannot change its backend"
             raise OptionError(msg)
         spec = compile_args(fix, spec)
-    torch.compiler.reset()
-    run = spec.check().compile(target) if opts.wrapped else target
+    if not opts.wrapped:
+        recompile_user_code(compiled_reachable(target, *inputs))
+    run = spec.check().compile(target, fresh=True) if opts.wrapped else target
     fixed = applied(fix, wrapped=opts.wrapped) if fix is not None else contextlib.nullcontext()
     with fixed:
         exp = record_run(
@@ -116,8 +129,12 @@ def _run(
             decompile=False,
         )
         sync = synchroniser(_on_cuda(inputs, kwargs))
-        times = time_calls(lambda: run(*inputs, **kwargs), warmup=_WARMUP, runs=runs, sync=sync)
-    torch.compiler.reset()
+        try:
+            times = time_calls(
+                lambda: run(*inputs, **kwargs), warmup=_WARMUP, runs=runs, sync=sync
+            )
+        finally:
+            evict_fresh(run)
     return RunFigures(
         graph_breaks=len(exp.graph_breaks),
         graphs=sum(1 for c in exp.compiles if "dynamo_output_graph" in c.graphs),

@@ -74,9 +74,13 @@ class CompileMagics(Magics):
         help="skip decompiling Dynamo's transformed bytecode (faster on big functions)",
     )  # fmt: skip
     @argument(
+        "--reset", action="store_true",
+        help="reset Dynamo for the whole process first (torch.compiler.reset()): everything "
+        "compiled earlier compiles again on its next call; ids start at 0/0",
+    )  # fmt: skip
+    @argument(
         "--no-reset", action="store_true",
-        help="do not reset Dynamo first: code compiled earlier keeps its cache, and "
-        "compile ids continue from there instead of starting at 0/0",
+        help="the default (kept for old cells): compile beside what was compiled before",
     )  # fmt: skip
     @argument(
         "--live", action="store_true",
@@ -100,6 +104,14 @@ class CompileMagics(Magics):
         the tensors, modules and numbers it reads; otherwise the cell runs as it is with
         --target NAME (or its only def/class) compiled. The cell's output, its last
         value and its assignments stay as in a normal cell.
+
+        What it does to the process: the cell runs once. While it runs, capture adds log
+        handlers, a bytecode hook and a few config flags (Inductor provenance tracking on,
+        the FX graph and AOTAutograd caches off), and restores them after, also when the
+        cell raises. The cell's compile uses a backend of its own, beside what was
+        compiled before, and its cache entries are dropped after the cell: functions
+        compiled earlier keep theirs and do not compile again. --reset resets Dynamo for
+        the whole process instead.
         """
         import compiler
 
@@ -129,7 +141,7 @@ class CompileMagics(Magics):
             try:
                 run = explore_cell(
                     tree, filename, ns, target=target, name=f"cell_{number}", spec=spec,
-                    reset=not args.no_reset, decompile=not args.no_decompile,
+                    reset=args.reset and not args.no_reset, decompile=not args.no_decompile,
                     compile_code=self.shell.compile, run_code=self.shell.ev,
                 )  # fmt: skip
             except (compiler.OptionError, compiler.TargetError) as exc:

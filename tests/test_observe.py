@@ -1,0 +1,233 @@
+"""Observing changes nothing (issue 34): no process-wide Dynamo reset by default, and the
+state a capture's extra calls touch comes back as it was.
+
+tests/conftest.py resets Dynamo around every test, so each test here compiles the user's
+function itself, inside the test, and counts its compiles with a real backend.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import compiler
+from compiler.capture.state import snapshot
+
+
+class CountingBackend:
+    """A torch.compile backend that runs the graph eagerly and counts how often Dynamo
+    handed it a graph (one per compile of a frame)."""
+
+    def __init__(self) -> None:
+        self.graphs = 0
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
+        self.graphs += 1
+        return gm.forward
+
+
+def user_fn(x):
+    return x.cos() * 2 + 1
+
+
+def other_fn(x):
+    return x.sin() - 1
+
+
+def breaks(x):
+    return x * x.sum().item()
+
+
+def test_a_compiled_function_survives_explore_a_compile_cell_and_try_fixes():
+    backend = CountingBackend()
+    mine = torch.compile(user_fn, backend=backend)
+    x = torch.randn(8)
+    mine(x)
+    assert backend.graphs == 1
+
+    # explore something else, then the very function the user compiled
+    compiler.explore(other_fn, x, backend="eager")
+    exp = compiler.explore(user_fn, x, backend="eager")
+    assert [c.code_name for c in exp.compiles] == ["user_fn"]  # seen, not served from cache
+    # numbered as after a reset, not a recompile of the user's compile (torch's 0/1)
+    assert str(exp.compiles[0].compile_id) == "0/0" and not exp.compiles[0].is_recompile
+    assert any("0/0 = 0/1" in note for note in exp.notes), exp.notes
+
+    # IPython here, not at the top: test_gpu imports this file's training loop on a
+    # machine that may lack it
+    from conftest import ipython_shell
+    from IPython.utils.capture import capture_output
+
+    ip = ipython_shell()
+    ip.run_line_magic("load_ext", "explorer")
+    try:
+        ip.user_ns.update(torch=torch, x=x)
+        with capture_output():
+            ip.run_cell_magic("compile", "cellexp --no-view --backend eager", "y = x.tan()\n")
+        assert ip.user_ns["cellexp"].compiles
+    finally:
+        ip.run_line_magic("unload_ext", "explorer")
+
+    broken = compiler.explore(breaks, x, backend="eager")
+    tried = compiler.try_fixes(broken, breaks, x, runs=1)
+    assert tried.tried_fixes  # a fix really ran (capture_scalar_outputs for .item())
+
+    assert torch.allclose(mine(x), user_fn(x))
+    assert backend.graphs == 1, "the user's compiled function compiled again"
+
+
+def test_a_loop_over_an_earlier_compiled_function_records_its_compiles_and_keeps_them():
+    backend = CountingBackend()
+    mine = torch.compile(user_fn, backend=backend)
+    x = torch.randn(8)
+    mine(x)
+
+    def loop():
+        return [mine(x) for _ in range(3)]
+
+    exp = compiler.explore(loop, wrap=False)
+    # its entries were dropped first so the capture sees the compile, and rebuilt by the run
+    assert [c.code_name for c in exp.compiles] == ["user_fn"]
+    assert backend.graphs == 2
+    assert any("user_fn" in note and "dropped" in note for note in exp.notes), exp.notes
+    mine(x)
+    assert backend.graphs == 2
+    # explored more often than Dynamo's recompile limit: the dropped entries do not count
+    # towards it, so every capture still records the compile and the function stays compiled
+    limit = torch._dynamo.config.recompile_limit
+    for _ in range(limit):
+        assert len(compiler.explore(loop, wrap=False).compiles) == 1
+    assert backend.graphs == 2 + limit
+    mine(x)
+    assert backend.graphs == 2 + limit
+
+
+def _training(device: str = "cpu", steps: int = 12, backend: str = "aot_eager"):
+    """A model, AdamW and LambdaLR, and a loop of ``steps`` steps over a compiled model."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Dropout(0.1), torch.nn.Linear(32, 4)
+    ).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 0.7**step)
+    compiled = torch.compile(model, backend=backend)
+    data = torch.randn(steps, 8, 16, device=device)
+    target = torch.randn(steps, 8, 4, device=device)
+
+    def run():
+        for i in range(steps):
+            loss = torch.nn.functional.mse_loss(compiled(data[i]), target[i])
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            sched.step()
+
+    return run, model, opt, sched
+
+
+def _state(model, opt, sched):
+    return (
+        [p.detach().clone() for p in model.parameters()],
+        {k: {n: v.clone() for n, v in s.items()} for k, s in opt.state_dict()["state"].items()},
+        sched.last_epoch,
+        opt.param_groups[0]["lr"],
+        torch.get_rng_state(),
+        torch.cuda.get_rng_state() if torch.cuda.is_initialized() else None,
+    )
+
+
+def assert_same_state(a, b, *, exact: bool):
+    same = torch.equal if exact else lambda p, q: torch.allclose(p, q, rtol=1e-4, atol=1e-6)
+    params_a, opt_a, epoch_a, lr_a, *_ = a
+    params_b, opt_b, epoch_b, lr_b, *_ = b
+    assert all(same(p, q) for p, q in zip(params_a, params_b, strict=True))
+    assert opt_a.keys() == opt_b.keys()
+    for k in opt_a:
+        assert opt_a[k].keys() == opt_b[k].keys()
+        assert all(same(opt_a[k][n], opt_b[k][n]) for n in opt_a[k])
+    assert (epoch_a, lr_a) == (epoch_b, lr_b)
+
+
+def test_an_explored_training_loop_ends_as_a_plain_run_ends():
+    run, model, opt, sched = _training()
+    run()
+    plain = _state(model, opt, sched)
+
+    run, model, opt, sched = _training()
+    exp = compiler.explore(run, wrap=False, measure=True)
+    assert exp.compiles
+    explored = _state(model, opt, sched)
+    assert_same_state(explored, plain, exact=True)
+    assert torch.equal(explored[4], plain[4])  # dropout drew the same random numbers
+    assert explored[2] == 12
+
+
+def test_extra_calls_of_a_training_step_are_undone_by_the_snapshot():
+    # what measure=True, try_fixes and compare do around the calls they add: the loop
+    # trains 3 more times (a learning rate that decays each step), then is put back
+    run, model, opt, sched = _training(steps=2)
+    run()
+    plain = _state(model, opt, sched)
+
+    run, model, opt, sched = _training(steps=2)
+    run()
+    saved = snapshot(run)
+    assert saved.modules == 1 and len(saved.optimizers) == 1 and len(saved.schedulers) == 1
+    for _ in range(3):
+        run()
+    assert sched.last_epoch == 8
+    saved.restore()
+    restored = _state(model, opt, sched)
+    assert_same_state(restored, plain, exact=True)
+    assert torch.equal(restored[4], plain[4])
+    assert "optimizer" in saved.describe()
+
+
+@pytest.mark.parametrize("reset", [True])
+def test_reset_true_still_resets_the_process(reset):
+    backend = CountingBackend()
+    mine = torch.compile(user_fn, backend=backend)
+    x = torch.randn(8)
+    mine(x)
+    compiler.explore(other_fn, x, backend="eager", reset=reset)
+    mine(x)
+    assert backend.graphs == 2  # thrown away by torch.compiler.reset(), compiled again
+
+
+class Counted(torch.nn.Module):
+    """Batch norm in training mode (running statistics move on every call) that also
+    counts its calls in a plain attribute."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = torch.nn.BatchNorm1d(4)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.norm(x)
+
+
+def test_compare_and_try_fixes_leave_a_stateful_target_as_they_found_it():
+    torch.manual_seed(0)
+    counted = Counted()
+    x = torch.randn(8, 4)
+
+    def step(t):
+        out = counted(t)
+        return out * out.sum().item()  # a graph break with a fix to try
+
+    exp = compiler.explore(step, x, backend="eager")
+    after_explore = (counted.calls, counted.norm.running_mean.clone(),
+                     int(counted.norm.num_batches_tracked))  # fmt: skip
+    assert after_explore[0] == 1 and after_explore[2] == 1  # the target ran once
+    tried = compiler.try_fixes(exp, step, x, runs=1)
+    assert tried.tried_fixes and not tried.tried_fixes[0].error
+    assert counted.calls == 1 and int(counted.norm.num_batches_tracked) == 1
+    assert torch.equal(counted.norm.running_mean, after_explore[1])
+
+    c = compiler.compare(counted, x, configs=["aot_eager"], steps=2, warmup=1, record=False)
+    assert [r.error for r in c.rows] == ["", ""]
+    assert counted.calls == 1 and int(counted.norm.num_batches_tracked) == 1
+    assert torch.equal(counted.norm.running_mean, after_explore[1])
+    assert any("restored" in note for note in c.notes), c.notes
