@@ -1,0 +1,94 @@
+"""Issue 35, points 1 and 2: where compile time went, and why a cache missed.
+
+The committed logs under tests/data/traces/cache_config are what ``TORCH_TRACE`` wrote for
+``benchmarks/cache_diff_kinds.py``'s program in two processes sharing one Inductor cache
+folder, the second with ``torch._inductor.config.max_fusion_size = 32``
+(``benchmarks/cache_diff_kinds.py --only config --keep DIR``; ``b``'s log without its
+``chromium_event`` records, to keep it small).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+
+import compiler
+from compiler.advise.costs import time_phases
+from compiler.diff.cache_keys import cache_records
+
+TRACES = Path(__file__).parent / "data" / "traces" / "cache_config"
+
+
+@pytest.fixture(scope="module")
+def runs() -> tuple[compiler.Exploration, compiler.Exploration]:
+    return compiler.load_trace(TRACES / "a"), compiler.load_trace(TRACES / "b")
+
+
+def _fx_payload(exp: compiler.Exploration) -> dict:
+    return json.loads(exp.compiles[0].artifacts["fx_graph_cache_miss"])
+
+
+def test_cache_diff_names_the_changed_inductor_config_value(runs):
+    a, b = runs
+    diff = compiler.cache_diff(a, b)
+    # torch's own keys differ, and the one component whose hash differs is the config value
+    assert _fx_payload(a)["key"] != _fx_payload(b)["key"]
+    (row,) = diff.compiles
+    assert row.states("b") == {"fx_graph": "miss", "aotautograd": "miss"}
+    fx = [ch for ch in row.changes if ch.cache == "fx_graph"]
+    assert [(ch.name, ch.kind) for ch in fx] == [("inductor_config[max_fusion_size]", "config")]
+    default = torch._inductor.config.get_config_copy()["max_fusion_size"]
+    assert (fx[0].a, fx[0].b) == (str(default), "32")
+    assert "inductor_config[max_fusion_size]" in str(diff)
+    # the same run against itself: the keys match, nothing changed
+    assert not compiler.cache_diff(a, a).kinds()
+
+
+def test_compile_time_phases_add_up_to_torchs_metrics(runs):
+    a, _ = runs
+    (c,) = a.compiles
+    times = compiler.compile_time(a)
+    (row,) = times.compiles
+    total = c.metrics.entire_frame_seconds
+    assert total and row.seconds == pytest.approx(total)
+    assert sum(s for _, s in row.phases) == pytest.approx(total, rel=1e-6)
+    # torch's chromium span of the whole frame agrees with its compilation_metrics
+    (span,) = [p.seconds for p in c.metrics.phases if p.name == "entire_frame_compile"]
+    assert span == pytest.approx(total, rel=0.05)
+    # the C++ build sits inside torch's code_gen time, which sits inside Inductor's
+    assert row.phase(time_phases.BUILD) <= (c.metrics.code_gen_seconds or 0) + 1e-6
+    assert (c.metrics.code_gen_seconds or 0) <= (c.metrics.inductor_seconds or 0)
+    assert row.phases == tuple(sorted(row.phases, key=lambda kv: -kv[1]))
+    assert times.warm_seconds == pytest.approx(
+        sum(p.seconds for p in c.metrics.phases if p.name in ("bytecode_tracing", "build_guards"))
+    )
+
+
+def test_an_outlier_compile_is_flagged_once(runs):
+    a, _ = runs
+    (real,) = a.compiles
+    quick = replace(real.metrics, entire_frame_seconds=0.2, phases=())
+    small = [
+        replace(real, compile_id=replace(real.compile_id, frame_id=i), key=f"{i}/0", metrics=quick)
+        for i in (1, 2, 3)
+    ]
+    exp = replace(a, compiles=(real, *small))
+    outliers = [f for f in exp.findings() if f.kind == "compile_time.outlier"]
+    assert len(outliers) == 1
+    assert "0/0" in outliers[0].title and outliers[0].cause.startswith("compile_time.outlier|")
+
+
+@pytest.mark.slow
+def test_live_capture_with_caches_keeps_the_key_components():
+    def f(x):
+        return torch.sin(x * 2.0) + 1
+
+    exp = compiler.explore(f, torch.randn(8, 8), keep_caches=True)
+    records = [r for c in exp.compiles for r in cache_records(c)]
+    fx = [r for r in records if r.cache == "fx_graph"]
+    assert fx and all(r.state in ("hit", "miss", "bypass") for r in fx)
+    assert any(x.name == "gm" for r in fx for x in r.components) or fx[0].state == "bypass"
