@@ -18,7 +18,7 @@ import torch
 
 import compiler
 from compiler.advise.costs import time_phases
-from compiler.diff.cache_keys import cache_records
+from compiler.diff.cache_keys import cache_records, uncacheable
 
 TRACES = Path(__file__).parent / "data" / "traces" / "cache_config"
 
@@ -82,13 +82,30 @@ def test_an_outlier_compile_is_flagged_once(runs):
     assert "0/0" in outliers[0].title and outliers[0].cause.startswith("compile_time.outlier|")
 
 
+def test_report_shows_where_compile_time_went(runs):
+    from explorer.report import summarize
+
+    a, _ = runs
+    text = summarize(a)
+    section = text[text.index("## Where compile time went") :]
+    assert f"{a.compiles[0].metrics.entire_frame_seconds:.2f} s in 1 compile" in section
+    assert "| C++/Triton build |" in section
+
+
 @pytest.mark.slow
-def test_live_capture_with_caches_keeps_the_key_components():
+def test_live_capture_names_a_compile_torch_cannot_cache():
+    def plain_pass(graph):  # a plain function: torch cannot hash it into the key
+        return None
+
     def f(x):
         return torch.sin(x * 2.0) + 1
 
-    exp = compiler.explore(f, torch.randn(8, 8), keep_caches=True)
+    with torch._inductor.config.patch(post_grad_custom_post_pass=plain_pass):
+        exp = compiler.explore(f, torch.randn(8, 8), keep_caches=True)
     records = [r for c in exp.compiles for r in cache_records(c)]
-    fx = [r for r in records if r.cache == "fx_graph"]
-    assert fx and all(r.state in ("hit", "miss", "bypass") for r in fx)
-    assert any(x.name == "gm" for r in fx for x in r.components) or fx[0].state == "bypass"
+    assert [r.state for r in records if r.cache == "fx_graph"] == ["bypass"]
+    (u,) = [u for u in uncacheable(exp) if u.cache == "fx_graph"]
+    # torch's words for it (codecache.py: "Unsupported post grad custom pass")
+    assert "custom pass" in u.reason
+    bypass = [f for f in exp.findings() if f.kind == "cache.bypass"]
+    assert len(bypass) == 1 and u.reason in bypass[0].cause

@@ -24,7 +24,7 @@ class ComponentChange:
 
     cache: str
     name: str
-    kind: str  # config, constant, graph, input, torch version, system; key: no parts logged
+    kind: str  # one of _ORDER; key: a key that changed with no parts logged
     a: str
     b: str
 
@@ -77,10 +77,18 @@ class CacheDiff:
                 f"{k}: {sa.get(k, '-')} -> {sb.get(k, '-')}" for k in sorted({*sa, *sb})
             )
             lines.append(f"compile {c.compile} ({c.code_name}): {caches or 'no cache lookups'}")
-            for ch in c.changes:
+            shown: dict[str, int] = {}
+            for ch in sorted(c.changes, key=lambda ch: _ORDER.index(ch.kind)):
+                shown[ch.kind] = shown.get(ch.kind, 0) + 1
+                if shown[ch.kind] > _PER_KIND:
+                    continue
                 lines.append(f"  {ch.cache} key differs in {ch.name} ({ch.kind})")
-                lines.append(f"    a: {_short(ch.a)}")
-                lines.append(f"    b: {_short(ch.b)}")
+                a, b = _windows(ch.a, ch.b)
+                lines.append(f"    a: {a}")
+                lines.append(f"    b: {b}")
+            for kind, n in shown.items():
+                if n > _PER_KIND:
+                    lines.append(f"  ... and {n - _PER_KIND} more {kind} components")
         for k in self.only_a:
             lines.append(f"compile {k}: only in a")
         for k in self.only_b:
@@ -92,9 +100,27 @@ class CacheDiff:
         return "\n".join(lines)
 
 
-def _short(text: str) -> str:
-    one = text.replace("\n", "\\n")
-    return one if len(one) <= _SHOWN else one[:_SHOWN] + f"... ({len(text)} chars)"
+_ORDER = ("torch version", "graph", "constant", "input", "config", "system", "key")
+_PER_KIND = 3
+
+
+def _windows(a: str, b: str) -> tuple[str, str]:
+    """Both values on one line each, cut to the stretch around their first difference;
+    a value that is not text (torch hashes its version as bytes) is named by its length."""
+    if not (a.isprintable() or "\n" in a) or not (b.isprintable() or "\n" in b):
+        return f"<{len(a)} bytes, not text>", f"<{len(b)} bytes, not text>"
+    a1, b1 = a.replace("\n", "\\n"), b.replace("\n", "\\n")
+    if max(len(a1), len(b1)) <= _SHOWN:
+        return a1, b1
+    first = next((i for i, (x, y) in enumerate(zip(a1, b1, strict=False)) if x != y), 0)
+    start = max(0, first - _SHOWN // 3)
+
+    def cut(t: str) -> str:
+        return ("..." if start else "") + t[start : start + _SHOWN] + (
+            "..." if start + _SHOWN < len(t) else ""
+        )
+
+    return cut(a1), cut(b1)
 
 
 def cache_records(c: Compile) -> tuple[CacheRecord, ...]:
