@@ -156,7 +156,9 @@ def findings(exp: Exploration) -> list[Ranked]:
         out.append(
             finding(
                 "compile_time.outlier",
-                "warning",
+                # a model's main graph outweighs its break fragments by nature: a note of
+                # where the time went, not an alarm
+                "info",
                 f"Compile {c.compile} (`{c.code_name}`) took {c.seconds:.1f} s, "
                 f"{c.seconds / mid:.0f}x the run's median compile; most of it in {top}",
                 [
