@@ -117,7 +117,8 @@ def _time_and_caches(exp: Exploration, out: list[str]) -> None:
         out += ["## Where compile time went", ""]
         out += [f"{times.total:.2f} s in {_count(len(times.compiles), 'compile')}; "
                 f"recompiles {times.recompile_seconds:.2f} s; a warm process would still pay "
-                f"{times.warm_seconds:.2f} s (Dynamo tracing and guards) plus cache loads.",
+                f"{times.warm_seconds:.2f} s (Dynamo tracing, guards, cache keys) plus "
+                "cache loads.",
                 ""]  # fmt: skip
         out += ["| phase | seconds | share |", "|---|---|---|"]
         for name, seconds in times.by_phase():
