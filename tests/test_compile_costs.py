@@ -98,6 +98,18 @@ def test_report_shows_where_compile_time_went(runs):
     assert "| C++/Triton build |" in section
 
 
+def test_metrics_pane_lists_the_compiles_phases(runs):
+    from explorer.panes.runtime import build_metrics
+
+    a, _ = runs
+    (c,) = a.compiles
+    pane = build_metrics(a, str(c.key), "p")
+    rows = [(k, v) for k, v in pane.summary if k.startswith("time: ")]
+    assert rows[0][0] == "time: C++/Triton build"  # the biggest: torch built C++ kernels
+    total = sum(float(v.split(" s")[0]) for _, v in rows)
+    assert total == pytest.approx(c.metrics.entire_frame_seconds, abs=0.01)
+
+
 @pytest.mark.slow
 def test_live_capture_names_a_compile_torch_cannot_cache():
     def plain_pass(graph):  # a plain function: torch cannot hash it into the key
