@@ -72,7 +72,7 @@ def main() -> None:
     whole = got["whole model"]
     for way in WAYS[1:]:
         print(f"a {args.layers}-layer GPT-2 (width {args.width}) compiles in {whole:.1f} s; "
-              f"{way}: {got[way]:.1f} s ({whole / got[way]:.2f}x faster), caches off")
+              f"{way}: {got[way]:.1f} s (ratio {whole / got[way]:.2f}), caches off")
 
 
 if __name__ == "__main__":
