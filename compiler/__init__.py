@@ -10,6 +10,7 @@ Example:
     'torch.relu'
 """
 
+from compiler.advise.costs.time_phases import CompileTimes, compile_time
 from compiler.capture.aoti import explore_aoti
 from compiler.capture.explore import explore
 from compiler.capture.exported import explore_export
@@ -19,6 +20,7 @@ from compiler.capture.recording import Recording, recording
 from compiler.capture.script import explore_path, explore_script
 from compiler.capture.spec import CompileSpec
 from compiler.compare.comparison import CompareProgress, CompareRow, Comparison, Config, compare
+from compiler.diff.cache_keys import CacheDiff, cache_diff
 from compiler.diff.compiles import Diff, diff
 from compiler.errors import (
     CompileError,
@@ -64,6 +66,7 @@ from compiler.trace.load import load_trace
 __all__ = [
     "SCHEMA_VERSION",
     "Bytecode",
+    "CacheDiff",
     "CallTiming",
     "CompareProgress",
     "CompareRow",
@@ -73,6 +76,7 @@ __all__ = [
     "CompileId",
     "CompileMetrics",
     "CompileSpec",
+    "CompileTimes",
     "Config",
     "Diff",
     "Divergence",
@@ -107,8 +111,10 @@ __all__ = [
     "TensorMeta",
     "TraceFormatError",
     "TritonMissingError",
+    "cache_diff",
     "classify_failure",
     "compare",
+    "compile_time",
     "diff",
     "divergence",
     "explore",

@@ -13,7 +13,9 @@ import os
 import re
 from pathlib import Path
 
+from compiler.advise.costs.time_phases import compile_time
 from compiler.advise.findings import Finding, tried_summary
+from compiler.diff.cache_keys import uncacheable
 from compiler.errors import ExploreError
 from compiler.link.user_code import compiled_files, is_user_file
 from compiler.model import (
@@ -64,6 +66,7 @@ def summarize(exp: Exploration) -> str:
     # what to fix comes first: the rest of the report is the evidence
     out += [*findings_markdown(exp.findings()).splitlines(), ""]
     _overview(exp, out)
+    _time_and_caches(exp, out)
     compiled = compiled_files(exp.compiles)
     for c in exp.compiles:
         _compile(c, multi_rank=len(exp.ranks) > 1, compiled=compiled, out=out)
@@ -104,6 +107,35 @@ def write_markdown(exp: Exploration, path: str | os.PathLike[str]) -> Path:
 
 
 # -- sections ---------------------------------------------------------------------------
+
+
+def _time_and_caches(exp: Exploration, out: list[str]) -> None:
+    """Where the run's compile time went (biggest compile and phase first), and the
+    compiles torch would not cache."""
+    times = compile_time(exp)
+    if times.compiles:
+        out += ["## Where compile time went", ""]
+        out += [f"{times.total:.2f} s in {_count(len(times.compiles), 'compile')}; "
+                f"recompiles {times.recompile_seconds:.2f} s; a warm process would still pay "
+                f"{times.warm_seconds:.2f} s (Dynamo tracing, guards, cache keys) plus "
+                "cache loads.",
+                ""]  # fmt: skip
+        out += ["| phase | seconds | share |", "|---|---|---|"]
+        for name, seconds in times.by_phase():
+            out.append(f"| {name} | {seconds:.2f} | {seconds / times.total:.0%} |")
+        out += ["", "| compile | function | seconds | biggest phases |", "|---|---|---|---|"]
+        for c in times.compiles[:20]:
+            top = ", ".join(f"{n} {s:.2f} s" for n, s in c.phases[:3])
+            tag = " (recompile)" if c.is_recompile else ""
+            out.append(f"| {_code(c.compile)}{tag} | {_cell(_code(c.code_name))} | "
+                       f"{c.seconds:.2f} | {_cell(top)} |")  # fmt: skip
+        out.append("")
+    blocked = uncacheable(exp)
+    if blocked:
+        out += ["## Compiles torch cannot cache", ""]
+        out += [f"- {_code(u.compile)} {_code(u.code_name)}, {u.cache} cache: "
+                f"{_cell(u.reason)}" for u in blocked]  # fmt: skip
+        out.append("")
 
 
 _MARK = {"problem": "Problem", "warning": "Warning", "info": "Note"}

@@ -7,10 +7,11 @@ a compile of the same run that missed had something in its key change.
 
 from __future__ import annotations
 
-from compiler.advise._common import Ranked, finding, plural
+from compiler.advise._common import Ranked, cause_key, finding, plural
 from compiler.advise.findings import Evidence
 from compiler.link.ids import compile_pane, key_of
 from compiler.model import Compile, Exploration
+from compiler.parse.words.cache_keys import cache_record
 
 
 def _hit(c: Compile) -> bool:
@@ -29,6 +30,8 @@ def findings(exp: Exploration) -> list[Ranked]:
     out: list[Ranked] = []
     for c in exp.compiles:
         bypass = [e for e in c.metrics.cache_events if e.endswith("_bypass")]
+        records = [cache_record(name, text) for name, text in c.artifacts.items()]
+        reasons = sorted({r.bypass_reason for r in records if r and r.bypass_reason})
         if bypass:
             out.append(
                 finding(
@@ -37,7 +40,7 @@ def findings(exp: Exploration) -> list[Ranked]:
                     f"Compile {c.compile_id} cannot be cached ({', '.join(sorted(set(bypass)))})",
                     [
                         Evidence(
-                            text=", ".join(bypass),
+                            text=", ".join(bypass + reasons),
                             compile=key_of(c),
                             stage=compile_pane("compilation_metrics"),
                         )
@@ -50,6 +53,7 @@ def findings(exp: Exploration) -> list[Ranked]:
                     "`torch._inductor.custom_graph_pass.CustomGraphPass` with a `uuid()`.",
                     "a full compile in every new process",
                     score=1.0,
+                    cause=cause_key("cache.bypass", *(reasons or sorted(set(bypass)))),
                 )
             )
     if not caches_on:
@@ -77,6 +81,7 @@ def findings(exp: Exploration) -> list[Ranked]:
                     "the FX graph and AOTAutograd caches. To carry them to another machine:\n"
                     "```python\nartifacts = torch.compiler.save_cache_artifacts()\n"
                     "torch.compiler.load_cache_artifacts(artifacts[0])  # in the new process\n```",
+                    cause=cause_key("cache.cold"),
                 )
             )
         return out
@@ -104,10 +109,12 @@ def findings(exp: Exploration) -> list[Ranked]:
                 "A warm start was expected. Compare this compile's graph and the settings "
                 "in force when it ran with the cached run: a `torch._inductor.config.patch`, "
                 "a changed default dtype or a different input shape each change the cache "
-                "key. `TORCH_LOGS=+inductor` prints the key's components on a miss.",
+                "key. `compiler.cache_diff(cached_run, this_run)` names the key component "
+                "that changed.",
                 f"a cold compile ({c.metrics.entire_frame_seconds or 0:.2f} s) "
                 "instead of a cache load",
                 score=c.metrics.entire_frame_seconds or 0.0,
+                cause=cause_key("cache.miss", key_of(c)),
             )
         )
     return out

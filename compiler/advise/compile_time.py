@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from compiler.advise._common import Ranked, finding
+from compiler.advise.costs import time_phases
 from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, kernel_of, key_of, loc_key, output_code_pane
 from compiler.model import Compile, Exploration
@@ -63,6 +64,7 @@ def findings(exp: Exploration) -> list[Ranked]:
             out.append(empty)
     for label, hits in dominated.items():
         out.append(_phase_finding(exp, label, hits))
+    out.extend(time_phases.findings(exp))
     return out
 
 

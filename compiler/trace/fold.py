@@ -136,12 +136,16 @@ def fold_event(state: CompileState, event: Event, strings: Strings, facts: dict[
         state.bytecode.setdefault(which, event.payload)
         state.bytecode.setdefault("code_name", name.rsplit("_", 2)[0])
     elif event.key == "artifact" and event.payload is not None:
-        # forward and backward both log some artifacts (fx_graph_runnable): keep each
-        key, n = name, 1
-        while key in state.artifacts:
-            n += 1
-            key = f"{name}#{n}"
-        state.artifacts[key] = event.payload
+        _keep_artifact(state, name, event.payload)
+
+
+def _keep_artifact(state: CompileState, name: str, payload: str) -> None:
+    # forward and backward both log some artifacts (fx_graph_runnable): keep each
+    key, n = name, 1
+    while key in state.artifacts:
+        n += 1
+        key = f"{name}#{n}"
+    state.artifacts[key] = payload
 
 
 _Fold = Callable[[CompileState, Event, Strings, dict[str, Any]], None]
@@ -263,6 +267,9 @@ def _chromium(state: CompileState, event: Event, *_: Any) -> None:
 
 def _cache(state: CompileState, event: Event, *_: Any) -> None:
     state.cache_events.append(event.name)
+    # the key's components and a bypass reason: what ``compiler.cache_diff`` compares
+    if event.payload is not None:
+        _keep_artifact(state, event.name, event.payload)
 
 
 # ``Stage.fold`` -> what folds that event into a compile

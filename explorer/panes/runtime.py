@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 
 from compiler import Compile, Environment, Exploration
+from compiler.advise.costs.time_phases import phases
 from compiler.advise.findings import Evidence, suggestion_parts, tried_summary
+from compiler.diff.cache_keys import uncacheable
 from compiler.link import ids
 from compiler.link.autotuning import parse_config
 from compiler.model import Autotuning, CallTiming
@@ -286,6 +288,14 @@ def build_metrics(exp: Exploration, compile_key: str, pane_id: str) -> MetricsPa
     if m.cudagraph_skip_reason:
         summary.append(("CUDA graphs skipped", m.cudagraph_skip_reason))
     summary.extend(cudagraph_rows(c, exp.environment))
+    total = m.entire_frame_seconds or 0.0
+    # where this compile's time went, biggest first (buckets that add up to the frame's time)
+    for name, seconds in phases(c) if total else ():
+        summary.append((f"time: {name}", f"{seconds:.3f} s ({seconds / total:.0%})"))
+    here = str(ids.key_of(c))
+    summary.extend(
+        (f"{u.cache} cache bypassed", u.reason) for u in uncacheable(exp) if u.compile == here
+    )
     return MetricsPane(
         **_head("compilation_metrics"),
         summary=tuple(summary),

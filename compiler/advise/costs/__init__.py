@@ -1,0 +1,1 @@
+"""What compiling cost: where a run's compile time went (``time_phases``)."""

@@ -1,0 +1,215 @@
+"""Why a cache missed: two runs' cache keys compared, component by component.
+
+torch logs every FX graph and AOTAutograd cache lookup to ``TORCH_TRACE`` with the parts of
+its key (``compiler.parse.words.cache_keys``); capture keeps them in ``Compile.artifacts`` when
+caches are on (``keep_caches=True``, or any ``TORCH_TRACE`` log). Compiles are matched by
+their compile id; for each cache that missed in ``b``, the components whose hash differs
+from ``a``'s name what changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler.link.ids import key_of
+from compiler.model import Compile, Exploration
+from compiler.parse.words.cache_keys import CacheRecord, cache_record, kind_of, only_numbers_differ
+
+_SHOWN = 160
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentChange:
+    """One key component that differs between the two runs."""
+
+    cache: str
+    name: str
+    kind: str  # one of _ORDER; key: a key that changed with no parts logged
+    a: str
+    b: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompileCaches:
+    """One compile id's lookups in each run, and what changed in the keys that missed."""
+
+    compile: str
+    code_name: str
+    a: tuple[CacheRecord, ...]
+    b: tuple[CacheRecord, ...]
+    changes: tuple[ComponentChange, ...] = ()
+
+    def states(self, which: str = "b") -> dict[str, str]:
+        """``{cache: "hit" | "miss" | "bypass"}`` for run ``a`` or ``b``."""
+        return {r.cache: r.state for r in (self.a if which == "a" else self.b)}
+
+
+@dataclass(frozen=True, slots=True)
+class Uncacheable:
+    """A compile torch would not cache, with torch's reason."""
+
+    compile: str
+    code_name: str
+    cache: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CacheDiff:
+    """What ``cache_diff`` found; ``str()`` is the readable report."""
+
+    compiles: tuple[CompileCaches, ...]
+    only_a: tuple[str, ...] = ()
+    only_b: tuple[str, ...] = ()
+    uncacheable: tuple[Uncacheable, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def kinds(self) -> set[str]:
+        """The kinds of component that changed, over every compile (``key``: a key that
+        changed with no components logged)."""
+        return {ch.kind for c in self.compiles for ch in c.changes}
+
+    def __str__(self) -> str:
+        lines = []
+        for c in self.compiles:
+            sa, sb = c.states("a"), c.states("b")
+            caches = ", ".join(
+                f"{k}: {sa.get(k, '-')} -> {sb.get(k, '-')}" for k in sorted({*sa, *sb})
+            )
+            lines.append(f"compile {c.compile} ({c.code_name}): {caches or 'no cache lookups'}")
+            shown: dict[str, int] = {}
+            for ch in sorted(c.changes, key=lambda ch: _ORDER.index(ch.kind)):
+                shown[ch.kind] = shown.get(ch.kind, 0) + 1
+                if shown[ch.kind] > _PER_KIND:
+                    continue
+                lines.append(f"  {ch.cache} key differs in {ch.name} ({ch.kind})")
+                a, b = _windows(ch.a, ch.b)
+                lines.append(f"    a: {a}")
+                lines.append(f"    b: {b}")
+            for kind, n in shown.items():
+                if n > _PER_KIND:
+                    lines.append(f"  ... and {n - _PER_KIND} more {kind} components")
+        for k in self.only_a:
+            lines.append(f"compile {k}: only in a")
+        for k in self.only_b:
+            lines.append(f"compile {k}: only in b")
+        for u in self.uncacheable:
+            lines.append(f"compile {u.compile} ({u.code_name}) cannot use the {u.cache} cache: "
+                         f"{u.reason}")  # fmt: skip
+        lines.extend(self.notes)
+        return "\n".join(lines)
+
+
+_ORDER = ("torch version", "graph", "constant", "input", "config", "system", "key")
+_PER_KIND = 3
+
+
+def _windows(a: str, b: str) -> tuple[str, str]:
+    """Both values on one line each, cut to the stretch around their first difference;
+    a value that is not text (torch hashes its version as bytes) is named by its length."""
+    if not (a.isprintable() or "\n" in a) or not (b.isprintable() or "\n" in b):
+        return f"<{len(a)} bytes, not text>", f"<{len(b)} bytes, not text>"
+    a1, b1 = a.replace("\n", "\\n"), b.replace("\n", "\\n")
+    if max(len(a1), len(b1)) <= _SHOWN:
+        return a1, b1
+    first = next((i for i, (x, y) in enumerate(zip(a1, b1, strict=False)) if x != y), 0)
+    start = max(0, first - _SHOWN // 3)
+
+    def cut(t: str) -> str:
+        return ("..." if start else "") + t[start : start + _SHOWN] + (
+            "..." if start + _SHOWN < len(t) else ""
+        )
+
+    return cut(a1), cut(b1)
+
+
+def cache_records(c: Compile) -> tuple[CacheRecord, ...]:
+    """The cache lookups torch logged for one compile, in order."""
+    return tuple(
+        r for name, payload in c.artifacts.items() if (r := cache_record(name, payload))
+    )
+
+
+def uncacheable(exp: Exploration) -> tuple[Uncacheable, ...]:
+    """The compiles of one run that torch would not cache, with its bypass reason.
+
+    Example:
+        >>> import compiler
+        >>> uncacheable(compiler.Exploration(source="trace"))
+        ()
+    """
+    return tuple(
+        Uncacheable(str(key_of(c)), c.code_name, r.cache, r.bypass_reason or "no reason logged")
+        for c in exp.compiles
+        for r in cache_records(c)
+        if r.state == "bypass"
+    )
+
+
+def _changes(a: tuple[CacheRecord, ...], b: tuple[CacheRecord, ...]) -> list[ComponentChange]:
+    out: list[ComponentChange] = []
+    seen: set[tuple[str, str]] = set()
+    for rb in b:
+        if rb.state != "miss":
+            continue
+        ra = next((r for r in a if r.cache == rb.cache), None)
+        if ra is None:
+            continue
+        if not (ra.components and rb.components):
+            # torch 2.13 logs the AOTAutograd key without its parts: the key alone
+            if ra.key and rb.key and ra.key != rb.key:
+                out.append(ComponentChange(rb.cache, "key", "key", ra.key, rb.key))
+            continue
+        mine = {x.name: x for x in ra.components}
+        theirs = {x.name: x for x in rb.components}
+        for name in [*mine, *(n for n in theirs if n not in mine)]:
+            xa, xb = mine.get(name), theirs.get(name)
+            if xa is not None and xb is not None and xa.hash == xb.hash:
+                continue
+            va, vb = (xa.value if xa else "(absent)"), (xb.value if xb else "(absent)")
+            kind = kind_of(name)
+            if kind == "graph" and only_numbers_differ(va, vb):
+                kind = "constant"
+            # the AOTAutograd key holds the FX graph key's parts: name each change once
+            if (name, va) in seen:
+                continue
+            seen.add((name, va))
+            out.append(ComponentChange(rb.cache, name, kind, va, vb))
+    return out
+
+
+def cache_diff(a: Exploration, b: Exploration) -> CacheDiff:
+    """Compare the cache lookups of two runs of one program (``b`` against ``a``): per
+    compile, which caches hit or missed, and for each miss the key components that differ.
+
+    Example:
+        >>> import compiler
+        >>> print(cache_diff(compiler.Exploration(source="trace"),
+        ...                  compiler.Exploration(source="trace")))
+        no cache lookups logged: capture with keep_caches=True, or load TORCH_TRACE logs
+    """
+    by_a = {str(key_of(c)): c for c in a.compiles}
+    by_b = {str(key_of(c)): c for c in b.compiles}
+    rows = []
+    for key, cb in by_b.items():
+        ca = by_a.get(key)
+        if ca is None:
+            continue
+        ra, rb = cache_records(ca), cache_records(cb)
+        rows.append(CompileCaches(key, cb.code_name, ra, rb, tuple(_changes(ra, rb))))
+    notes = []
+    if not any(c.a or c.b for c in rows):
+        notes.append(
+            "no cache lookups logged: capture with keep_caches=True, or load TORCH_TRACE logs"
+        )
+    else:
+        notes.append(
+            "Triton and autotuning caches: torch logs no key details for them to TORCH_TRACE"
+        )
+    return CacheDiff(
+        compiles=tuple(r for r in rows if r.a or r.b),
+        only_a=tuple(k for k in by_a if k not in by_b),
+        only_b=tuple(k for k in by_b if k not in by_a),
+        uncacheable=uncacheable(a) + uncacheable(b),
+        notes=tuple(notes),
+    )
