@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 import compiler  # noqa: E402
-from compiler.gpu.memory_peak import graph_pool_bytes, peak_memory  # noqa: E402
+from compiler.gpu.memory_peak import as_counters, graph_pool_bytes, peak_memory  # noqa: E402
 
 JOB = {"name": ""}
 DEV = "cuda"
@@ -59,12 +59,15 @@ class LogSink(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         if "__cudagraphs" not in record.name and "__perf_hints" not in record.name:
             return
+        if self.records and self.records[-1].get("id") == id(record):
+            return  # the same record seen by a second handler up the hierarchy
         try:
             text = record.getMessage()
         except Exception as exc:
             text = f"<unformattable: {exc}> {record.msg}"
         self.records.append(
             {
+                "id": id(record),
                 "job": JOB["name"],
                 "logger": record.name,
                 "level": record.levelname,
@@ -121,7 +124,7 @@ def cycling(grad: bool) -> Callable[[], Any]:
     model = Mlp().to(DEV)
     xs = {b: torch.randn(b, 64, device=DEV) for b in set(SIZES)}
     calls: list[dict[str, Any]] = []
-    SUMMARY[f"cycling_calls{'_grad' if grad else ''}"] = calls
+    SUMMARY[f"cycling{'_grad' if grad else ''}_calls"] = calls
 
     def run() -> None:
         calls.clear()
@@ -171,6 +174,7 @@ def gpt2_job() -> Any:
         return exp
     # The table: eager against compiled, one warm call first, forward and backward apart.
     rows = []
+    peaks = []
     for label, m in (("eager", model), ("compiled", torch.compile(model))):
         model.zero_grad(set_to_none=True)
         p = peak_memory(
@@ -180,9 +184,10 @@ def gpt2_job() -> Any:
         )
         model.zero_grad(set_to_none=True)
         rows.append(dataclasses.asdict(p))
+        peaks.append(p)
     SUMMARY["gpt2_peak_memory"] = rows
     del step
-    return exp
+    return dataclasses.replace(exp, counters={**exp.counters, **as_counters(peaks)})
 
 
 def main() -> int:
@@ -203,8 +208,11 @@ def main() -> int:
     SUMMARY["device"] = torch.cuda.get_device_name(0) if DEV == "cuda" else "cpu"
     sink = LogSink()
     torch._logging.set_logs(cudagraphs=True, perf_hints=True)
-    # Artifact loggers propagate to "torch" (torch's own handler sits there too).
-    logging.getLogger("torch").addHandler(sink)
+    # torch puts its handler on each top logger it configures ("torch", "torch._inductor",
+    # ...) and stops propagation there: listen beside each of them.
+    for lname, lg in list(logging.root.manager.loggerDict.items()):
+        if isinstance(lg, logging.Logger) and lname.startswith("torch") and lg.handlers:
+            lg.addHandler(sink)
     dev = DEV
     opts: dict[str, Any] = {"measure": True, "triton_stages": False, "decompile": False}
     jobs: dict[str, Callable[[], Any]] = {
@@ -228,6 +236,18 @@ def main() -> int:
         t0 = time.perf_counter()
         try:
             exp = job()
+            # torch's own words about CUDA graphs, kept in the recording beside the compile
+            # (the capture keeps only counts of them).
+            said = [
+                f"{r['logger'].rsplit('.', 1)[-1]}: {r['message'][:4000]}"
+                for r in sink.records
+                if r["job"] == name
+            ]
+            calls = [
+                f"call: batch {c['batch']}, {c['ms']} ms, pool {c['pool_bytes']} bytes"
+                for c in SUMMARY.get(name.replace("pain_", "") + "_calls", [])
+            ]
+            exp = dataclasses.replace(exp, notes=(*exp.notes, *said[:200], *calls))
             data = exp.to_json().encode()
             (out / f"{name}.json.gz").write_bytes(gzip.compress(data, 9))
             status = f"{len(exp.compiles)} compiles"

@@ -50,7 +50,7 @@ def graph_pool_bytes(snapshot: list[dict[str, Any]] | None = None) -> int:
 
         if not torch.cuda.is_available():
             return 0
-        snapshot = list(torch.cuda.memory_snapshot())
+        snapshot = list(torch.cuda.memory_snapshot())  # type: ignore[no-untyped-call]
     return sum(
         int(s.get("total_size", 0))
         for s in snapshot
@@ -99,3 +99,53 @@ def peak_memory(
         bwd = torch.cuda.max_memory_allocated() - mid
     del out
     return PeakMemory(label, fwd, bwd, before, graph_pool_bytes(), held)
+
+
+# Measured peaks travel in ``Exploration.counters`` under these keys (bytes, ints), so a
+# recording of any schema version holds them without a new field.
+COUNTER_PREFIX = "memory."
+
+
+def as_counters(peaks: list[PeakMemory]) -> dict[str, int]:
+    """``Exploration.counters`` entries for measured peaks (``memory.<label>.<what>``).
+
+    >>> as_counters([PeakMemory("eager", 10, 20, 5, 0, 7)])["memory.eager.backward_bytes"]
+    20
+    """
+    out: dict[str, int] = {}
+    for p in peaks:
+        base = f"{COUNTER_PREFIX}{p.label}."
+        out[base + "forward_bytes"] = p.forward_bytes
+        if p.backward_bytes is not None:
+            out[base + "backward_bytes"] = p.backward_bytes
+        if p.held_bytes is not None:
+            out[base + "held_bytes"] = p.held_bytes
+        out[base + "before_bytes"] = p.before_bytes
+        out[base + "pool_bytes"] = p.pool_bytes
+    return out
+
+
+def from_counters(counters: dict[str, int]) -> list[PeakMemory]:
+    """The peaks ``as_counters`` stored, in label order.
+
+    >>> from_counters(as_counters([PeakMemory("eager", 10, None, 5)]))[0].forward_bytes
+    10
+    """
+    keys = [k[len(COUNTER_PREFIX) :] for k in counters if k.startswith(COUNTER_PREFIX)]
+    labels = sorted({k.rsplit(".", 1)[0] for k in keys})
+    out = []
+    for label in labels:
+        base = f"{COUNTER_PREFIX}{label}."
+        if base + "forward_bytes" not in counters:
+            continue
+        out.append(
+            PeakMemory(
+                label,
+                counters[base + "forward_bytes"],
+                counters.get(base + "backward_bytes"),
+                counters.get(base + "before_bytes", 0),
+                counters.get(base + "pool_bytes", 0),
+                counters.get(base + "held_bytes"),
+            )
+        )
+    return out
