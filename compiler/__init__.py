@@ -31,6 +31,8 @@ from compiler.errors import (
 )
 from compiler.gpu.triton_stages import with_sass
 from compiler.lab import LabError, Relowered, TritonMissingError, relower
+from compiler.link.cudagraphs import CudaGraphs, cudagraphs
+from compiler.link.memory import Memory, memory
 from compiler.model import (
     SCHEMA_VERSION,
     Bytecode,
@@ -74,6 +76,7 @@ __all__ = [
     "CompileMetrics",
     "CompileSpec",
     "Config",
+    "CudaGraphs",
     "Diff",
     "Divergence",
     "DivergenceItem",
@@ -88,6 +91,7 @@ __all__ = [
     "InputError",
     "Kernel",
     "LabError",
+    "Memory",
     "Node",
     "OptionError",
     "Options",
@@ -109,6 +113,7 @@ __all__ = [
     "TritonMissingError",
     "classify_failure",
     "compare",
+    "cudagraphs",
     "diff",
     "divergence",
     "explore",
@@ -117,6 +122,7 @@ __all__ = [
     "explore_path",
     "explore_script",
     "load_trace",
+    "memory",
     "recording",
     "relower",
     "reporting",
