@@ -149,3 +149,19 @@ def from_counters(counters: dict[str, int]) -> list[PeakMemory]:
             )
         )
     return out
+
+
+def call_peaks(run: Callable[[], Any]) -> list[PeakMemory]:
+    """Eager and compiled peak of one call of ``run`` (a compiled target), each after a
+    warm call: eager under ``torch.compiler.set_stance("force_eager")``. The whole call
+    is one phase here (a training step's backward included); ``peak_memory`` with a
+    backward callable measures the two apart.
+
+    >>> call_peaks(lambda: None)  # doctest: +SKIP
+    [PeakMemory(label='eager', ...), PeakMemory(label='compiled', ...)]
+    """
+    import torch
+
+    with torch.compiler.set_stance("force_eager"):
+        eager = peak_memory(run, label="eager")
+    return [eager, peak_memory(run, label="compiled")]
