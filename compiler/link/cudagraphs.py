@@ -121,3 +121,39 @@ def _nodes_on(c: Compile, frames: list[UserFrame]) -> tuple[str, ...]:
         for n in graph.nodes
         if n.source is not None and (n.source.filename, n.source.line) in want
     )
+
+
+def markdown(graphs: CudaGraphs) -> str:
+    """CUDA graphs per call site as Markdown lines ("" where torch said nothing).
+
+    >>> markdown(CudaGraphs())
+    ''
+    """
+    out = []
+    for s in graphs.sites:
+        line = f"- compile `{s.compile_id}`: **{s.status}**"
+        if s.skip is not None:
+            line += f", {s.skip.reason}{_at(s.skip.frames)}"
+        if s.nodes:
+            line += ", nodes " + ", ".join(f"`{n}`" for n in s.nodes)
+        if s.keys:
+            line += f"; {len(s.keys)} trees, one per symint key: " + ", ".join(s.keys)
+        if s.recordings or s.warmups:
+            line += f"; {s.warmups} warm-ups, {s.recordings} recordings"
+        out.append(line)
+        for op in s.kept_out:
+            out.append(f"  - kept out of CUDA graphs: `{op.buffer}` ({op.reason}){_at(op.frames)}")
+    if graphs.calls:
+        calls = ", ".join(f"{b}: {ms:.1f} ms" for b, ms, _ in graphs.calls)
+        out.append(f"- calls (batch: time): {calls}")
+    if graphs.pool_bytes:
+        out.append(f"- CUDA graph pool: {graphs.pool_bytes / 2**20:.1f} MiB")
+    if graphs.pending_backwards:
+        out.append(f"- {graphs.pending_backwards} calls missed the fast path: pending backwards")
+    return "\n".join(out)
+
+
+def _at(frames: tuple[UserFrame, ...]) -> str:
+    """`` at `code` (file.py:12)`` for the innermost frame with code, else ""."""
+    user = next((f for f in reversed(frames) if f.code), None)
+    return f" at `{user.code}` ({user.filename.rsplit('/', 1)[-1]}:{user.line})" if user else ""
