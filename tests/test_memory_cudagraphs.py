@@ -3,6 +3,7 @@ graph, and the GPU recordings of ``scripts/record_pain_gpu.py`` replayed on a CP
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torch
@@ -92,3 +93,28 @@ def test_activation_memory_budget_is_torchs_config():
     assert callable(torch.compiler.cudagraph_mark_step_begin)
 
 
+
+
+def test_skip_reason_in_torchs_words_links_the_users_line_and_node():
+    # the reason as torch formats it (cudagraph_utils), with a stack Dynamo recorded
+    from torch._inductor.cudagraph_utils import format_default_skip_message
+
+    def mutated(x: torch.Tensor, buf: torch.Tensor) -> torch.Tensor:
+        buf.add_(1)
+        return (x * buf).sin()
+
+    exp = compiler.explore(mutated, torch.randn(8), torch.zeros(8), backend="eager")
+    (c,) = exp.compiles
+    node = next(n for n in c.graphs["dynamo_output_graph"].nodes if "add_" in n.target)
+    assert node.source is not None
+    where = f'File "{node.source.filename}", line {node.source.line}, in mutated'
+    stack = f"  {where}\n    buf.add_(1)\n"
+    reason = format_default_skip_message(f"mutated inputs (1 instances). Found from : \n {stack}")
+    metrics = dataclasses.replace(c.metrics, cudagraph_skip_reason=reason)
+    exp = dataclasses.replace(exp, compiles=(dataclasses.replace(c, metrics=metrics),))
+    (site,) = compiler.cudagraphs(exp).sites
+    assert site.status == "skipped" and site.skip is not None and site.skip.cause == "mutated"
+    assert site.nodes == (node.name,)
+    found = [f for f in exp.findings() if f.kind == "cudagraph.skipped"]
+    assert len(found) == 1 and "buf.add_(1)" in found[0].title
+    assert found[0].evidence[0].node == node.name
