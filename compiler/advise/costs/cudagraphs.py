@@ -70,6 +70,25 @@ def _where(f: UserFrame) -> str:
     return f"{f.filename.rsplit('/', 1)[-1]}:{f.line}"
 
 
+def skip_cause(exp: Exploration, c: Compile) -> str:
+    """The cause key of compile ``c``'s CUDA graph skip ("" if none): the one key every
+    rule about that skip should set, so the advisor keeps one finding for it.
+
+    >>> from compiler.model import CompileId
+    >>> skip_cause(Exploration(source=""), Compile(compile_id=CompileId.from_string("0/0")))
+    ''
+    """
+    site = next((s for s in cudagraphs(exp).sites if s.compile_id == str(c.compile_id)), None)
+    if site is None or site.skip is None:
+        return ""
+    user = next((f for f in reversed(site.skip.frames) if f.code), None)
+    return _skip_key(site.skip.cause or site.skip.reason, user)
+
+
+def _skip_key(cause: str, user: UserFrame | None) -> str:
+    return cause_key("cudagraph", "skip", cause, _where(user) if user else "")
+
+
 def _skip(c: Compile, site: SiteGraphs) -> Ranked:
     assert site.skip is not None
     sk = site.skip
@@ -93,7 +112,7 @@ def _skip(c: Compile, site: SiteGraphs) -> Ranked:
         + " `TORCH_LOGS=cudagraphs,perf_hints` prints the reason while it compiles.",
         "a kernel launch per kernel instead of one graph replay",
         score=1.0,
-        cause=cause_key("cudagraph", "skip", sk.cause or sk.reason, _where(user) if user else ""),
+        cause=_skip_key(sk.cause or sk.reason, user),
     )
 
 
