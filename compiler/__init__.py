@@ -33,6 +33,8 @@ from compiler.errors import (
 )
 from compiler.gpu.triton_stages import with_sass
 from compiler.lab import LabError, Relowered, TritonMissingError, relower
+from compiler.link.cudagraphs import CudaGraphs, cudagraphs
+from compiler.link.memory import Memory, memory
 from compiler.model import (
     SCHEMA_VERSION,
     Bytecode,
@@ -78,6 +80,7 @@ __all__ = [
     "CompileSpec",
     "CompileTimes",
     "Config",
+    "CudaGraphs",
     "Diff",
     "Divergence",
     "DivergenceItem",
@@ -92,6 +95,7 @@ __all__ = [
     "InputError",
     "Kernel",
     "LabError",
+    "Memory",
     "Node",
     "OptionError",
     "Options",
@@ -115,6 +119,7 @@ __all__ = [
     "classify_failure",
     "compare",
     "compile_time",
+    "cudagraphs",
     "diff",
     "divergence",
     "explore",
@@ -123,6 +128,7 @@ __all__ = [
     "explore_path",
     "explore_script",
     "load_trace",
+    "memory",
     "recording",
     "relower",
     "reporting",

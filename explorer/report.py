@@ -67,6 +67,7 @@ def summarize(exp: Exploration) -> str:
     out += [*findings_markdown(exp.findings()).splitlines(), ""]
     _overview(exp, out)
     _time_and_caches(exp, out)
+    _costs(exp, out)
     compiled = compiled_files(exp.compiles)
     for c in exp.compiles:
         _compile(c, multi_rank=len(exp.ranks) > 1, compiled=compiled, out=out)
@@ -431,6 +432,19 @@ def _top_phases(phases: tuple[Phase, ...]) -> list[tuple[Phase, list[Phase]]]:
             result.append((p, children))
             children = []
     return result
+
+
+def _costs(exp: Exploration, out: list[str]) -> None:
+    """Memory (saved for backward, measured peaks) and CUDA graphs, where there are any."""
+    import compiler
+    from compiler.link.cudagraphs import markdown
+
+    mem = compiler.memory(exp)
+    if any(c.saved for c in mem.compiles) or mem.peaks:
+        out += ["## Memory", "", mem.table(), ""]
+    graphs = markdown(compiler.cudagraphs(exp))
+    if graphs:
+        out += ["## CUDA graphs", "", graphs, ""]
 
 
 def _closing(exp: Exploration, out: list[str]) -> None:

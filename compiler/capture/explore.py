@@ -329,6 +329,9 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
         profiled = measure(run, names)
     durations = profiled.durations
     call = call_timing(run, profiled, graph_events)
+    from compiler.gpu.memory_peak import as_counters, call_peaks  # issue 35: peak memory
+
+    counters = {**exploration.counters, **as_counters(call_peaks(run))}
     peak = copy_peak_gbps()
     peak_tflops = matmul_peak_tflops()
     compiles = []
@@ -353,7 +356,8 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
         cudagraph_replays_per_run=profiled.graph_launches / REPEATS,
     )
     return dataclasses.replace(
-        exploration, compiles=tuple(compiles), environment=environment, call_timing=call
+        exploration, compiles=tuple(compiles), environment=environment, call_timing=call,
+        counters=counters,
     )
 
 

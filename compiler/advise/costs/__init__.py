@@ -1,1 +1,3 @@
-"""What compiling cost: where a run's compile time went (``time_phases``)."""
+"""What a compiled program costs beyond its kernels: where a run's compile time went
+(``time_phases``), CUDA graphs skipped or recorded per shape (``cudagraphs``), memory above
+eager (``memory``)."""

@@ -1,0 +1,171 @@
+"""CUDA graph findings from ``compiler.cudagraphs``: a skip with its cause linked to the
+user's line and the graph's nodes there, ops kept out of CUDA graph partitions, one
+recording per distinct shape, and backwards left pending between calls.
+
+Cause keys: ``cudagraph|skip|<cause>|<file:line>``, ``cudagraph|partition|<reason>|<file:line>``,
+``cudagraph|shapes|<compile>``, ``cudagraph|pending_backward``.
+"""
+
+from __future__ import annotations
+
+from compiler.advise._common import Ranked, cause_key, finding
+from compiler.advise.findings import Evidence
+from compiler.link.cudagraphs import SiteGraphs, cudagraphs
+from compiler.link.ids import compile_pane, key_of, src_key
+from compiler.model import Compile, Exploration
+from compiler.parse.words.cudagraphs import UserFrame
+
+_STATIC = (
+    "An input keeps its CUDA graph static when its address does not change between calls: "
+    "parameters and buffers of a module are static; other inputs are copied into the "
+    "graph's static buffers on each replay."
+)
+_ADVICE = {
+    "mutated": "An input is changed in place: return a new tensor instead (`x = x + 1`), "
+    "or make the mutated tensor a buffer of the module (buffers may be mutated). " + _STATIC,
+    "cpu": "A CPU tensor or op takes part: move it out of the compiled function, or keep the "
+    "data on the GPU (`.cpu()` inside the graph forces a sync and a partition).",
+    "dynamic": "The graph has dynamic shapes: pad or bucket the inputs to a few sizes, or "
+    "set `torch._inductor.config.triton.cudagraph_skip_dynamic_graphs = True` to skip "
+    "graphs with dynamic shapes rather than record one per size.",
+}
+
+
+def findings(exp: Exploration) -> list[Ranked]:
+    """CUDA graph findings; nothing where torch said nothing about CUDA graphs."""
+    if not exp.compiles:
+        return []
+    graphs = cudagraphs(exp)
+    by_id = {str(c.compile_id): c for c in exp.compiles}
+    out: list[Ranked] = []
+    for site in graphs.sites:
+        c = by_id[site.compile_id]
+        if site.skip is not None:
+            out.append(_skip(c, site))
+        out.extend(_kept_out(c, site))
+        if len(site.keys) > 1:
+            out.append(_shapes(c, site, graphs.pool_bytes, graphs.first_call_ms()))
+    if graphs.pending_backwards:
+        out.append(
+            finding(
+                "cudagraph.pending_backward",
+                "info",
+                "CUDA graphs fell off their fast path: a backward was still pending when "
+                "the next call began",
+                [Evidence(text=f"{graphs.pending_backwards} times: \"Unable to hit fast path "
+                          "of CUDAGraphs because of pending, uninvoked backwards\"",
+                          compile=key_of(exp.compiles[0]))],
+                "Call `torch.compiler.cudagraph_mark_step_begin()` at the start of each "
+                "training or inference step, so torch knows the previous step's outputs "
+                "and backwards are done with.",
+                "calls run the slow path (checks and copies) instead of a plain replay",
+                score=0.3,
+                cause=cause_key("cudagraph", "pending_backward"),
+            )
+        )
+    return out
+
+
+def _where(f: UserFrame) -> str:
+    return f"{f.filename.rsplit('/', 1)[-1]}:{f.line}"
+
+
+def skip_cause(exp: Exploration, c: Compile) -> str:
+    """The cause key of compile ``c``'s CUDA graph skip ("" if none): the one key every
+    rule about that skip should set, so the advisor keeps one finding for it.
+
+    >>> from compiler.model import CompileId
+    >>> skip_cause(Exploration(source=""), Compile(compile_id=CompileId.from_string("0/0")))
+    ''
+    """
+    site = next((s for s in cudagraphs(exp).sites if s.compile_id == str(c.compile_id)), None)
+    if site is None or site.skip is None:
+        return ""
+    user = next((f for f in reversed(site.skip.frames) if f.code), None)
+    return _skip_key(site.skip.cause or site.skip.reason, user)
+
+
+def _skip_key(cause: str, user: UserFrame | None) -> str:
+    return cause_key("cudagraph", "skip", cause, _where(user) if user else "")
+
+
+def _skip(c: Compile, site: SiteGraphs) -> Ranked:
+    assert site.skip is not None
+    sk = site.skip
+    user = next((f for f in reversed(sk.frames) if f.code), None)
+    at = f" at `{user.code}` ({_where(user)})" if user else ""
+    evidence = [
+        Evidence(
+            text=f"torch: {sk.reason}{at}",
+            compile=key_of(c),
+            stage=compile_pane("dynamo_output_graph") if site.nodes else None,
+            node=site.nodes[-1] if site.nodes else None,
+            src=src_key(user.filename, user.line) if user else None,
+        )
+    ]
+    return finding(
+        "cudagraph.skipped",
+        "warning",
+        f"CUDA graphs skipped for compile {c.compile_id}: {sk.cause or sk.reason}{at}",
+        evidence,
+        _ADVICE.get(sk.cause, "Remove the cause torch names.")
+        + " `TORCH_LOGS=cudagraphs,perf_hints` prints the reason while it compiles.",
+        "a kernel launch per kernel instead of one graph replay",
+        score=1.0,
+        cause=_skip_key(sk.cause or sk.reason, user),
+    )
+
+
+def _kept_out(c: Compile, site: SiteGraphs) -> list[Ranked]:
+    out = []
+    seen: set[str] = set()
+    for op in site.kept_out:
+        user = next((f for f in reversed(op.frames) if f.code), None)
+        key = cause_key("cudagraph", "partition", op.reason, _where(user) if user else op.fx)
+        if key in seen:
+            continue
+        seen.add(key)
+        at = f" at `{user.code}` ({_where(user)})" if user else ""
+        out.append(
+            finding(
+                "cudagraph.partition",
+                "warning",
+                f"Compile {c.compile_id}: an op kept out of CUDA graphs ({op.reason}){at}",
+                [Evidence(text=f"torch: {op.buffer}: reason={op.reason}, fx={op.fx}",
+                          compile=key_of(c),
+                          src=src_key(user.filename, user.line) if user else None)],
+                _ADVICE.get("cpu" if "cpu" in op.reason else "", "Move the op out of the "
+                            "compiled region.")
+                + " The graph is split around it: each side is a separate CUDA graph.",
+                "the graph runs as several CUDA graphs with eager work between them",
+                score=0.8,
+                cause=key,
+            )
+        )
+    return out
+
+
+def _shapes(c: Compile, site: SiteGraphs, pool: int, first: dict[int, float]) -> Ranked:
+    times = ", ".join(f"batch {b}: {ms:.1f} ms" for b, ms in first.items())
+    text = f"{len(site.keys)} CUDA graph trees recorded, one per symint key: " + ", ".join(
+        site.keys
+    )
+    evidence = [Evidence(text=text, compile=key_of(c))]
+    if times:
+        evidence.append(Evidence(text=f"first call per size (warm-up/recording): {times}"))
+    if pool:
+        evidence.append(Evidence(text=f"CUDA graph pool: {pool / 2**20:.1f} MiB"))
+    return finding(
+        "cudagraph.per_shape",
+        "info",
+        f"Compile {c.compile_id} recorded a CUDA graph per distinct shape "
+        f"({len(site.keys)} sizes)",
+        evidence,
+        "Each new size costs a warm-up, a recording and pool memory. Pad or bucket the "
+        "inputs to a few sizes; `torch._inductor.config.triton.cudagraph_skip_dynamic_graphs"
+        " = True` skips CUDA graphs for dynamic graphs instead; call "
+        "`torch.compiler.cudagraph_mark_step_begin()` between steps. " + _STATIC,
+        f"{len(site.keys)} recordings",
+        score=0.4,
+        cause=cause_key("cudagraph", "shapes", c.compile_id),
+    )
