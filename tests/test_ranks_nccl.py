@@ -129,8 +129,8 @@ def test_the_planted_size_divergence_gives_exactly_the_compiles_that_differ(runs
     assert {(i.kind, i.compile_id) for i in div.items} == {("compiles", c) for c in only_on_1}
     assert "rank 1 only" in div.summary
     # the first is the first compile rank 1 made alone, with torch's reason: 32 -> 64
-    first = min(only_on_1, key=lambda c: [r["frame_id"] for r in _records(run)[1]
-                                          if "dynamo_start" in r and _cid(r) == c][0])  # fmt: skip
+    started = [_cid(r) for r in _records(run)[1] if "dynamo_start" in r]
+    first = next(c for c in started if c in only_on_1)
     assert div.items[0].compile_id == first
     assert "expected 32, actual 64" in div.items[0].text
     kinds = [f.kind for f in exp.findings()]
