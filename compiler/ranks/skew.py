@@ -114,7 +114,7 @@ def skew(exp: Exploration) -> Skew:
         >>> import compiler  # a DDP run on 2 x H200, rank 0's caches warm
         >>> exp = compiler.load_trace("tests/data/traces/nccl/ddp_skew")
         >>> s = skew(exp); s.slow, round(s.wait), [c.compile_id for c in s.cache_split]
-        ((1,), 11, ['5/0', '7/0'])
+        ((1,), 12, ['5/0', '7/0'])
     """
     found: Skew = exp.derived.named("rank_skew", lambda: _skew(exp)).get()
     return found
