@@ -12,6 +12,7 @@ in ``compilation_metrics``, the device each rank printed.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import lzma
@@ -31,6 +32,7 @@ RUNS = ("ddp_same", "ddp_plant", "ddp_skew", "fsdp_same", "fsdp_plant", "fsdp_sk
 _HEADER = re.compile(r"^\S+ \S+ +\d+ [^\]]*\] (\{.*)$")
 
 
+@functools.cache
 def _records(run: str) -> dict[int, list[dict]]:
     """Every header record of each rank's raw log (JSON, as torch wrote it)."""
     out: dict[int, list[dict]] = {}
@@ -241,3 +243,34 @@ def test_the_ranks_pane_shows_compile_time_per_rank_and_per_compile(runs):
         assert ("caches" in row.kinds) == (row.compile_id in split)
     assert pane.slow == (False, True) and pane.totals[1] > 3 * pane.totals[0]
     assert pane.longest == pytest.approx(max(max(s.values()) for s in seconds.values()), abs=1e-3)
+
+
+def test_the_offline_page_shows_the_skew_at_a_glance(runs, tmp_path, browser):
+    from playwright.sync_api import expect
+
+    from explorer.export import to_html
+    from explorer.panes.ranks import build_ranks
+
+    exp = runs["ddp_skew"]
+    pane = build_ranks(exp, None, "ranks")
+    page_file = tmp_path / "skew.html"
+    to_html(exp, page_file)
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(page_file.as_uri())
+    page.locator(".tce-root[data-shown]").wait_for(state="attached", timeout=30_000)
+    page.locator('[role="tab"][data-stage="ranks"]').first.click()
+    table = page.locator(".tce-ranks")
+    totals = table.locator("tfoot td.tce-rank-cell")
+    expect(totals).to_have_text([f"{t:.2f} s" for t in pane.totals])
+    expect(totals.nth(1)).to_have_class(re.compile(r"\btce-slow\b"))
+    expect(totals.nth(0)).not_to_have_class(re.compile(r"\btce-slow\b"))
+    for cid in {i.compile_id for i in compiler.divergence(exp).items if i.kind == "caches"}:
+        cells = table.locator(f'tr[data-compile-id="{cid}"] .tce-rank-seconds')
+        expect(cells).to_have_text([re.compile(r" · hit$"), re.compile(r" · miss$")])
+    # the bars are drawn to scale: the slow rank's total bar is the full width
+    widths = totals.locator(".tce-rank-bar").evaluate_all("bs => bs.map(b => b.style.width)")
+    assert widths[1] == "100%" and float(widths[0][:-1]) < 50
+    assert problems == []
+    page.close()
