@@ -411,3 +411,27 @@ def test_an_explored_training_loop_with_measure_ends_as_a_plain_run_ends_on_cuda
     assert explored[2] == 12
     assert torch.equal(explored[5], plain[5])  # the CUDA generator is where it was
     assert any("restored" in note and "optimizer" in note for note in exp.notes), exp.notes
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs (NCCL)")
+def test_two_gpus_over_nccl_identical_ranks_agree_and_a_planted_size_is_found(tmp_path):
+    # scripts/record_ranks_gpu.py: a GPT-2 step under torch.compile(DDP(model)), one rank a
+    # GPU, TORCH_TRACE per run; ~90 s on 2 x H200 (tests/test_ranks_nccl.py replays a run)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run(
+        [sys.executable, str(root / "scripts" / "record_ranks_gpu.py"), str(tmp_path),
+         "--nproc", "2", "--strategies", "ddp", "--runs", "same", "plant"],
+        capture_output=True, text=True, timeout=540,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    same = compiler.load_trace(tmp_path / "ddp_same")
+    assert set(same.ranks) == {0, 1}
+    assert compiler.divergence(same).items == ()  # cuda:0 and cuda:1 are no difference
+    plant = compiler.load_trace(tmp_path / "ddp_plant")
+    ids = {r: {str(c.compile_id) for c in plant.compiles if c.rank == r} for r in (0, 1)}
+    found = {(i.kind, i.compile_id) for i in compiler.divergence(plant).items}
+    assert ids[1] - ids[0] and found == {("compiles", c) for c in ids[1] - ids[0]}

@@ -58,7 +58,15 @@ def diagnose(exp: Exploration) -> tuple[Finding, ...]:
     ranked.sort(
         key=lambda item: (SEVERITY_ORDER[item[1].finding.severity], -item[1].score, item[0])
     )
-    return tuple(_with_tried(exp, r.finding) for _, r in ranked)
+    # every rank of a multi-rank run reports the same cause (a bypass, a recompile): one
+    # finding per cause, the first in order, with the evidence of all
+    first: dict[str, Finding] = {}
+    for _, r in ranked:
+        f = first.setdefault(r.finding.cause, r.finding)
+        if f is not r.finding:
+            more = tuple(e for e in r.finding.evidence if e not in f.evidence)
+            first[f.cause] = replace(f, evidence=f.evidence + more)
+    return tuple(_with_tried(exp, f) for f in first.values())
 
 
 def merge_causes(ranked: list[tuple[int, Ranked]]) -> list[tuple[int, Ranked]]:

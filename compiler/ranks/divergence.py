@@ -5,7 +5,10 @@ frames, under the same compile ids, with the same guards, graphs and kernels, an
 the same collectives in the same order with the same sizes. Where one rank recompiles and
 another does not, the other waits in its next collective: the run hangs or times out.
 Each difference becomes one ``DivergenceItem`` linked to the panes that show it on every
-rank concerned.
+rank concerned. Ranks that compiled the same but not equally fast are a difference too
+(``compiler.ranks.skew``): a rank whose compiles took much longer (``compile_time``), and
+a compile one rank served from a cache that another compiled cold (``caches``): the
+others wait for it in their next collective.
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ from dataclasses import dataclass
 from compiler.link.ids import CompileKey, PaneId, compile_pane, key_of, output_code_pane
 from compiler.model import Compile, Exploration
 from compiler.ranks import collectives, fingerprint
+from compiler.ranks.skew import CompileTimes, Skew, cache_state, skew
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
 # the kinds of difference, in the order a user should look at them
-KINDS = ("compiles", "recompile_reasons", "guards", "graphs", "kernels", "collectives")
+KINDS = (
+    "compiles", "recompile_reasons", "guards", "graphs", "kernels", "collectives",
+    "compile_time", "caches",
+)  # fmt: skip
 
 
 @dataclass(**_FROZEN)
@@ -99,6 +106,7 @@ def _divergence(exp: Exploration) -> Divergence:
         if len(on) > 1:
             items.extend(_same_id(cid, on))
     items.extend(_collectives(exp, ranks))
+    items.extend(_skewed(skew(exp), by_id))
     items.sort(key=lambda i: KINDS.index(i.kind))
     return Divergence(ranks=ranks, items=tuple(items))
 
@@ -140,7 +148,11 @@ def _same_id(cid: str, on: dict[int | None, Compile]) -> list[DivergenceItem]:
     graphs = {r: fingerprint.graphs_of(c) for r, c in on.items()}
     # in the order the compiler ran them (dict order), so the first that differs is named
     for stage in dict.fromkeys(s for g in graphs.values() for s in g):
-        groups = _split(on, lambda c: graphs[c.rank].get(stage, ""))  # noqa: B023 (used now)
+        # a cache hit skips the stages it serves (the joint graph, the graph before
+        # post-grad passes): their absence there is the ``caches`` difference, not this
+        having = {r: c for r, c in on.items()
+                  if stage in graphs[r] or cache_state(c) != "hit"}  # fmt: skip
+        groups = _split(having, lambda c: graphs[c.rank].get(stage, ""))  # noqa: B023
         if groups:
             out.append(_graph_item(cid, stage, on, groups, graphs))
             break  # the first stage that differs; later stages follow from it
@@ -234,6 +246,78 @@ def _collectives(exp: Exploration, ranks: tuple[int | None, ...]) -> list[Diverg
             )
         ]
     return []
+
+
+def _skewed(found: Skew, by_id: dict[str, dict[int | None, Compile]]) -> list[DivergenceItem]:
+    """A rank that compiled much longer than the fastest, and each compile id that some
+    rank served from a cache while another compiled it cold."""
+    items = []
+    if found.slow and found.totals:
+        totals = found.totals
+        fastest = min(totals, key=lambda r: totals[r])
+        slowest = found.slow[0]
+        items.append(
+            DivergenceItem(
+                kind="compile_time",
+                compile_id="",
+                text=(
+                    f"{_rank_list(list(found.slow))} compiled for {totals[slowest]:.1f} s, "
+                    f"{_rank_list([fastest])} for {totals[fastest]:.1f} s: the faster ranks "
+                    f"wait about {found.wait:.1f} s in their next collective"
+                ),
+                ranks=tuple(
+                    RankLink(
+                        rank=r,
+                        text=f"{totals[r]:.1f} s compiling",
+                        compile=key_of(c) if c is not None else None,
+                        stage=compile_pane("compilation_metrics") if c is not None else None,
+                    )
+                    for r in found.ranks
+                    for c in [_slowest_compile(found, by_id, r)]
+                ),
+            )
+        )
+    for row in found.cache_split:
+        on = by_id[row.compile_id]
+        hit = [r for r, state in row.cache.items() if state == "hit"]
+        missed = [r for r, state in row.cache.items() if state == "miss"]
+        items.append(
+            DivergenceItem(
+                kind="caches",
+                compile_id=row.compile_id,
+                text=(
+                    f"compile {row.compile_id} ({row.code_name}): {_rank_list(hit)} hit the "
+                    f"cache, {_rank_list(missed)} compiled it cold "
+                    f"({_seconds(row, hit)} against {_seconds(row, missed)})"
+                ),
+                ranks=tuple(
+                    RankLink(
+                        rank=r,
+                        text=f"{row.cache[r] or 'no cache lookup'}, {row.seconds[r]:.2f} s: "
+                        + ", ".join(sorted(set(c.metrics.cache_events))),
+                        compile=key_of(c),
+                        stage=compile_pane("compilation_metrics"),
+                    )
+                    for r, c in on.items()
+                ),
+            )
+        )
+    return items
+
+
+def _slowest_compile(
+    found: Skew, by_id: dict[str, dict[int | None, Compile]], rank: int | None
+) -> Compile | None:
+    """The rank's longest compile among those every rank made: where to look first."""
+    shared = [row for row in found.compiles if len(row.seconds) == len(found.ranks)]
+    if not shared:
+        return None
+    row = max(shared, key=lambda x: x.seconds[rank])
+    return by_id[row.compile_id][rank]
+
+
+def _seconds(row: CompileTimes, ranks: list[int | None]) -> str:
+    return ", ".join(f"{row.seconds[r]:.2f} s" for r in ranks)
 
 
 def _main_pane(c: Compile) -> PaneId:

@@ -14,7 +14,7 @@ import hashlib
 
 from compiler.link.ids import OutputKey, PaneId, compile_pane, output_pane
 from compiler.model import Compile
-from compiler.parse.words.per_process import masked_guard_lines, normalized
+from compiler.parse.words.per_process import masked_devices, masked_guard_lines, normalized
 
 
 def digest(text: str) -> str:
@@ -59,6 +59,23 @@ class GuardsDigest:
 
     def _digest(self, lines: bytes) -> None:
         self._hash.update(masked_guard_lines(lines).translate(None, _DIGITS))
+
+
+class GraphDigest(GuardsDigest):
+    """The fingerprint of a graph's text as bytes, fed piece by piece, for the outline:
+    the rank's own device index masked (``cuda:1``, ``device(type='cuda', index=1)``) as
+    ``normalized`` masks it, everything else as torch printed it, so ranks on different
+    GPUs running the same program give the same fingerprint and a changed size does not.
+
+    Example:
+        >>> a, b = GraphDigest(), GraphDigest()
+        >>> a.update(b"f32[4, 32]cuda:0\\n"); b.update(b"f32[4, 32]cuda:1\\n")
+        >>> a.hexdigest() == b.hexdigest()
+        True
+    """
+
+    def _digest(self, lines: bytes) -> None:
+        self._hash.update(masked_devices(lines))
 
 
 def guards_digest(payload: bytes) -> str:

@@ -22,10 +22,10 @@ from pathlib import Path
 from compiler.errors import TraceFormatError
 from compiler.model import Exploration, StageError
 from compiler.model.stages import GUARDS, STAGES
-from compiler.ranks.fingerprint import GuardsDigest
+from compiler.ranks.fingerprint import GraphDigest, GuardsDigest
 from compiler.trace.build import build_compiles
 from compiler.trace.events import Event, ParseStats, Skim, skim_trace
-from compiler.trace.fold import COMPILE_GRAPHS
+from compiler.trace.fold import CACHE_EVENTS, COMPILE_GRAPHS
 from compiler.trace.load import bad_lines, environment_of, rank_from_name, trace_files
 
 # events whose payload is small and read in full: they carry why and where
@@ -34,15 +34,25 @@ _PAYLOAD_KEPT = frozenset(
 )
 # events kept without a payload: the compile's identity and its metrics
 _HEADER_ONLY = frozenset({"str", "dynamo_start", "compilation_metrics", "bwd_compilation_metrics"})
-# graphs whose text is the same in every process of one program: their md5 stands in
+# graphs whose text is the same in every process of one program but for the rank's own
+# device (``cuda:1``): their digest with the device index masked stands in (torch's md5
+# would tell two GPUs apart)
 _SAME_ACROSS_PROCESSES = COMPILE_GRAPHS - {s.key for s in STAGES if s.per_process}
-# the guard tree (``GUARDS``) is kept as a digest
+# the guard tree (``GUARDS``) is kept as a digest; cache hits and misses by their name
+# (the ranks' cache skew)
 _KEPT_PREFIXES = tuple(
     f'{{"{key}"'.encode() for key in (*_HEADER_ONLY, *COMPILE_GRAPHS, GUARDS)
-) + tuple(f'{{"artifact": {{"name": "{name}"'.encode() for name in _PAYLOAD_KEPT)
+) + tuple(
+    f'{{"artifact": {{"name": "{name}"'.encode()
+    for name in (*_PAYLOAD_KEPT, *sorted(CACHE_EVENTS))
+)
 OUTLINE_MARK = "not loaded: "
 # the one trace reader's skip-payload mode: the events above, guards digested piece by piece
-_SKIM = Skim(heads=_KEPT_PREFIXES, texts=_PAYLOAD_KEPT, digests={GUARDS: GuardsDigest})
+_SKIM = Skim(
+    heads=_KEPT_PREFIXES,
+    texts=_PAYLOAD_KEPT,
+    digests={GUARDS: GuardsDigest, **dict.fromkeys(_SAME_ACROSS_PROCESSES, GraphDigest)},
+)
 # bytes read at a time: memory stays a few pieces whatever the log, since a payload the
 # outline does not read is streamed past, not gathered
 _PIECE = 1 << 20
@@ -150,15 +160,18 @@ def _file_events(file: Path, rank: int | None, stats: ParseStats) -> Iterator[Ev
 
 def _outline(event: Event, rank: int | None) -> Event | None:
     """The outline event of ``event``: the payload where it is kept, the guard tree's
-    digest for guards, a graph's md5 for graphs every process prints alike."""
+    digest for guards, a graph's digest (device masked) for graphs every process prints
+    alike, a cache event's name."""
     md5 = event.context.pop("has_payload", "")
     key, name = event.key, event.name
     if name in _PAYLOAD_KEPT:
         pass
     elif key == GUARDS:
         event.payload = OUTLINE_MARK + (event.payload or "")
-    elif key in _SAME_ACROSS_PROCESSES:
-        event.payload = f"{OUTLINE_MARK}md5 {md5}"
+    elif name in _SAME_ACROSS_PROCESSES:
+        event.payload = f"{OUTLINE_MARK}digest {event.payload or md5}"
+    elif name in CACHE_EVENTS:
+        event.payload = ""
     elif key in COMPILE_GRAPHS:
         event.payload = OUTLINE_MARK + "per-process text"
     elif key not in _HEADER_ONLY:

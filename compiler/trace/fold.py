@@ -257,7 +257,13 @@ def _metrics(state: CompileState, event: Event, _s: Strings, facts: dict[str, An
 
 def _bwd_metrics(state: CompileState, event: Event, *_: Any) -> None:
     if isinstance(event.metadata, dict):
-        state.bwd_metrics = event.metadata
+        # one record per backward graph: a frame DDP's optimizer split into N graphs has N
+        # backward compiles (seen on NCCL, torch 2.11), and its backward time is their sum
+        before = state.bwd_metrics.get("inductor_compile_time_s")
+        state.bwd_metrics = dict(event.metadata)
+        now = state.bwd_metrics.get("inductor_compile_time_s")
+        if before is not None and now is not None:
+            state.bwd_metrics["inductor_compile_time_s"] = before + now
 
 
 def _chromium(state: CompileState, event: Event, *_: Any) -> None:

@@ -6,6 +6,7 @@ Parsing reads text only: a trace file is never imported or executed.
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 import re
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ _RANK_IN_NAME = re.compile(r"rank_(\d+)")
 
 
 def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Exploration:
-    """Load a ``TORCH_TRACE`` log file or directory (one rank or many, gzip too).
+    """Load a ``TORCH_TRACE`` log file or directory (one rank or many, gzip or xz too).
 
     Bad lines are counted and skipped; each becomes a ``StageError`` naming the file
     and line. With ``strict=True`` any bad line raises ``TraceFormatError``.
@@ -130,11 +131,13 @@ def trace_files(root: Path) -> list[Path]:
     if root.is_file():
         return [root]
     files = sorted(
-        p for p in root.rglob("*") if p.is_file() and (p.name.endswith((".log", ".log.gz")))
+        p
+        for p in root.rglob("*")
+        if p.is_file() and (p.name.endswith((".log", ".log.gz", ".log.xz")))
     )
     if not files:
         msg = (
-            f"no trace logs (*.log, *.log.gz) in {root}. "
+            f"no trace logs (*.log, *.log.gz, *.log.xz) in {root}. "
             "Is it the directory TORCH_TRACE pointed at?"
         )
         raise TraceFormatError(msg)
@@ -152,12 +155,14 @@ _CHUNK = 1 << 20  # characters per read: large enough that per-piece work is neg
 def _read_chunks(file: Path) -> Iterator[str]:
     try:
         with file.open("rb") as probe:
-            gz = probe.read(2) == b"\x1f\x8b"
-        opener = gzip.open if gz else open
+            magic = probe.read(6)
+        # xz: a multi-rank run's logs are 5x smaller than gzip's (repeated graphs)
+        xz = magic == b"\xfd7zXZ\x00"
+        opener = gzip.open if magic[:2] == b"\x1f\x8b" else lzma.open if xz else open
         with opener(file, "rt", encoding="utf-8", errors="replace", newline="") as fh:
             while chunk := fh.read(_CHUNK):
                 yield chunk
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, lzma.LZMAError) as exc:
         raise TraceFormatError(f"cannot read trace file {file}: {exc}") from exc
 
 

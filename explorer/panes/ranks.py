@@ -9,6 +9,7 @@ from __future__ import annotations
 from compiler import Compile, CompileId, Exploration, divergence
 from compiler.link import ids
 from compiler.model.stages import DYNAMO_GRAPH
+from compiler.ranks.skew import skew
 
 from .labels import default_pane, group_of, label_of
 from .types import DivergenceEntry, EvidenceLink, RankCell, RankRow, RanksPane
@@ -24,6 +25,8 @@ def has_ranks(exp: Exploration) -> bool:
 def build_ranks(exp: Exploration, compile_key: str | None, pane_id: str) -> RanksPane:
     """The side-by-side view of every rank of ``exp``."""
     div = divergence(exp)
+    times = skew(exp)
+    timed = {t.compile_id: t for t in times.compiles}
     ranks = div.ranks
     by_id: dict[str, dict[int | None, Compile]] = {}
     order: dict[str, CompileId] = {}
@@ -42,6 +45,9 @@ def build_ranks(exp: Exploration, compile_key: str | None, pane_id: str) -> Rank
     for cid in sorted(by_id, key=lambda k: _order(order[k])):
         on = by_id[cid]
         first = next(iter(on.values()))
+        row_times = timed.get(cid)
+        seconds = row_times.seconds if row_times is not None else {}
+        caches = row_times.cache if row_times is not None else {}
         cells = []
         for r in ranks:
             here = on.get(r)
@@ -52,6 +58,8 @@ def build_ranks(exp: Exploration, compile_key: str | None, pane_id: str) -> Rank
                     stage=stage or None,
                     text=_cell_text(here),
                     diverges=(cid, r) in sides,
+                    seconds=round(seconds[r], 3) if r in seconds else None,
+                    cache=caches.get(r, ""),
                 )
             )
         rows.append(
@@ -89,6 +97,9 @@ def build_ranks(exp: Exploration, compile_key: str | None, pane_id: str) -> Rank
             for i in div.items
         ),
         rows=tuple(rows),
+        totals=tuple(round((times.totals or {}).get(r, 0.0), 3) for r in ranks),
+        slow=tuple(r in times.slow for r in ranks),
+        longest=max((s for t in times.compiles for s in t.seconds.values()), default=0.0),
     )
 
 

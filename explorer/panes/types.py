@@ -473,12 +473,15 @@ class FindingsPane(PaneHead):
 class RankCell:
     """One rank's compile under one compile id: ``compile`` its key (None where the rank
     has no such compile), ``stage`` the pane a click opens, ``text`` what it is there, and
-    ``diverges`` whether this rank's side differs from another's."""
+    ``diverges`` whether this rank's side differs from another's; ``seconds`` its compile
+    time and ``cache`` its cache state (``compiler.ranks.skew``: hit, miss, bypass, "")."""
 
     compile: str | None
     stage: str | None
     text: str
     diverges: bool
+    seconds: float | None = None
+    cache: str = ""
 
 
 @dataclass(**_FROZEN)
@@ -505,13 +508,18 @@ class DivergenceEntry:
 @dataclass(**_FROZEN)
 class RanksPane(PaneHead):
     """Every rank side by side: one row per compile id, one column per rank, the places
-    where ranks differ marked and listed first (``compiler.divergence``)."""
+    where ranks differ marked and listed first (``compiler.divergence``); each rank's
+    compile seconds over the compile ids every rank made (``totals``), the ranks flagged
+    slow, and the longest compile of any cell (the bars' scale)."""
 
     kind: str = "ranks"
     ranks: tuple[str, ...] = ()
     summary: str = ""
     divergences: tuple[DivergenceEntry, ...] = ()
     rows: tuple[RankRow, ...] = ()
+    totals: tuple[float, ...] = ()
+    slow: tuple[bool, ...] = ()
+    longest: float = 0.0
 
 
 # Every pane class extends PaneHead; explorer/panes/kinds.py KINDS lists them, once.

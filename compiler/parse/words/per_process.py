@@ -1,8 +1,12 @@
 """The parts of torch's texts that differ between processes of one program: object ids
 in guards (``___check_obj_id(L['self'], 140230...)``), addresses, the measured guard
 latency, the pre-grad graph's ``graph id``, cache paths in output code, the rank's own
-number in names. Masking them leaves what a rank compiled (shapes, ops, guard
-conditions, kernel code)."""
+number in names, and the index of the rank's own device: on NCCL each rank runs on its
+own GPU, so torch prints ``cuda:1`` in graphs (``f32[4, 32][32, 1]cuda:1``),
+``device(type='cuda', index=1)`` in graph code, ``device=1`` in tensor guards,
+``DeviceProperties(type='cuda', index=1, ...)``, ``torch.cuda._DeviceGuard(1)``,
+``torch.cuda.set_device(1)`` and ``stream1 = get_raw_stream(1)`` in output code. Masking
+them leaves what a rank compiled (shapes, ops, guard conditions, kernel code)."""
 
 from __future__ import annotations
 
@@ -18,6 +22,17 @@ _VOLATILE = re.compile(
 )
 # the rank's own number in names such as ``rank_1`` (process group names, file names)
 _RANK_NAMES = re.compile(r"rank_?\d+")
+# the index of the rank's own device, in every spelling torch 2.11-2.14 prints it (see
+# the module's docstring); an index only, so a device *type* that differs still shows
+_DEVICE = (
+    rb"(\b(?:cuda|xpu|hpu|mtia|mps):|\btype='\w+', index=|\bdevice="
+    rb"|\b(?:_DeviceGuard|set_device|get_raw_stream|cuda\.device)\(|\bstream)\d+\b"
+)
+_DEVICE_BYTES = re.compile(_DEVICE)
+# an object or type id that guards compare against: an address, however few its digits
+# (``___check_obj_id(G['torch'].Tensor, 21790816)`` on torch 2.11, CUDA)
+_OBJ_ID = re.compile(r"(___check_(?:obj|type)_id\([^\n]*?, )\d+")
+_DEVICE_TEXT = re.compile(_DEVICE.decode())
 
 # what ``_PER_PROCESS`` masks in guards that dropping digits leaves: the letters of
 # addresses (torch 2.11 prints ``<code object forward at 0x3aba4480, ...>``) and the
@@ -32,8 +47,25 @@ def normalized(text: str) -> str:
     Example:
         >>> normalized("___check_obj_id(L['self'], 140230112)")
         "___check_obj_id(L['self'], #)"
+        >>> normalized("check_tensor(L['x'], torch.float32, device=1, size=[4, 32])")
+        "check_tensor(L['x'], torch.float32, device=#, size=[4, 32])"
+        >>> normalized("with torch.cuda._DeviceGuard(1): stream1 = get_raw_stream(1)")
+        'with torch.cuda._DeviceGuard(#): stream# = get_raw_stream(#)'
     """
-    return _RANK_NAMES.sub("rank#", _PER_PROCESS.sub("#", text))
+    masked = _OBJ_ID.sub(r"\1#", _PER_PROCESS.sub("#", text))
+    return _DEVICE_TEXT.sub(r"\1#", _RANK_NAMES.sub("rank#", masked))
+
+
+def masked_devices(lines: bytes) -> bytes:
+    """Whole lines of a graph or output code with the rank's own device index masked,
+    as ``normalized`` masks it: the outline's fingerprint of a graph every process of one
+    program prints alike but for the device.
+
+    Example:
+        >>> masked_devices(b"f32[4, 32][32, 1]cuda:1; device(type='cuda', index=1)")
+        b"f32[4, 32][32, 1]cuda:#; device(type='cuda', index=#)"
+    """
+    return _DEVICE_BYTES.sub(rb"\1#", lines)
 
 
 def between_processes(line: str) -> str:

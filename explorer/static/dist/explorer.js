@@ -2143,7 +2143,15 @@ function renderUnknown(el, pane) {
 }
 
 // explorer/static/panes/ranks.js
-function cellOf(cell, ctx) {
+function timeBar(seconds, longest, cache) {
+  const bar = h("span", { cls: `tce-rank-bar${cache ? ` tce-cache-${cache}` : ""}` });
+  bar.style.width = `${longest > 0 ? Math.max(1, 100 * seconds / longest) : 0}%`;
+  return h("span", { cls: "tce-rank-time", attrs: { "data-seconds": String(seconds) } }, [
+    bar,
+    h("span", { cls: "tce-rank-seconds", text: `${seconds.toFixed(2)} s${cache ? ` · ${cache}` : ""}` })
+  ]);
+}
+function cellOf(cell, longest, ctx) {
   const cls = `tce-rank-cell${cell.diverges ? " tce-diverges" : ""}${cell.compile ? "" : " tce-absent"}`;
   if (!cell.compile) return h("td", { cls, text: cell.text });
   const compile = cell.compile;
@@ -2152,7 +2160,8 @@ function cellOf(cell, ctx) {
       cls: "tce-link",
       text: cell.text,
       on: { click: () => ctx.select({ compile, stage: cell.stage || ctx.selection.stage, node: null, kernel: null }) }
-    })
+    }),
+    ...cell.seconds === null ? [] : [timeBar(cell.seconds, longest, cell.cache)]
   ]);
 }
 function renderRanks(el, pane, ctx) {
@@ -2181,8 +2190,14 @@ function renderRanks(el, pane, ctx) {
     cls: row.kinds.length ? "tce-diverges" : "",
     attrs: { "data-compile-id": row.compile_id },
     title: row.kinds.length ? `ranks differ here: ${row.kinds.join(", ")}` : ""
-  }, [h("td", { text: row.compile_id }), h("td", { text: row.name }), ...row.cells.map((c) => cellOf(c, ctx))]));
-  el.append(h("table", { cls: "tce-table tce-ranks" }, [h("thead", {}, [head]), h("tbody", {}, body)]));
+  }, [h("td", { text: row.compile_id }), h("td", { text: row.name }), ...row.cells.map((c) => cellOf(c, p.longest, ctx))]));
+  const most = Math.max(0, ...p.totals);
+  const foot = h("tr", { cls: "tce-rank-totals" }, [
+    h("td", { text: "total" }),
+    h("td", { text: "compile time, compiles every rank made" }),
+    ...p.totals.map((t, i) => h("td", { cls: `tce-rank-cell${p.slow[i] ? " tce-diverges tce-slow" : ""}` }, [timeBar(t, most, "")]))
+  ]);
+  el.append(h("table", { cls: "tce-table tce-ranks" }, [h("thead", {}, [head]), h("tbody", {}, body), h("tfoot", {}, [foot])]));
   const update = (sel) => {
     for (const td of el.querySelectorAll("td[data-compile]")) {
       td.classList.toggle("tce-current", td.getAttribute("data-compile") === sel.compile);

@@ -7,8 +7,20 @@
 /** @import { RanksPane, RankCell, Selection } from "./typedefs.js" */
 import { h } from "../util.js";
 
-/** @param {RankCell} cell @param {Ctx} ctx @returns {HTMLElement} */
-function cellOf(cell, ctx) {
+/** A compile-time bar, scaled to the longest compile of any cell (Python sends it).
+ * @param {number} seconds @param {number} longest @param {string} cache @returns {HTMLElement} */
+function timeBar(seconds, longest, cache) {
+  const bar = h("span", { cls: `tce-rank-bar${cache ? ` tce-cache-${cache}` : ""}` });
+  // through the CSSOM, not a style attribute: the offline page's CSP forbids those
+  bar.style.width = `${longest > 0 ? Math.max(1, (100 * seconds) / longest) : 0}%`;
+  return h("span", { cls: "tce-rank-time", attrs: { "data-seconds": String(seconds) } }, [
+    bar,
+    h("span", { cls: "tce-rank-seconds", text: `${seconds.toFixed(2)} s${cache ? ` · ${cache}` : ""}` }),
+  ]);
+}
+
+/** @param {RankCell} cell @param {number} longest @param {Ctx} ctx @returns {HTMLElement} */
+function cellOf(cell, longest, ctx) {
   const cls = `tce-rank-cell${cell.diverges ? " tce-diverges" : ""}${cell.compile ? "" : " tce-absent"}`;
   if (!cell.compile) return h("td", { cls, text: cell.text });
   const compile = cell.compile;
@@ -17,6 +29,7 @@ function cellOf(cell, ctx) {
       cls: "tce-link", text: cell.text,
       on: { click: () => ctx.select({ compile, stage: cell.stage || ctx.selection.stage, node: null, kernel: null }) },
     }),
+    ...(cell.seconds === null ? [] : [timeBar(cell.seconds, longest, cell.cache)]),
   ]);
 }
 
@@ -45,8 +58,14 @@ function renderRanks(el, pane, ctx) {
     cls: row.kinds.length ? "tce-diverges" : "",
     attrs: { "data-compile-id": row.compile_id },
     title: row.kinds.length ? `ranks differ here: ${row.kinds.join(", ")}` : "",
-  }, [h("td", { text: row.compile_id }), h("td", { text: row.name }), ...row.cells.map((c) => cellOf(c, ctx))]));
-  el.append(h("table", { cls: "tce-table tce-ranks" }, [h("thead", {}, [head]), h("tbody", {}, body)]));
+  }, [h("td", { text: row.compile_id }), h("td", { text: row.name }), ...row.cells.map((c) => cellOf(c, p.longest, ctx))]));
+  // each rank's compile seconds over the compile ids every rank made: the skew at a glance
+  const most = Math.max(0, ...p.totals);
+  const foot = h("tr", { cls: "tce-rank-totals" }, [
+    h("td", { text: "total" }), h("td", { text: "compile time, compiles every rank made" }),
+    ...p.totals.map((t, i) => h("td", { cls: `tce-rank-cell${p.slow[i] ? " tce-diverges tce-slow" : ""}` }, [timeBar(t, most, "")])),
+  ]);
+  el.append(h("table", { cls: "tce-table tce-ranks" }, [h("thead", {}, [head]), h("tbody", {}, body), h("tfoot", {}, [foot])]));
   /** @param {Selection} sel */
   const update = (sel) => {
     for (const td of el.querySelectorAll("td[data-compile]")) {

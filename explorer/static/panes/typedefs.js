@@ -346,6 +346,8 @@
  * @property {(string|null)} stage
  * @property {string} text
  * @property {boolean} diverges
+ * @property {(number|null)} seconds
+ * @property {string} cache
  */
 /**
  * @typedef {object} RankRow
@@ -366,6 +368,9 @@
  * @property {string} summary
  * @property {DivergenceEntry[]} divergences
  * @property {RankRow[]} rows
+ * @property {number[]} totals
+ * @property {boolean[]} slow
+ * @property {number} longest
  */
 /**
  * @typedef {object} RecompileItem
