@@ -50,6 +50,7 @@ from compiler.model import (
     Options,
     OutputCode,
     Phase,
+    Profile,
     Provenance,
     RecompileReason,
     Schedule,
@@ -57,6 +58,7 @@ from compiler.model import (
     StageError,
     TensorMeta,
 )
+from compiler.profile import attach_profile
 from compiler.ranks.divergence import Divergence, DivergenceItem, RankLink, divergence
 from compiler.remedy.tried import try_fixes
 from compiler.trace.load import load_trace
@@ -93,6 +95,7 @@ __all__ = [
     "Options",
     "OutputCode",
     "Phase",
+    "Profile",
     "Progress",
     "Provenance",
     "RankLink",
@@ -107,6 +110,7 @@ __all__ = [
     "TensorMeta",
     "TraceFormatError",
     "TritonMissingError",
+    "attach_profile",
     "classify_failure",
     "compare",
     "diff",
