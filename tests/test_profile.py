@@ -122,6 +122,19 @@ def test_a_folder_reads_its_newest_trace_and_junk_is_refused(tmp_path: Path) -> 
     assert p is not None and p.linked_events > 0 and p.notes[0].startswith(str(tmp_path))
 
 
+def test_explorer_load_takes_a_profile_and_the_report_says_what_linked() -> None:
+    import explorer
+    from explorer.report import summarize
+
+    w = explorer.load(DATA / "cpu_mlp.exploration.json", profile=DATA / "cpu_mlp.trace.json.gz")
+    p = w.exploration.profile
+    assert p is not None and p.linked_events == p.kernel_events > 0
+    text = summarize(w.exploration)
+    head = f"{p.linked_events} of {p.kernel_events} kernel events in compiled regions linked"
+    assert "## Profiled run" in text and head in text
+    assert f"`{p.kernels[0].kernel}`" in text
+
+
 if __name__ == "__main__":  # regenerate the committed CPU profile
     raw = Path("/tmp/cpu_mlp.trace.json")
     exp = profiled_run(raw)
