@@ -392,3 +392,30 @@ def test_user_triton_kernels_show_their_source_and_lower_stages():
     assert chosen, "Triton's stages of the user kernel"
     stages = {s.stage for s in chosen[0].stages}
     assert {"ttir", "ptx"} <= stages
+
+
+def test_attach_profile_links_every_triton_kernel_event_of_a_profiled_training_step(tmp_path):
+    import test_profile
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.LayerNorm(256), torch.nn.Linear(256, 8)
+    ).cuda()
+    x = torch.randn(32, 64, device="cuda")
+    compiled = torch.compile(model)
+    trace = tmp_path / "trace.json"
+
+    def run():
+        compiled(x).sum().backward()
+        acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=acts) as prof:
+            for _ in range(3):
+                compiled(x).sum().backward()
+            torch.cuda.synchronize()
+        prof.export_chrome_trace(str(trace))
+
+    exp = compiler.explore(run, wrap=False, triton_stages=False)
+    p = test_profile.check_triton(exp, trace)
+    assert p.kernel_events >= p.linked_events >= len(test_profile.triton_events(exp, trace))
+    # every explored Triton kernel ran three times in the profiled steps
+    assert {k.events for k in p.kernels if k.name.startswith("triton_")} == {3}

@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,29 @@ def _check_cpu(exp: compiler.Exploration, trace: Path) -> compiler.Profile:
     assert sum(k.total_us for k in p.kernels) == pytest.approx(sum(durations))
     ids = {k.id for c in exp.compiles for k in c.kernels()}
     assert {k.kernel for k in p.kernels} <= ids
+    return p
+
+
+def triton_events(exp: compiler.Exploration, trace: Path) -> list[dict[str, object]]:
+    """The device kernel events of Triton kernels Inductor's output code defines."""
+    names = {
+        m
+        for c in exp.compiles
+        for oc in c.output_code
+        for m in re.findall(r"^def (triton_\w+)\(", oc.text, re.M)
+    }
+    return [e for e in _trace_events(trace) if e.get("cat") == "kernel" and e["name"] in names]
+
+
+def check_triton(exp: compiler.Exploration, trace: Path) -> compiler.Profile:
+    """Every Triton kernel event of the compiled region links to its kernel."""
+    events = triton_events(exp, trace)
+    p = compiler.attach_profile(exp, trace).profile
+    assert events and p is not None and p.device == "cuda"
+    linked = Counter({k.name: k.events for k in p.kernels})
+    seen = Counter(str(e["name"]) for e in events)
+    assert all(linked[n] >= k for n, k in seen.items()), (seen - linked, p.unlinked)
+    assert not any(n in p.unlinked for n in seen)
     return p
 
 
