@@ -159,6 +159,27 @@ def test_explorer_load_takes_a_profile_and_the_report_says_what_linked() -> None
     assert f"`{p.kernels[0].kernel}`" in text
 
 
+def test_the_profile_pane_links_each_kernel_to_its_output_code() -> None:
+    from explorer.panes import build_index, build_pane
+
+    exp = compiler.Exploration.from_json((DATA / "cpu_mlp.exploration.json").read_text())
+    exp = compiler.attach_profile(exp, DATA / "cpu_mlp.trace.json.gz")
+    idx = build_index(exp)
+    assert "profile" in [r.id for r in idx.compiles[0].panes]
+    pane = build_pane(exp, None, "profile")
+    assert pane.kind == "profile" and len(pane.kernels) == len(exp.profile.kernels)
+    for row in pane.kernels:
+        c = exp.compile(row.link.compile)
+        (oc,) = [o for o in c.output_code if any(k.id == row.link.kernel for k in o.kernels)]
+        code = build_pane(exp, c.key, row.link.stage)
+        assert code.kind == "output_code" and code.stage == "inductor_output_code"
+        assert row.link.stage.startswith(oc.key + "/")
+    assert sum(r.share for r in pane.kernels) == pytest.approx(1.0)
+    assert all(r.link.src for r in pane.lines)
+    assert "profile" not in [r.id for r in build_index(compiler.Exploration.from_json(
+        (DATA / "cpu_mlp.exploration.json").read_text())).compiles[0].panes]
+
+
 if __name__ == "__main__":  # regenerate the committed CPU profile
     raw = Path("/tmp/cpu_mlp.trace.json")
     exp = profiled_run(raw)
