@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_export import open_page  # noqa: F401 (a pytest fixture)
 
 import compiler
 from compiler.errors import TraceFormatError
@@ -178,6 +179,30 @@ def test_the_profile_pane_links_each_kernel_to_its_output_code() -> None:
     assert all(r.link.src for r in pane.lines)
     assert "profile" not in [r.id for r in build_index(compiler.Exploration.from_json(
         (DATA / "cpu_mlp.exploration.json").read_text())).compiles[0].panes]
+
+
+def test_the_exported_profile_pane_shows_the_run_and_opens_a_kernel(open_page, tmp_path):  # noqa: F811
+    from playwright.sync_api import expect
+
+    from explorer.export import to_html
+
+    exp = compiler.Exploration.from_json((DATA / "cpu_mlp.exploration.json").read_text())
+    exp = compiler.attach_profile(exp, DATA / "cpu_mlp.trace.json.gz")
+    path = tmp_path / "profile.html"
+    to_html(exp, path)
+    page, problems = open_page(path)
+    page.locator('.tce-tab[data-stage="profile"]').click()
+    expect(page.locator(".tce-profile-summary")).to_contain_text("10 of 10 kernel events")
+    tables = page.locator("table.tce-profile")
+    expect(tables).to_have_count(3)  # kernels, source lines, modules
+    expect(tables.nth(0).locator(".tce-profile-row")).to_have_count(len(exp.profile.kernels))
+    gelu = next(k for k in exp.profile.kernels if "gelu" in k.name and "forward/" in k.kernel)
+    tables.nth(0).get_by_role("button", name=gelu.name, exact=True).click()
+    expect(page.locator(".tce-tab.tce-current")).to_have_attribute(
+        "data-stage", "forward/inductor_output_code"
+    )
+    expect(page.locator(".tce-details")).to_contain_text(f"kernel {gelu.name}")
+    assert problems == []
 
 
 if __name__ == "__main__":  # regenerate the committed CPU profile
