@@ -73,12 +73,18 @@ def _sites(exp: Exploration) -> dict[str, list[_Site]]:
     return out
 
 
-def _pick(sites: list[_Site], region: Span) -> _Site | None:
+def _pick(sites: list[_Site], region: Span, ran: set[str]) -> _Site | None:
+    """The kernel an event ran: the one of its name in the region's compile; in a
+    backward region (which names no compile), the backward whose kernels include every
+    kernel that region ran (``ran``)."""
     if region.name.startswith(_REGION):
         cid = region.name[len(_REGION):]
         narrowed = [s for s in sites if str(s.compile.compile_id) == cid]
     else:
-        narrowed = [s for s in sites if s.output.key.startswith("backward")]
+        narrowed = [
+            s for s in sites
+            if s.output.key.startswith("backward") and ran <= {k.name for k in s.output.kernels}
+        ]
     chosen = narrowed or sites
     # the same name in several compiles with the same code runs the same work
     if chosen and len({s.kernel.source for s in chosen}) == 1:
@@ -142,6 +148,8 @@ def attach_profile(exp: Exploration, path: str | os.PathLike[str]) -> Exploratio
     total = outside = 0.0
     per: dict[str, dict[str, Any]] = {}
     unlinked: dict[str, int] = defaultdict(int)
+    placed: list[tuple[Span, Span | None]] = []
+    ran: dict[tuple[str, float], set[str]] = defaultdict(set)
     for s in spans:
         if s.cat == "kernel":
             launch = launches.get(s.args.get("correlation"))
@@ -150,13 +158,18 @@ def attach_profile(exp: Exploration, path: str | os.PathLike[str]) -> Exploratio
             region = regions.at(s.tid, s.ts)
         else:
             continue
+        placed.append((s, region))
+        # library kernels (cuBLAS) name no output-code kernel: they tell no compile apart
+        if region is not None and profiled_kernel_name(s.name) in sites:
+            ran[region.tid, region.ts].add(profiled_kernel_name(s.name))
+    for s, region in placed:
         total += s.dur
         if region is None:
             outside += s.dur
             continue
         events += 1
         name = profiled_kernel_name(s.name)
-        site = _pick(sites.get(name, []), region)
+        site = _pick(sites.get(name, []), region, ran[region.tid, region.ts])
         if site is None:
             unlinked[name] += 1
             continue
