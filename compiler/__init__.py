@@ -54,6 +54,7 @@ from compiler.model import (
     Options,
     OutputCode,
     Phase,
+    Profile,
     Provenance,
     RecompileReason,
     Schedule,
@@ -61,6 +62,7 @@ from compiler.model import (
     StageError,
     TensorMeta,
 )
+from compiler.profile import attach_profile
 from compiler.ranks.divergence import Divergence, DivergenceItem, RankLink, divergence
 from compiler.remedy.tried import try_fixes
 from compiler.trace.load import load_trace
@@ -101,6 +103,7 @@ __all__ = [
     "Options",
     "OutputCode",
     "Phase",
+    "Profile",
     "Progress",
     "Provenance",
     "RankLink",
@@ -115,6 +118,7 @@ __all__ = [
     "TensorMeta",
     "TraceFormatError",
     "TritonMissingError",
+    "attach_profile",
     "cache_diff",
     "classify_failure",
     "compare",

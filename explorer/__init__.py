@@ -107,7 +107,12 @@ def live(obj: Any, *inputs: Any, **compile_options: Any) -> Any:
 LAZY_RANKS_BYTES = 256 << 20
 
 
-def load(trace_path: str | os.PathLike[str], *, lazy: bool | None = None) -> ExplorationWidget:
+def load(
+    trace_path: str | os.PathLike[str],
+    *,
+    lazy: bool | None = None,
+    profile: str | os.PathLike[str] | None = None,
+) -> ExplorationWidget:
     """Open a ``TORCH_TRACE`` directory or log file (or an ``Exploration`` ``.json``).
 
     Loading never runs code from the file. Bad trace lines are skipped and listed in
@@ -119,6 +124,9 @@ def load(trace_path: str | os.PathLike[str], *, lazy: bool | None = None) -> Exp
     Args:
         trace_path: a ``TORCH_TRACE`` directory, a ``.log``/``.log.gz`` file, or a
             file written by ``Exploration.to_json``.
+        profile: a ``torch.profiler`` Chrome trace of the same run (a file or a
+            ``tensorboard_trace_handler`` folder), linked to the kernels
+            (``compiler.attach_profile``); not with a multi-rank outline.
 
     Returns:
         An ``ExplorationWidget`` on what the trace recorded.
@@ -135,10 +143,14 @@ def load(trace_path: str | os.PathLike[str], *, lazy: bool | None = None) -> Exp
     import compiler
 
     path = os.fspath(trace_path)
+
+    def profiled(exp: Exploration) -> ExplorationWidget:
+        return view(exp if profile is None else compiler.attach_profile(exp, profile))
+
     if path.endswith(".json") and os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
-            return view(compiler.Exploration.from_json(f.read()))
-    if os.path.isdir(path) and lazy is not False:
+            return profiled(compiler.Exploration.from_json(f.read()))
+    if os.path.isdir(path) and lazy is not False and profile is None:
         from compiler.ranks.scan import rank_logs, scan_ranks
 
         logs = rank_logs(path)
@@ -154,7 +166,7 @@ def load(trace_path: str | os.PathLike[str], *, lazy: bool | None = None) -> Exp
             with showing_progress("explorer.load") as status:
                 outline = scan_ranks(path, progress=status)
             return RanksWidget(outline)
-    return view(compiler.load_trace(path))
+    return profiled(compiler.load_trace(path))
 
 
 def view(exploration: Exploration) -> ExplorationWidget:

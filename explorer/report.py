@@ -28,11 +28,12 @@ from compiler.model import (
     Options,
     OutputCode,
     Phase,
+    Profile,
     SourceLoc,
     StageError,
 )
 
-__all__ = ["findings_markdown", "summarize", "write_markdown"]
+__all__ = ["findings_markdown", "profile_markdown", "summarize", "write_markdown"]
 
 _SOURCES = {"live": "live capture", "trace": "`TORCH_TRACE` log"}
 _STATUS = {
@@ -68,6 +69,8 @@ def summarize(exp: Exploration) -> str:
     _overview(exp, out)
     _time_and_caches(exp, out)
     _costs(exp, out)
+    if exp.profile is not None:
+        out += profile_markdown(exp.profile)
     compiled = compiled_files(exp.compiles)
     for c in exp.compiles:
         _compile(c, multi_rank=len(exp.ranks) > 1, compiled=compiled, out=out)
@@ -105,6 +108,53 @@ def write_markdown(exp: Exploration, path: str | os.PathLike[str]) -> Path:
         msg = f"cannot write the report {target}: {exc}. Choose a folder you can write to."
         raise ExploreError(msg, exploration=exp) from exc
     return target
+
+
+def profile_markdown(p: Profile, top: int = 10) -> list[str]:
+    """The user's own profiled run (``compiler.attach_profile``) as a Markdown section:
+    kernel events linked out of seen, then the kernels, source lines and modules that
+    took the most time.
+
+    Example:
+        >>> import compiler
+        >>> exp = compiler.Exploration.from_json(open(
+        ...     "tests/data/profiles/cpu_mlp.exploration.json").read())
+        >>> p = compiler.attach_profile(exp, "tests/data/profiles/cpu_mlp.trace.json.gz").profile
+        >>> profile_markdown(p)[0]
+        '## Profiled run'
+    """
+    out = ["## Profiled run", ""]
+    unlinked = ", ".join(f"{_code(n)} ({k})" for n, k in p.unlinked.items())
+    out += [
+        f"From {_code(p.path)} ({p.device}): {p.linked_events} of "
+        f"{_count(p.kernel_events, 'kernel event')} in compiled regions linked to their "
+        f"kernels" + (f"; not linked: {unlinked}" if unlinked else "") + ". "
+        f"{_us(p.total_us - p.outside_us)} in compiled regions, {_us(p.outside_us)} "
+        "in kernels outside them."
+        + (" Source lines from torch's provenance in the trace." if p.provenance else ""),
+        "",
+    ]
+    if p.kernels:
+        out += ["| kernel | compile | module | events | time |", "|---|---|---|---|---|"]
+        for k in p.kernels[:top]:
+            row = [_code(k.kernel), _code(k.compile), _code(k.module), str(k.events)]
+            out.append("| " + " | ".join(_cell(x) for x in [*row, _us(k.total_us)]) + " |")
+        out.append("")
+    if p.lines:
+        out += ["Source lines by the time of the kernels that ran them (a kernel fused "
+                "from several lines counts for each):", ""]  # fmt: skip
+        out += [f"- {_us(pl.total_us)}: {_loc(pl.loc) if pl.loc else _code(pl.place)}"
+                for pl in p.lines[:top]]  # fmt: skip
+        out.append("")
+    if p.modules:
+        out += ["Modules: " + ", ".join(
+            f"{_code(m.place)} {_us(m.total_us)}" for m in p.modules[:top]) + ".", ""]  # fmt: skip
+    out += [f"- {n}" for n in p.notes] + ([""] if p.notes else [])
+    return out
+
+
+def _us(value: float) -> str:
+    return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.1f} µs"
 
 
 # -- sections ---------------------------------------------------------------------------

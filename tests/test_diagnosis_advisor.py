@@ -113,11 +113,6 @@ def test_a_scheduled_optimizers_lr_is_one_recompile_finding_with_lr_as_a_tensor(
     assert "buffer" not in lr.suggestion
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="torch's own graph_break() in the optimizer wrapper is told apart by the registry "
-    "and whose-code work of branch i33-breaks; drop this mark when it is merged",
-)
 def test_no_finding_asks_to_remove_a_graph_break_that_torch_itself_calls():
     torch.manual_seed(0)
     model = torch.nn.Linear(8, 8)

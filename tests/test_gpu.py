@@ -435,3 +435,30 @@ def test_two_gpus_over_nccl_identical_ranks_agree_and_a_planted_size_is_found(tm
     ids = {r: {str(c.compile_id) for c in plant.compiles if c.rank == r} for r in (0, 1)}
     found = {(i.kind, i.compile_id) for i in compiler.divergence(plant).items}
     assert ids[1] - ids[0] and found == {("compiles", c) for c in ids[1] - ids[0]}
+
+
+def test_attach_profile_links_every_triton_kernel_event_of_a_profiled_training_step(tmp_path):
+    import test_profile
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.LayerNorm(256), torch.nn.Linear(256, 8)
+    ).cuda()
+    x = torch.randn(32, 64, device="cuda")
+    compiled = torch.compile(model)
+    trace = tmp_path / "trace.json"
+
+    def run():
+        compiled(x).sum().backward()
+        acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=acts) as prof:
+            for _ in range(3):
+                compiled(x).sum().backward()
+            torch.cuda.synchronize()
+        prof.export_chrome_trace(str(trace))
+
+    exp = compiler.explore(run, wrap=False, triton_stages=False)
+    p = test_profile.check_triton(exp, trace)
+    assert p.kernel_events >= p.linked_events >= len(test_profile.triton_events(exp, trace))
+    # every explored Triton kernel ran three times in the profiled steps
+    assert {k.events for k in p.kernels if k.name.startswith("triton_")} == {3}

@@ -25,6 +25,7 @@ ROOM_ORDER = (
     "link",
     "store",
     "trace",
+    "profile",
     "ranks",
     "advise",
     "diff",

@@ -50,8 +50,10 @@ _LOWERED = "lowered"
 FINDINGS = PaneId("findings")
 # Every rank side by side (several ranks only): one pane for the whole exploration too.
 RANKS = PaneId("ranks")
+# The user's own profiled run (``compiler.attach_profile``): the whole exploration's too.
+PROFILE = PaneId("profile")
 # The panes of the whole exploration: every compile lists them, each is built once.
-EXPLORATION_PANES = (FINDINGS, RANKS)
+EXPLORATION_PANES = (FINDINGS, RANKS, PROFILE)
 
 
 # --- compiles, output codes, kernels ------------------------------------------------------

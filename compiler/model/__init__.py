@@ -41,6 +41,7 @@ from compiler.model.kernel import (
     Schedule,
     TritonVariant,
 )
+from compiler.model.profile import Profile, ProfiledKernel, ProfiledPlace
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -68,6 +69,9 @@ __all__ = [
     "Options",
     "OutputCode",
     "Phase",
+    "Profile",
+    "ProfiledKernel",
+    "ProfiledPlace",
     "Provenance",
     "RecompileReason",
     "RunFigures",

@@ -10,6 +10,7 @@ from compiler.model.derived import DERIVED, Derived
 from compiler.model.frame import Bytecode, GraphBreak, Guards, RecompileReason
 from compiler.model.graph import Graph
 from compiler.model.kernel import Autotuning, Kernel, OutputCode
+from compiler.model.profile import Profile
 
 if TYPE_CHECKING:
     from compiler.advise.findings import Finding
@@ -259,6 +260,8 @@ class Exploration:
     call_timing: CallTiming | None = None
     # schema 4.1: fixes the explorer applied and measured (``compiler.remedy.try_fixes``).
     tried_fixes: tuple[TriedFix, ...] = ()
+    # schema 4.2: the user's own profiler trace, linked (``compiler.attach_profile``).
+    profile: Profile | None = None
     unknown_keys: tuple[str, ...] = ()
     # what is judged from the whole exploration on first read (findings, divergence):
     # the index, the findings pane and the report each ask. Not an init field, so

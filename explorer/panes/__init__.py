@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from compiler import Exploration
-from compiler.link.ids import FINDINGS, RANKS
+from compiler.link.ids import FINDINGS, PROFILE, RANKS
 
 from .frame import PaneNotFound, find_compile
 from .index import build_index, kept_selection, pane_refs
@@ -35,7 +35,7 @@ from .index_types import Index
 from .kinds import KINDS, PaneKind, kind_of, renderers_js
 from .labels import STAGE_LABELS
 from .ranks import build_ranks
-from .runtime import build_findings
+from .runtime import build_findings, build_profile
 from .typedefs import typedefs
 from .types import Pane
 
@@ -66,6 +66,8 @@ def build_pane(exp: Exploration, compile_key: str | None, pane_id: str) -> Pane:
         return build_findings(exp, compile_key, pane_id)
     if pane_id == RANKS:
         return build_ranks(exp, compile_key, pane_id)
+    if pane_id == PROFILE:
+        return build_profile(exp, compile_key, pane_id)
     c = find_compile(exp, compile_key or "")
     ref = next((r for r in pane_refs(c) if r.id == pane_id), None)
     if ref is None:

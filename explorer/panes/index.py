@@ -257,8 +257,9 @@ def build_index(exp: Exploration, *, whole: Exploration | None = None) -> Index:
         errors.append(PaneError(stage="findings", message=f"the advisor failed: {exc}"))
     fref = _ref(ids.StageRef(id=ids.FINDINGS, stage="findings")) if findings else None
     rref = _ref(ids.StageRef(id=ids.RANKS, stage="ranks")) if has_ranks(whole or exp) else None
+    pref = _ref(ids.StageRef(id=ids.PROFILE, stage="profile")) if exp.profile else None
     seen = _collect(exp)
-    compiles = tuple(_entry(c, pane_refs(c, fref, rref)) for c in exp.compiles)
+    compiles = tuple(_entry(c, pane_refs(c, fref, rref, pref)) for c in exp.compiles)
     first = compiles[0] if compiles else None
     stage = first.default_stage if first is not None else None
     if stage is not None and any(f.severity == "problem" for f in findings):

@@ -20,7 +20,13 @@ from typing import Any
 from .frame import build_code, build_graph, build_graph_breaks, build_recompile_reasons
 from .inductor import build_output_code, build_schedule, build_triton_lowering
 from .ranks import build_ranks
-from .runtime import build_autotuning, build_findings, build_kernel_timing, build_metrics
+from .runtime import (
+    build_autotuning,
+    build_findings,
+    build_kernel_timing,
+    build_metrics,
+    build_profile,
+)
 from .types import (
     AutotuningPane,
     CodePane,
@@ -31,6 +37,7 @@ from .types import (
     MetricsPane,
     OutputCodePane,
     PaneHead,
+    ProfilePane,
     RanksPane,
     RecompileReasonsPane,
     SchedulePane,
@@ -111,6 +118,9 @@ KINDS: tuple[PaneKind, ...] = (
     ),
     PaneKind(cls=FindingsPane, build=build_findings, module="frame.js", renderer="renderFindings"),
     PaneKind(cls=RanksPane, build=build_ranks, module="ranks.js", renderer="renderRanks"),
+    PaneKind(
+        cls=ProfilePane, build=build_profile, module="runtime.js", renderer="renderProfile"
+    ),
 )
 
 _BY_NAME = {k.kind: k for k in KINDS}

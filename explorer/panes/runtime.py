@@ -26,6 +26,8 @@ from .types import (
     KernelTimingPane,
     MetricsPane,
     Phase,
+    ProfilePane,
+    ProfileRow,
     TimingRow,
 )
 
@@ -39,7 +41,8 @@ NOT_STATIC = "shape not static"
 
 
 def _head(stage: str) -> dict[str, str]:
-    pid = ids.FINDINGS if stage == "findings" else ids.compile_pane(stage)
+    shared = {"findings": ids.FINDINGS, "profile": ids.PROFILE}
+    pid = shared.get(stage) or ids.compile_pane(stage)
     return {"id": pid, "stage": stage, "label": label_of(stage), "group": group_of(stage)}
 
 
@@ -334,3 +337,66 @@ def build_findings(exp: Exploration, compile_key: str | None, pane_id: str) -> F
         for f in exp.findings()
     )
     return FindingsPane(**_head("findings"), items=items)
+
+
+# --- the user's profiled run ----------------------------------------------------------------
+
+
+def build_profile(exp: Exploration, compile_key: str | None, pane_id: str) -> ProfilePane:
+    """The user's own profiled run (``Exploration.profile``): kernels, source lines and
+    modules by the time they took there, each a link to what it names."""
+    p = exp.profile
+    if p is None:
+        return ProfilePane(**_head("profile"), summary="No profiler trace is attached.")
+    keys = {str(c.compile_id): c for c in exp.compiles}
+    whole = sum(k.total_us for k in p.kernels) or 1.0
+    kernels = []
+    for k in p.kernels:
+        c = keys.get(k.compile)
+        outputs = c.output_code if c is not None else ()
+        oc = next((o for o in outputs if any(x.id == k.kernel for x in o.kernels)), None)
+        link = EvidenceLink(
+            text=k.name,
+            compile=c.key if c else None,
+            stage=ids.output_code_pane(oc) if oc is not None else None,
+            src=None,
+            node=None,
+            kernel=k.kernel,
+        )
+        detail = " · ".join(x for x in (f"compile {k.compile}", k.module) if x)
+        kernels.append(ProfileRow(link=link, detail=detail, events=k.events,
+                                  total_us=k.total_us, share=k.total_us / whole))  # fmt: skip
+    lines = []
+    for pl in p.lines:
+        loc = pl.loc
+        src = ids.src_key(loc.filename, loc.line) if loc else None
+        link = _link(pl.place, src=src)
+        lines.append(ProfileRow(link=link, detail=loc.code.strip() if loc else "",
+                                events=len(pl.kernels), total_us=pl.total_us,
+                                share=pl.total_us / whole))  # fmt: skip
+    modules = [
+        ProfileRow(
+            link=_link(m.place),
+            detail="", events=len(m.kernels), total_us=m.total_us, share=m.total_us / whole,
+        )
+        for m in p.modules
+    ]
+    summary = (
+        f"{p.linked_events} of {p.kernel_events} kernel events in compiled regions linked to "
+        f"their kernels ({p.device}, {p.path}); {p.total_us - p.outside_us:.1f} µs in compiled "
+        f"regions, {p.outside_us:.1f} µs outside them"
+        + ("; source lines from torch's provenance in the trace" if p.provenance else "")
+    )
+    return ProfilePane(
+        **_head("profile"),
+        summary=summary,
+        kernels=tuple(kernels),
+        lines=tuple(lines),
+        modules=tuple(modules),
+        unlinked=tuple(f"{n} ({k})" for n, k in p.unlinked.items()),
+        notes=p.notes,
+    )
+
+
+def _link(text: str, src: str | None = None) -> EvidenceLink:
+    return EvidenceLink(text=text, compile=None, stage=None, src=src, node=None, kernel=None)

@@ -522,5 +522,32 @@ class RanksPane(PaneHead):
     longest: float = 0.0
 
 
+@dataclass(**_FROZEN)
+class ProfileRow:
+    """One kernel, source line or module of the user's profiled run: ``link`` selects it
+    (a kernel in its compile's output code, a line in the source), ``share`` is its part
+    of the linked kernels' time."""
+
+    link: EvidenceLink
+    detail: str
+    events: int
+    total_us: float
+    share: float
+
+
+@dataclass(**_FROZEN)
+class ProfilePane(PaneHead):
+    """The user's own ``torch.profiler`` run linked to the kernels (``Exploration.profile``):
+    what linked, then kernels, source lines and modules by time."""
+
+    kind: str = "profile"
+    summary: str = ""
+    kernels: tuple[ProfileRow, ...] = ()
+    lines: tuple[ProfileRow, ...] = ()
+    modules: tuple[ProfileRow, ...] = ()
+    unlinked: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
 # Every pane class extends PaneHead; explorer/panes/kinds.py KINDS lists them, once.
 Pane = PaneHead

@@ -153,3 +153,21 @@ def is_primal(name: str) -> bool:
         (True, False)
     """
     return _PRIMAL.match(name) is not None
+
+
+# Inductor's C++ kernels under ``cpp.enable_kernel_profile`` record ``graph_<id>_<kernel>``
+_CPP_PROFILED = re.compile(r"^graph_\d+_(?P<kernel>cpp_\w+)$")
+
+
+def profiled_kernel_name(event: str) -> str:
+    """The output code's kernel name in a profiler event's name (a C++ kernel's event
+    carries its graph's number first; a Triton kernel's is the kernel name itself).
+
+    Example:
+        >>> profiled_kernel_name("graph_0_cpp_fused_add_0")
+        'cpp_fused_add_0'
+        >>> profiled_kernel_name("triton_poi_fused_add_0")
+        'triton_poi_fused_add_0'
+    """
+    m = _CPP_PROFILED.match(event)
+    return m["kernel"] if m else event

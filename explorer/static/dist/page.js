@@ -2141,6 +2141,48 @@ function renderUnknown(el, pane) {
   return { update: () => {
   } };
 }
+function renderProfile(el, pane, ctx) {
+  const p = (
+    /** @type {ProfilePane} */
+    pane
+  );
+  el.append(h("div", { cls: "tce-note tce-profile-summary", text: p.summary }));
+  if (p.unlinked.length) el.append(h("div", { cls: "tce-note", text: `not linked: ${p.unlinked.join(", ")}` }));
+  const table = (title, unit, rows) => {
+    if (!rows.length) return;
+    const t = h("table", { cls: "tce-table tce-profile" }, [h("tr", {}, [
+      h("th", { text: title }),
+      h("th", { text: "" }),
+      h("th", { cls: "tce-num", text: unit }),
+      h("th", { text: "time" }),
+      h("th", { cls: "tce-num", text: "share" })
+    ])]);
+    const top = Math.max(...rows.map((r) => r.total_us), 1e-9);
+    for (const r of rows) {
+      const l = r.link;
+      const go = l.compile || l.stage || l.src || l.kernel;
+      const name = go ? h("button", {
+        cls: "tce-link",
+        text: l.text,
+        on: { click: () => ctx.select({ compile: l.compile || ctx.selection.compile, stage: l.stage || ctx.selection.stage, src: l.src, node: null, kernel: l.kernel }) }
+      }) : h("span", { text: l.text });
+      t.append(h("tr", { cls: "tce-profile-row" }, [
+        h("td", {}, [name]),
+        h("td", { cls: "tce-muted", text: r.detail }),
+        h("td", { cls: "tce-num", text: String(r.events) }),
+        barCell(r.total_us / top, `${fmt(r.total_us)} µs`, "time", `${r.total_us} µs in the profiled run`),
+        h("td", { cls: "tce-num", text: `${fmt(100 * r.share)}%` })
+      ]));
+    }
+    el.append(h("div", { cls: "tce-block" }, [h("div", { cls: "tce-block-title", text: title }), t]));
+  };
+  table("kernels", "events", p.kernels);
+  table("source lines", "kernels", p.lines);
+  table("modules", "kernels", p.modules);
+  for (const n of p.notes) el.append(h("div", { cls: "tce-note", text: n }));
+  return { update: () => {
+  } };
+}
 
 // explorer/static/panes/ranks.js
 function timeBar(seconds, longest, cache) {
@@ -2220,7 +2262,8 @@ var RENDERERS = {
   metrics: renderMetrics,
   triton_lowering: renderTritonLowering,
   findings: renderFindings,
-  ranks: renderRanks
+  ranks: renderRanks,
+  profile: renderProfile
 };
 
 // explorer/static/store.js

@@ -5,7 +5,7 @@
 /** @import { Renderer } from "../util.js" */
 import { renderCode, renderGraph, renderGraphBreaks, renderRecompileReasons, renderFindings } from "./frame.js";
 import { renderOutputCode, renderSchedule, renderTritonLowering } from "./inductor.js";
-import { renderAutotuning, renderKernelTiming, renderMetrics } from "./runtime.js";
+import { renderAutotuning, renderKernelTiming, renderMetrics, renderProfile } from "./runtime.js";
 import { renderRanks } from "./ranks.js";
 
 /** @type {Object<string, Renderer>} */
@@ -22,6 +22,7 @@ const RENDERERS = {
   triton_lowering: renderTritonLowering,
   findings: renderFindings,
   ranks: renderRanks,
+  profile: renderProfile,
 };
 
 export { RENDERERS };

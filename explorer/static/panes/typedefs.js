@@ -341,6 +341,29 @@
  * @property {number} depth
  */
 /**
+ * @typedef {object} ProfilePane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {string} summary
+ * @property {ProfileRow[]} kernels
+ * @property {ProfileRow[]} lines
+ * @property {ProfileRow[]} modules
+ * @property {string[]} unlinked
+ * @property {string[]} notes
+ */
+/**
+ * @typedef {object} ProfileRow
+ * @property {EvidenceLink} link
+ * @property {string} detail
+ * @property {number} events
+ * @property {number} total_us
+ * @property {number} share
+ */
+/**
  * @typedef {object} RankCell
  * @property {(string|null)} compile
  * @property {(string|null)} stage
@@ -499,6 +522,6 @@
  * @property {number} shared_memory
  * @property {LoweredStageInfo[]} stages
  */
-/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane|RanksPane} Pane */
+/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane|RanksPane|ProfilePane} Pane */
 
 export {}; // a module: other files take these types with @import
