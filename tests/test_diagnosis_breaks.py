@@ -207,7 +207,11 @@ def test_the_ladder_rung_named_for_an_aot_failure_fails_in_torch_too():
     x = torch.randn(8, requires_grad=True)
     torch.compile(_uses_twice, backend="aot_eager")(x).backward()
     assert counters["aot_autograd"]["not_ok"] == 1
-    exp = compiler.explore(_uses_twice, torch.randn(8, requires_grad=True))
+    # torch now runs `_uses_twice` eagerly (its failed compile marked the code): only a
+    # reset lets a capture compile it again, and without one the capture says so
+    quiet = compiler.explore(_uses_twice, torch.randn(8, requires_grad=True))
+    assert not quiet.compiles and any("reset=True" in n for n in quiet.notes)
+    exp = compiler.explore(_uses_twice, torch.randn(8, requires_grad=True), reset=True)
     f = next(f for f in exp.findings() if f.kind == "backend_failure")
     assert "AOTAutograd" in f.suggestion and "`aot_eager` fails" in f.suggestion
 

@@ -137,7 +137,9 @@ def test_missing_trace_path_is_a_trace_format_error(tmp_path):
 
 def test_directory_without_logs_is_a_trace_format_error(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
-    with pytest.raises(compiler.TraceFormatError, match=r"no trace logs \(\*\.log, \*\.log\.gz\)"):
+    with pytest.raises(
+        compiler.TraceFormatError, match=r"no trace logs \(\*\.log, \*\.log\.gz, \*\.log\.xz\)"
+    ):
         compiler.load_trace(tmp_path)
 
 

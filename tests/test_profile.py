@@ -212,3 +212,16 @@ if __name__ == "__main__":  # regenerate the committed CPU profile
     with raw.open("rb") as a, gzip.open(DATA / "cpu_mlp.trace.json.gz", "wb") as b:
         shutil.copyfileobj(a, b)
     sys.exit(0)
+
+
+def test_a_committed_gpt2_profile_from_an_h100_links_every_triton_kernel_event() -> None:
+    # recorded by scripts/record_profile_gpu.py on an H100 (torch 2.11): the user's own
+    # torch.profiler run of three training steps after explore(wrap=False)
+    text = gzip.decompress((DATA / "gpt2_train_step.exploration.json.gz").read_bytes())
+    exp = compiler.Exploration.from_json(text.decode())
+    trace = DATA / "gpt2_train_step.trace.json.gz"
+    p = check_triton(exp, trace)
+    # torch's own count of the trace's device kernels, written when it was recorded
+    facts = json.loads((DATA / "gpt2_train_step.facts.json").read_text())
+    assert sum(1 for e in _trace_events(trace) if e.get("cat") == "kernel") == facts["kernel_events"]
+    assert p.lines and p.kernels

@@ -85,7 +85,12 @@ def findings(exp: Exploration) -> list[Ranked]:
                 )
             )
         return out
-    hit_ids = ", ".join(str(c.compile_id) for c in hits[:3])
+    ranked = len(exp.ranks) > 1
+
+    def named(c: Compile) -> str:
+        return f"{c.compile_id} on rank {c.rank}" if ranked else str(c.compile_id)
+
+    hit_ids = ", ".join(named(c) for c in hits[:3])
     for c in misses:
         recompile = c.is_recompile
         why = (
@@ -98,7 +103,7 @@ def findings(exp: Exploration) -> list[Ranked]:
             finding(
                 "cache.miss",
                 "info" if recompile else "warning",
-                f"Compile {c.compile_id} (`{c.code_name}`) missed the cache while {hit_ids} hit it",
+                f"Compile {named(c)} (`{c.code_name}`) missed the cache while {hit_ids} hit it",
                 [
                     Evidence(
                         text=f"{', '.join(_missed(c))}; {why}",
@@ -114,7 +119,8 @@ def findings(exp: Exploration) -> list[Ranked]:
                 f"a cold compile ({c.metrics.entire_frame_seconds or 0:.2f} s) "
                 "instead of a cache load",
                 score=c.metrics.entire_frame_seconds or 0.0,
-                cause=cause_key("cache.miss", key_of(c)),
+                # one compile id missing on several ranks is one cause, each rank's miss its evidence
+                cause=cause_key("cache.miss", c.compile_id),
             )
         )
     return out

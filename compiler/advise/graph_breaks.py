@@ -261,6 +261,10 @@ def _finding(
     if read.entry is not None and read.entry.link and read.entry.link not in suggestion:
         suggestion += f"\ntorch's page for this break ({read.entry.gb_id}): {read.entry.link}"
     gb_key = read.entry.gb_id if read.entry else (gb0.summary or cause.kind)
+    if wrapper_of(gb0) is not None:
+        # DDP's own breaks at one site come under several registry ids (GB0007, GB0156 on
+        # NCCL ranks): for the user it is one fact, the wrapper breaking
+        gb_key = cause.kind
     return finding(
         cause.kind,
         severity,

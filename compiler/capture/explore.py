@@ -201,6 +201,14 @@ def _explore(
                 "compiled code itself, pass wrap=False to record the compiles it triggers instead.",
             )
         raise
+    if not exploration.compiles and spec.backend is not None:
+        # torch marks a code object to run eagerly once a compile of it failed or was skipped,
+        # whatever the backend; only a process-wide reset clears the mark
+        notes.append(
+            "Dynamo compiled nothing in this capture. If this code was compiled before in this "
+            "process and that compile failed or was skipped, torch now runs it eagerly; "
+            "explore(..., reset=True) clears that (and every other compile of the process)."
+        )
     if measure:
         saved = snapshot(target, *example_inputs, **kwargs)
         try:
