@@ -4,6 +4,8 @@ graph, and the GPU recordings of ``scripts/record_pain_gpu.py`` replayed on a CP
 from __future__ import annotations
 
 import dataclasses
+import gzip
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -118,3 +120,23 @@ def test_skip_reason_in_torchs_words_links_the_users_line_and_node():
     found = [f for f in exp.findings() if f.kind == "cudagraph.skipped"]
     assert len(found) == 1 and "buf.add_(1)" in found[0].title
     assert found[0].evidence[0].node == node.name
+
+
+# -- GPU recordings (scripts/record_pain_gpu.py on an H100, torch 2.11), replayed on a CPU --
+
+RECORDINGS = Path(__file__).parent / "data" / "recordings"
+
+
+def _recording(name: str) -> compiler.Exploration:
+    return compiler.Exploration.from_json(gzip.decompress((RECORDINGS / name).read_bytes()).decode())
+
+
+def test_gpt2_step_memory_table_eager_against_compiled():
+    exp = _recording("pain_gpt2_step.json.gz")
+    mem = compiler.memory(exp)
+    eager, compiled = mem.peak("eager"), mem.peak("compiled")
+    assert eager is not None and compiled is not None
+    assert eager.backward_bytes and compiled.backward_bytes
+    assert sum(c.total_bytes for c in mem.compiles) > 0
+    table = mem.table()
+    assert "| eager |" in table and "| compiled |" in table
