@@ -128,7 +128,8 @@ RECORDINGS = Path(__file__).parent / "data" / "recordings"
 
 
 def _recording(name: str) -> compiler.Exploration:
-    return compiler.Exploration.from_json(gzip.decompress((RECORDINGS / name).read_bytes()).decode())
+    text = gzip.decompress((RECORDINGS / name).read_bytes()).decode()
+    return compiler.Exploration.from_json(text)
 
 
 def test_gpt2_step_memory_table_eager_against_compiled():

@@ -119,7 +119,7 @@ def findings(exp: Exploration) -> list[Ranked]:
                 f"a cold compile ({c.metrics.entire_frame_seconds or 0:.2f} s) "
                 "instead of a cache load",
                 score=c.metrics.entire_frame_seconds or 0.0,
-                # one compile id missing on several ranks is one cause, each rank's miss its evidence
+                # one compile id missing on several ranks is one cause, each miss its evidence
                 cause=cause_key("cache.miss", c.compile_id),
             )
         )
