@@ -130,7 +130,10 @@ def test_ddp_and_fsdp_runs_load_with_every_rank_and_their_own_breaks_are_explain
     kinds = {f.kind: f for f in exp.findings()}
     explained = kinds[f"graph_break.{wrapper.lower()}"]
     assert explained.severity == "info" and "not your code" in explained.title
-    assert {e.compile for e in explained.evidence} <= {c.key for c in in_wrapper}
+    # the break's own evidence (the resume functions compiled around it are evidence too)
+    at_break = {e.compile for e in explained.evidence
+                if e.stage is not None and "graph_break" in str(e.stage)}  # fmt: skip
+    assert at_break and at_break <= {c.key for c in in_wrapper}
 
 
 def test_a_truncated_rank_says_so_and_the_other_rank_loads_in_full(traces, tmp_path):

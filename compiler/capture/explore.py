@@ -205,9 +205,10 @@ def _explore(
         # torch marks a code object to run eagerly once a compile of it failed or was skipped,
         # whatever the backend; only a process-wide reset clears the mark
         notes.append(
-            "Dynamo compiled nothing in this capture. If this code was compiled before in this "
-            "process and that compile failed or was skipped, torch now runs it eagerly; "
-            "explore(..., reset=True) clears that (and every other compile of the process)."
+            "Dynamo compiled nothing in this capture: the code the target ran was already "
+            "compiled in this process (its cache entries still hold), or an earlier compile of "
+            "it failed and torch now runs it eagerly. explore(..., reset=True) records from a "
+            "fresh start (and drops every other compile of the process)."
         )
     if measure:
         saved = snapshot(target, *example_inputs, **kwargs)
