@@ -12,6 +12,7 @@ import nbformat
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
+from notebook_answers import answer_checks, is_check, with_answer_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -32,7 +33,7 @@ def _run_then_run_each_code_cell_again(client: NotebookClient) -> None:
         client.nb = copy.deepcopy(first)
         try:
             for index, cell in enumerate(client.nb.cells):
-                if cell.cell_type == "code":
+                if cell.cell_type == "code" and not is_check(cell):
                     client.execute_cell(cell, index)
         finally:
             client.nb = first
@@ -52,7 +53,7 @@ def test_tour_runs_without_errors_twice_and_shows_widgets(tmp_path, monkeypatch)
     # The kernel imports explorer from this checkout even where it is not installed.
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     monkeypatch.setenv("PYTHONPATH", path)
-    nb = nbformat.read(ROOT / "notebooks" / "tour.ipynb", as_version=4)
+    nb = with_answer_checks(nbformat.read(ROOT / "notebooks" / "tour.ipynb", as_version=4))
     client = NotebookClient(
         nb,
         kernel_name="python3",
@@ -119,7 +120,7 @@ def test_a_teaching_notebook_runs_top_to_bottom_then_each_cell_again_and_shows_t
 ):
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     monkeypatch.setenv("PYTHONPATH", path)
-    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    nb = with_answer_checks(nbformat.read(ROOT / "notebooks" / name, as_version=4))
     client = NotebookClient(
         nb,
         kernel_name="python3",
@@ -154,7 +155,7 @@ def test_kernel_lab_notebook_runs_twice_and_its_exercises_hide_their_solutions(m
     pytest.importorskip("triton", reason="the kernel lab needs the [triton] extra")
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     monkeypatch.setenv("PYTHONPATH", path)
-    nb = nbformat.read(ROOT / "notebooks" / "8_kernel_lab.ipynb", as_version=4)
+    nb = with_answer_checks(nbformat.read(ROOT / "notebooks" / "8_kernel_lab.ipynb", as_version=4))
     exercises = [c.source for c in nb.cells if c.cell_type == "markdown"
                  and c.source.lstrip("#").lstrip().startswith("Exercise")]  # fmt: skip
     assert exercises and all("predict" in e.lower() for e in exercises), exercises
@@ -164,9 +165,10 @@ def test_kernel_lab_notebook_runs_twice_and_its_exercises_hide_their_solutions(m
                             resources={"metadata": {"path": str(ROOT / "notebooks")}})  # fmt: skip
     code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     with client.setup_kernel():
-        for _ in range(2):
+        for run in range(2):
             for i, cell in code:
-                client.execute_cell(cell, i)  # raises CellExecutionError on an error
+                if run == 0 or not is_check(cell):
+                    client.execute_cell(cell, i)  # raises CellExecutionError on an error
     outputs = [o for _, c in code for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert any(WIDGET_MIME in o.get("data", {}) for o in outputs), "no explorer shown"
@@ -200,3 +202,16 @@ def test_every_notebook_asks_for_a_prediction_and_hides_the_solution(name):
         # a prediction is asked before the cell or pane that checks it: code follows
         later = [c for c in nb.cells[index + 1 :] if c.cell_type == "code"]
         assert later, f"{name}: exercise in cell {index} has no code cell after it to check it"
+
+
+@pytest.mark.parametrize("name", ALL_NOTEBOOKS)
+def test_every_exercise_states_an_answer_the_notebook_run_checks(name):
+    # the check itself runs in the notebook tests above (notebook_answers.with_answer_checks)
+    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    for index, source in _exercises(nb):
+        fold = re.search(r"<details>\s*<summary>Solution</summary>(.*?)</details>", source, re.S)
+        checks = answer_checks(fold.group(1) if fold else "")
+        assert checks, (
+            f"{name}: the solution of the exercise in cell {index} states no checked answer "
+            '(<code title="check: EXPR">VALUE</code>, see tests/notebook_answers.py)'
+        )
