@@ -129,22 +129,74 @@ def explore(
     notes: list[str] = []
     if reset:
         torch.compiler.reset()
-    elif not wrap:
-        dropped = recompile_user_code(compiled_reachable(target, *example_inputs))
-        if dropped:
-            notes.append(
-                f"Dynamo's cache entries of {', '.join(dropped)} (compiled before this capture) "
-                "were dropped first so that their compiles are recorded; the target's run "
-                "compiled them again with their own backend, and later calls use those."
-            )
     run = spec.compile(target, fresh=not reset) if wrap else target
     try:
-        return _explore(run, target, example_inputs, kwargs, spec, opts, notes,
-                        wrap=wrap, wrap_defaulted=wrap_defaulted, measure=measure,
-                        decompile=decompile, triton_stages=triton_stages)  # fmt: skip
+        with own_compiles(target, example_inputs, wrap=wrap, reset=reset, notes=notes) as own:
+            exploration = _explore(run, target, example_inputs, kwargs, spec, opts, notes,
+                                   wrap=wrap, wrap_defaulted=wrap_defaulted, measure=measure,
+                                   decompile=decompile, triton_stages=triton_stages,
+                                   own=own.active)  # fmt: skip
     finally:
         if wrap and not reset:
             evict_fresh(run)
+    if own.marks_undone:
+        note = (
+            f"{own.marks_undone} code(s) the capture failed or skipped to compile were marked "
+            "by torch to run eagerly; the marks were taken back after the capture, so the "
+            "process compiles them as it did before."
+        )
+        exploration = dataclasses.replace(exploration, notes=(*exploration.notes, note))
+    return exploration
+
+
+@contextlib.contextmanager
+def own_compiles(
+    target: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    *,
+    wrap: bool,
+    reset: bool,
+    notes: list[str],
+) -> Iterator[_compat.OwnCompiles]:
+    """A capture's compiles beside the process's own (``_compat.own_compiles``): every
+    compiled call of the block, through whatever ``torch.compile`` result, compiles with a
+    backend of the capture's own, so nothing the process compiled before is reused,
+    dropped or rebuilt, and the capture's entries are dropped after it. torch's eager mark
+    (left by a failed compile) is lifted from the captured code for the block. Without
+    that switch (an older torch), a ``wrap=False`` target's compiled functions have their
+    entries dropped first and rebuilt by the run, as the notes say. With ``reset`` the
+    process was reset before: nothing is switched.
+
+    Example:
+        >>> import torch
+        >>> f = torch.compile(torch.sin, backend="eager")
+        >>> with own_compiles(lambda x: f(x), (), wrap=False, reset=False, notes=[]) as own:
+        ...     _ = f(torch.ones(2))
+        >>> own.active, own.dropped
+        (True, 1)
+    """
+    if reset:
+        yield _compat.OwnCompiles()
+        return
+    reached = [target] if wrap else compiled_reachable(target, *inputs)
+    codes = [code for obj in reached for code in _compat.compiled_codes(obj)]
+    with _compat.own_compiles(codes) as own:
+        if not own.active and not wrap:
+            dropped = recompile_user_code(reached)
+            if dropped:
+                notes.append(
+                    f"Dynamo's cache entries of {', '.join(dropped)} (compiled before this "
+                    "capture) were dropped first so that their compiles are recorded; the "
+                    "target's run compiled them again with their own backend, and later calls "
+                    "use those."
+                )
+        if own.unmarked:
+            notes.append(
+                f"torch had marked {', '.join(sorted(set(own.unmarked)))} to run eagerly (an "
+                "earlier compile of it failed or was skipped, e.g. called without tensors); "
+                "the mark was lifted for this capture and put back after it."
+            )
+        yield own
 
 
 def _explore(
@@ -161,6 +213,7 @@ def _explore(
     measure: bool,
     decompile: bool,
     triton_stages: bool | None,
+    own: bool = False,
 ) -> Exploration:
     import torch
 
@@ -203,12 +256,18 @@ def _explore(
         raise
     if not exploration.compiles and spec.backend is not None:
         # torch marks a code object to run eagerly once a compile of it failed or was skipped,
-        # whatever the backend; only a process-wide reset clears the mark
+        # whatever the backend; the capture lifts it only where it can tell (own_compiles)
+        cached = (
+            "no compiled code ran"
+            if own
+            else "the code the target ran was already compiled in this process (its cache "
+            "entries still hold)"
+        )
         notes.append(
-            "Dynamo compiled nothing in this capture: the code the target ran was already "
-            "compiled in this process (its cache entries still hold), or an earlier compile of "
-            "it failed and torch now runs it eagerly. explore(..., reset=True) records from a "
-            "fresh start (and drops every other compile of the process)."
+            f"Dynamo compiled nothing in this capture: {cached}, or an earlier compile of it "
+            "failed and torch now runs it eagerly (the capture lifts that mark only from a code "
+            "with no cache entry that the target names). explore(..., reset=True) records from "
+            "a fresh start (and drops every other compile of the process)."
         )
     if measure:
         saved = snapshot(target, *example_inputs, **kwargs)
