@@ -21,9 +21,11 @@ class CountingBackend:
     def __init__(self) -> None:
         self.graphs = 0
         self.runs: list[int] = []
+        self.dynamic: list[bool] = []
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
         self.graphs += 1
+        self.dynamic.append(any(isinstance(a, torch.SymInt) for a in example_inputs))
         which = len(self.runs)
         self.runs.append(0)
 
@@ -167,6 +169,19 @@ def test_torchs_eager_mark_is_lifted_for_the_capture_and_put_back():
     ]
     mine(x)  # as before the captures: still eager (the graph ran once, in the capture)
     assert backend.graphs == 1 and backend.runs == [1]
+
+
+def test_a_capture_starts_from_no_seen_sizes_and_leaves_the_users_as_they_were():
+    backend = CountingBackend()
+    mine = torch.compile(user_fn, backend=backend)
+    mine(torch.randn(8))
+    exp = compiler.explore(lambda: mine(torch.randn(16)), wrap=False)
+    # a size the process saw before does not make the capture's compile dynamic
+    graph = exp.compiles[0].graphs["dynamo_output_graph"]
+    assert "f32[16]" in str(graph) and "Sym(" not in str(graph)
+    assert backend.dynamic == [False, False]
+    mine(torch.randn(16))  # torch's own automatic dynamic: 8 then 16, a dynamic recompile
+    assert backend.dynamic == [False, False, True]
 
 
 def tripled(x):

@@ -165,7 +165,8 @@ def own_compiles(unmark: Iterable[CodeType] = ()) -> Iterator[OwnCompiles]:
     capture records it, with the user's compiler and settings), and are never touched (so
     they serve every call after the block: nothing compiles again, nothing is rebuilt).
     The block's compiles go in an isolated region of their own (torch 2.13+), so they count
-    neither as recompiles of the user's entries nor towards their limit. On exit the
+    neither as recompiles of the user's entries nor towards their limit, and see none of
+    the sizes the process's calls were made with (``_SeenShapes``). On exit the
     block's entries are dropped (``_drop_entries``; their globals go with their code, each
     compile installs its own), and the frames the block's compiles marked to run eagerly
     (a failed or skipped compile marks its code for every backend) are unmarked again.
@@ -220,16 +221,45 @@ def own_compiles(unmark: Iterable[CodeType] = ()) -> Iterator[OwnCompiles]:
 
     lifted = _lift_marks(unmark, py_eval_frame, convert_frame)
     state.unmarked = [code.co_name for code in lifted]
+    shapes = _SeenShapes()
     py_eval_frame._callback_from_stance = own
     try:
         yield state
     finally:
         py_eval_frame._callback_from_stance = original
+        shapes.close()
         if set_region is not None and prior_region is not None:
             set_region(prior_region)
         own_ids = {id(sentinel) for _, sentinel in sentinels}
         state.dropped = _drop_entries(list(touched.values()), lambda b: id(b) in own_ids)
         state.marks_undone = _put_marks_back(marked, lifted)
+
+
+class _SeenShapes:
+    """Dynamo's record of the sizes each code was called with (``pgo._CODE_STATE``, keyed by
+    file, line and name: automatic dynamic marks a size dynamic once it changed), set aside
+    for the block and put back: the block's compiles start from none, as after a reset, and
+    the sizes they see do not make the user's next recompile dynamic."""
+
+    def __init__(self) -> None:
+        import collections
+
+        try:
+            from torch._dynamo import pgo
+        except ImportError:  # a torch without it
+            self.pgo = None
+            return
+        self.pgo = pgo
+        self.saved = getattr(pgo, "_CODE_STATE", None)
+        fresh = getattr(pgo, "CodeState", None)
+        if fresh is None or not hasattr(pgo, "_CODE_STATE"):
+            self.pgo = None
+            return
+        pgo._CODE_STATE = collections.defaultdict(fresh)
+
+    def close(self) -> None:
+        if self.pgo is not None:
+            self.pgo._CODE_STATE = self.saved
 
 
 def _sentinel(backend: Any, known: list[tuple[object, object]]) -> object:

@@ -52,10 +52,11 @@ def explore(
         reset: reset Dynamo for the whole process first (``torch.compiler.reset()``):
             everything compiled earlier is thrown away and compiles again on its next
             call, and ids are numbered from ``0/0``. Off by default: capture compiles
-            the target beside what the process compiled before (a backend of its own,
-            ``isolate_recompiles``), so every compile is recorded and nothing of the
-            user's is reused or replaced; ids are numbered from ``0/0`` all the same
-            (the notes give torch's own ids where they differ).
+            beside what the process compiled before (a backend of its own for every
+            compiled call, in a recompile region of its own), so every compile is
+            recorded and nothing of the user's is reused, dropped or rebuilt; ids are
+            numbered from ``0/0`` all the same (the notes give torch's own ids where
+            they differ).
         decompile: decompile Dynamo's transformed bytecode (best effort), when the
             decompiled source is first read.
         triton_stages: keep each Triton kernel's TTIR/TTGIR/LLVM IR/PTX/SASS (default:
@@ -72,15 +73,24 @@ def explore(
             (``compiler.capture.state``), and the Exploration's notes say what was.
         **kwargs: keyword arguments for ``target``.
 
-    What capture does to the process: it adds log handlers, sets a few Inductor and
-    AOTAutograd config flags (provenance tracking on, the FX graph and AOTAutograd caches
-    off) and a bytecode hook for the duration, and restores them after, also when the
-    target raises. With ``wrap=True`` the cache entries its own compile added are dropped
-    afterwards; functions the user compiled before keep theirs and do not compile again.
-    With ``wrap=False`` the target's own compiled functions found in its closure and
-    globals (or the target itself) have their cache entries dropped first so that their
-    compiles are recorded; the target's run rebuilds them with the user's own backend,
-    and the notes say which were dropped. The target runs once (``measure=True`` aside).
+    What capture does to the process, and what it restores (``reset=False``): for the
+    duration it adds log handlers, sets a few Inductor and AOTAutograd config flags
+    (provenance tracking on, the FX graph and AOTAutograd caches off), a bytecode hook,
+    and swaps Dynamo's per-call callback choice (``eval_frame._callback_from_stance``) so
+    that every compiled call of the run, whichever ``torch.compile`` result it goes
+    through (the wrapped target, a function or module compiled in an earlier cell, a
+    second module of the same class), compiles with a backend of the capture's own that
+    calls the user's compiler with the user's settings; all of it is restored after, also
+    when the target raises. The user's cache entries are neither used, dropped nor
+    rebuilt: afterwards the capture's own entries are dropped and everything compiled
+    before runs from its own entries without compiling again. torch marks a code to run
+    eagerly once a compile of it failed or was skipped; the mark is lifted from the
+    captured code (the target, or the compiled functions and modules a ``wrap=False``
+    target names) for the capture and put back after it, and marks the capture's own
+    compiles leave are taken back. Not restored: Dynamo's frame counter (torch's own
+    compile ids go on), its record of the shapes a code was called with (a later
+    recompile of the user's may come out dynamic a call earlier), and the one-time
+    setup torch does on a first compile. The target runs once (``measure=True`` aside).
     What extra calls (``measure=True``, or classifying a failure) may change and capture
     cannot put back: iterators and generators (a data loader's position), files, and
     objects the target does not reach through its closure, globals, bound object or inputs.
