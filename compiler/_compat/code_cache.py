@@ -243,23 +243,20 @@ class _SeenShapes:
 
     def __init__(self) -> None:
         import collections
+        import importlib
 
+        self.pgo: Any = None
         try:
-            from torch._dynamo import pgo
+            pgo = importlib.import_module("torch._dynamo.pgo")
         except ImportError:  # a torch without it
-            self.pgo = None
             return
-        self.pgo = pgo
-        self.saved = getattr(pgo, "_CODE_STATE", None)
-        fresh = getattr(pgo, "CodeState", None)
-        if fresh is None or not hasattr(pgo, "_CODE_STATE"):
-            self.pgo = None
-            return
-        pgo._CODE_STATE = collections.defaultdict(fresh)
+        if hasattr(pgo, "_CODE_STATE") and hasattr(pgo, "CodeState"):
+            self.pgo, self.saved = pgo, vars(pgo)["_CODE_STATE"]
+            vars(pgo)["_CODE_STATE"] = collections.defaultdict(pgo.CodeState)
 
     def close(self) -> None:
         if self.pgo is not None:
-            self.pgo._CODE_STATE = self.saved
+            vars(self.pgo)["_CODE_STATE"] = self.saved
 
 
 def _sentinel(backend: Any, known: list[tuple[object, object]]) -> object:

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from compiler.capture.explore import own_compiles, record_run
+from compiler.capture.explore import record_run
 from compiler.capture.snippet import OUT_SLOT, UNBOUND, snippet_function
 from compiler.capture.spec import CompileSpec, evict_fresh
-from compiler.capture.state import snapshot
+from compiler.capture.state import own_compiles, snapshot
 from compiler.errors import TargetError
 from compiler.model import Exploration
 

@@ -13,7 +13,7 @@ from compiler import _compat
 from compiler.capture.failures import classify_failure
 from compiler.capture.recording import describe_target, recording
 from compiler.capture.spec import CompileSpec, evict_fresh
-from compiler.capture.state import compiled_reachable, recompile_user_code, snapshot
+from compiler.capture.state import own_compiles, snapshot
 from compiler.errors import CompileError, ExploreError, OptionError, TargetError
 from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
 from compiler.model import CallTiming, Exploration, Options
@@ -157,56 +157,6 @@ def explore(
         )
         exploration = dataclasses.replace(exploration, notes=(*exploration.notes, note))
     return exploration
-
-
-@contextlib.contextmanager
-def own_compiles(
-    target: Callable[..., Any],
-    inputs: tuple[Any, ...],
-    *,
-    wrap: bool,
-    reset: bool,
-    notes: list[str],
-) -> Iterator[_compat.OwnCompiles]:
-    """A capture's compiles beside the process's own (``_compat.own_compiles``): every
-    compiled call of the block, through whatever ``torch.compile`` result, compiles with a
-    backend of the capture's own, so nothing the process compiled before is reused,
-    dropped or rebuilt, and the capture's entries are dropped after it. torch's eager mark
-    (left by a failed compile) is lifted from the captured code for the block. Without
-    that switch (an older torch), a ``wrap=False`` target's compiled functions have their
-    entries dropped first and rebuilt by the run, as the notes say. With ``reset`` the
-    process was reset before: nothing is switched.
-
-    Example:
-        >>> import torch
-        >>> f = torch.compile(torch.sin, backend="eager")
-        >>> with own_compiles(lambda x: f(x), (), wrap=False, reset=False, notes=[]) as own:
-        ...     _ = f(torch.ones(2))
-        >>> own.active, own.dropped
-        (True, 1)
-    """
-    if reset:
-        yield _compat.OwnCompiles()
-        return
-    reached = [target] if wrap else compiled_reachable(target, *inputs)
-    codes = [code for obj in reached for code in _compat.compiled_codes(obj)]
-    with _compat.own_compiles(codes) as own:
-        if not own.active and not wrap:
-            dropped = recompile_user_code(reached)
-            if dropped:
-                notes.append(
-                    f"Dynamo's cache entries of {', '.join(dropped)} (compiled before this "
-                    "capture) were dropped first so that their compiles are recorded; the "
-                    "target's run compiled them again with their own backend, and later calls "
-                    "use those."
-                )
-        if own.unmarked:
-            notes.append(
-                f"torch had marked {', '.join(sorted(set(own.unmarked)))} to run eagerly (an "
-                "earlier compile of it failed or was skipped, e.g. called without tensors); "
-                "the mark was lifted for this capture and put back after it."
-            )
-        yield own
 
 
 def _explore(

@@ -15,10 +15,15 @@ from typing import Any
 
 from compiler import _compat
 from compiler.advise.findings import fix_reach
-from compiler.capture.explore import own_compiles, record_run
+from compiler.capture.explore import record_run
 from compiler.capture.recording import describe_target
 from compiler.capture.spec import CompileSpec, evict_fresh
-from compiler.capture.state import compiled_reachable, recompile_user_code, snapshot
+from compiler.capture.state import (
+    compiled_reachable,
+    own_compiles,
+    recompile_user_code,
+    snapshot,
+)
 from compiler.errors import OptionError
 from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Exploration, Fix, Options, RunFigures, TriedFix
@@ -44,7 +49,7 @@ def try_fixes(
     wrapped, or the compiled functions and modules a target that compiles itself calls)
     compiles with a backend of the run's own and those cache entries are dropped after the
     run, so what the user compiled keeps its cache untouched and does not compile again
-    (``compiler.capture.explore.own_compiles``; torch's eager mark after a failed compile
+    (``compiler.capture.state.own_compiles``; torch's eager mark after a failed compile
     is lifted from the target's code for the run and put back).
     The state the runs can change (``compiler.capture.state``) is saved first and
     restored after every run.
