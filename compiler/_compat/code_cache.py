@@ -205,8 +205,7 @@ def own_compiles(unmark: Iterable[CodeType] = ()) -> Iterator[OwnCompiles]:
             set_region(region)  # compile_wrapper puts its own region back after the call
         if id(callback) not in made:
 
-            def wrapper(frame: Any, *args: Any, **kwargs: Any) -> Any:
-                result = out(frame, *args, **kwargs)
+            def observe(frame: Any, result: Any) -> Any:
                 touched[id(frame.f_code)] = frame.f_code
                 if getattr(result, "guarded_code", 0) is None and getattr(
                     result, "apply_to_code", False
@@ -214,9 +213,8 @@ def own_compiles(unmark: Iterable[CodeType] = ()) -> Iterator[OwnCompiles]:
                     marked[id(frame.f_code)] = frame.f_code
                 return result
 
-            wrapper._torchdynamo_orig_backend = _sentinel(_innermost(out), sentinels)  # type: ignore[attr-defined]
-            wrapper._explorer_own = True  # type: ignore[attr-defined]
-            made[id(callback)] = (callback, wrapper)
+            sentinel = _sentinel(_innermost(out), sentinels)
+            made[id(callback)] = (callback, _own_callback(out, sentinel, observe))
         return made[id(callback)][1]
 
     lifted = _lift_marks(unmark, py_eval_frame, convert_frame)
@@ -257,6 +255,42 @@ class _SeenShapes:
     def close(self) -> None:
         if self.pgo is not None:
             vars(self.pgo)["_CODE_STATE"] = self.saved
+
+
+def _own_callback(out: Any, sentinel: object, observe: Callable[[Any, Any], Any]) -> Any:
+    """``out`` (the callback torch would install) with ``sentinel`` as its innermost
+    backend, telling ``observe`` each frame it converted and what came back. torch's usual
+    callback (``CatchErrorsWrapper`` around a ``ConvertFrame``) is rebuilt around an
+    observer that passes ``skip`` one further, so torch's recorded stack of a compile
+    leaves the observer out as it leaves its own frames out; DDP's optimizer still finds
+    the backend and the clone it needs. Other callbacks (a stance's) are wrapped as they
+    are."""
+    inner = getattr(out, "_torchdynamo_orig_backend", None)
+    catch_errors = getattr(_convert_frame_module(), "CatchErrorsWrapper", None)
+    if catch_errors is not None and type(out) is catch_errors and callable(inner):
+
+        def observed(frame: Any, cache_entry: Any, hooks: Any, frame_state: Any, *,
+                     skip: int = 0) -> Any:  # fmt: skip
+            return observe(frame, inner(frame, cache_entry, hooks, frame_state, skip=skip + 1))
+
+        observed._torchdynamo_orig_backend = sentinel  # type: ignore[attr-defined]
+        if hasattr(inner, "_clone_with_backend"):
+            observed._clone_with_backend = inner._clone_with_backend  # type: ignore[attr-defined]
+        own = catch_errors(observed, out.hooks)
+    else:
+
+        def own(frame: Any, *args: Any, **kwargs: Any) -> Any:
+            return observe(frame, out(frame, *args, **kwargs))
+
+        own._torchdynamo_orig_backend = sentinel  # type: ignore[attr-defined]
+    own._explorer_own = True
+    return own
+
+
+def _convert_frame_module() -> Any:
+    from torch._dynamo import convert_frame
+
+    return convert_frame
 
 
 def _sentinel(backend: Any, known: list[tuple[object, object]]) -> object:

@@ -176,8 +176,10 @@ def explore_cell(
     compiled_target = namespace.get(target)
     if isinstance(compiled_target, type):  # a module class: its forward is compiled
         compiled_target = getattr(compiled_target, "forward", None)
+    if not callable(compiled_target):  # not defined yet: the cell defines it
+        compiled_target = run_cell
     notes = []
-    with own_compiles(compiled_target or run_cell, (), wrap=True, reset=reset, notes=notes):
+    with own_compiles(compiled_target, (), wrap=True, reset=reset, notes=notes):
         exploration = record_run(run_cell, target=target, options=opts, keep_caches=keep_caches,
                                  decompile=decompile, cell=filename)  # fmt: skip
     exploration = _noted(exploration, notes)
