@@ -326,3 +326,15 @@ def test_compare_and_try_fixes_leave_a_stateful_target_as_they_found_it():
     assert counted.calls == 1 and int(counted.norm.num_batches_tracked) == 1
     assert torch.equal(counted.norm.running_mean, after_explore[1])
     assert any("restored" in note for note in c.notes), c.notes
+
+
+def test_the_torch_hooks_own_compiles_relies_on_are_there():
+    # a torch upgrade that drops eval_frame._callback_from_stance turns capture back to
+    # dropping and rebuilding the target's own compiled functions: this test says so first
+    from compiler import _compat
+
+    assert _compat.owns_compiles()
+    block = Block()
+    compiled = torch.compile(block, backend="eager")
+    assert Block.forward.__code__ in _compat.compiled_codes(compiled)
+    assert _compat.compiled_codes(torch.compile(doubled)) == [doubled.__code__]
