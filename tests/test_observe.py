@@ -15,15 +15,25 @@ from compiler.capture.state import snapshot
 
 
 class CountingBackend:
-    """A torch.compile backend that runs the graph eagerly and counts how often Dynamo
-    handed it a graph (one per compile of a frame)."""
+    """A torch.compile backend that runs the graph eagerly, counts how often Dynamo handed
+    it a graph (one per compile of a frame) and how often each compiled graph ran."""
 
     def __init__(self) -> None:
         self.graphs = 0
+        self.runs: list[int] = []
+        self.dynamic: list[bool] = []
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
         self.graphs += 1
-        return gm.forward
+        self.dynamic.append(any(isinstance(a, torch.SymInt) for a in example_inputs))
+        which = len(self.runs)
+        self.runs.append(0)
+
+        def run(*args):
+            self.runs[which] += 1
+            return gm.forward(*args)
+
+        return run
 
 
 def user_fn(x):
@@ -86,20 +96,105 @@ def test_a_loop_over_an_earlier_compiled_function_records_its_compiles_and_keeps
         return [mine(x) for _ in range(3)]
 
     exp = compiler.explore(loop, wrap=False)
-    # its entries were dropped first so the capture sees the compile, and rebuilt by the run
+    # the capture's run compiled with the user's backend (its second graph) beside the
+    # user's entry, which it neither used nor dropped
     assert [c.code_name for c in exp.compiles] == ["user_fn"]
-    assert backend.graphs == 2
-    assert any("user_fn" in note and "dropped" in note for note in exp.notes), exp.notes
+    assert backend.graphs == 2 and backend.runs == [1, 3]
     mine(x)
-    assert backend.graphs == 2
-    # explored more often than Dynamo's recompile limit: the dropped entries do not count
-    # towards it, so every capture still records the compile and the function stays compiled
+    assert backend.graphs == 2 and backend.runs == [2, 3]  # the user's own first graph
+    # explored more often than Dynamo's recompile limit: the capture's entries count
+    # neither towards the user's limit nor towards the next capture's
     limit = torch._dynamo.config.recompile_limit
     for _ in range(limit):
         assert len(compiler.explore(loop, wrap=False).compiles) == 1
     assert backend.graphs == 2 + limit
     mine(x)
-    assert backend.graphs == 2 + limit
+    assert backend.graphs == 2 + limit and backend.runs[0] == 3
+
+
+class Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.linear(x).relu()
+
+
+def test_modules_compiled_in_an_earlier_cell_are_recorded_and_not_compiled_again():
+    backend = CountingBackend()
+    x = torch.randn(2, 4)
+    earlier = torch.compile(Block(), backend=backend)  # "an earlier cell"
+    earlier(x)
+    second = torch.compile(Block(), backend=backend)  # same class: one code, one entry
+    second(x)
+    assert backend.graphs == 1 and backend.runs == [2]  # torch served it from the first
+
+    class Holder:  # the target reaches the modules through an object, not by name
+        pass
+
+    holder = Holder()
+    holder.blocks = [earlier, second]
+
+    def loop():
+        for _ in range(3):
+            for block in holder.blocks:
+                block(x)
+
+    exp = compiler.explore(loop, wrap=False)
+    assert [c.code_name for c in exp.compiles] == ["forward"]
+    assert backend.graphs == 2 and backend.runs == [2, 6]
+    earlier(x)
+    second(x)
+    assert backend.graphs == 2 and backend.runs == [4, 6]  # the user's entry, kept
+
+
+def doubled(x):
+    return x * 2
+
+
+def test_torchs_eager_mark_is_lifted_for_the_capture_and_put_back():
+    backend = CountingBackend()
+    mine = torch.compile(doubled, backend=backend)
+    mine(3)  # no tensor in the frame: torch skips it and marks its code to run eagerly
+    x = torch.randn(4)
+    mine(x)
+    assert backend.graphs == 0
+
+    exp = compiler.explore(lambda: mine(x), wrap=False)
+    assert [c.code_name for c in exp.compiles] == ["doubled"]
+    assert any("marked doubled to run eagerly" in note for note in exp.notes), exp.notes
+    assert [c.code_name for c in compiler.explore(doubled, x, backend="eager").compiles] == [
+        "doubled"
+    ]
+    mine(x)  # as before the captures: still eager (the graph ran once, in the capture)
+    assert backend.graphs == 1 and backend.runs == [1]
+
+
+def test_a_capture_starts_from_no_seen_sizes_and_leaves_the_users_as_they_were():
+    backend = CountingBackend()
+    mine = torch.compile(user_fn, backend=backend)
+    mine(torch.randn(8))
+    exp = compiler.explore(lambda: mine(torch.randn(16)), wrap=False)
+    # a size the process saw before does not make the capture's compile dynamic
+    graph = exp.compiles[0].graphs["dynamo_output_graph"]
+    assert "f32[16]" in str(graph) and "Sym(" not in str(graph)
+    assert backend.dynamic == [False, False]
+    mine(torch.randn(16))  # torch's own automatic dynamic: 8 then 16, a dynamic recompile
+    assert backend.dynamic == [False, False, True]
+
+
+def tripled(x):
+    return x * 3
+
+
+def test_a_capture_that_skips_a_frame_leaves_no_mark_on_it():
+    exp = compiler.explore(tripled, 3, backend="eager")  # no tensor: skipped and marked
+    assert not any(c.graphs for c in exp.compiles)
+    assert any("marks were taken back" in note for note in exp.notes), exp.notes
+    backend = CountingBackend()
+    torch.compile(tripled, backend=backend)(torch.randn(4))
+    assert backend.graphs == 1
 
 
 def _training(device: str = "cpu", steps: int = 12, backend: str = "aot_eager"):
@@ -231,3 +326,15 @@ def test_compare_and_try_fixes_leave_a_stateful_target_as_they_found_it():
     assert counted.calls == 1 and int(counted.norm.num_batches_tracked) == 1
     assert torch.equal(counted.norm.running_mean, after_explore[1])
     assert any("restored" in note for note in c.notes), c.notes
+
+
+def test_the_torch_hooks_own_compiles_relies_on_are_there():
+    # a torch upgrade that drops eval_frame._callback_from_stance turns capture back to
+    # dropping and rebuilding the target's own compiled functions: this test says so first
+    from compiler import _compat
+
+    assert _compat.owns_compiles()
+    block = Block()
+    compiled = torch.compile(block, backend="eager")
+    assert Block.forward.__code__ in _compat.compiled_codes(compiled)
+    assert _compat.compiled_codes(torch.compile(doubled)) == [doubled.__code__]

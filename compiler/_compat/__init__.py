@@ -22,7 +22,13 @@ import torch
 
 # Dynamo's per-code cache lives in its own module; callers reach it through this one
 from compiler._compat.code_cache import (
+    OwnCompiles as OwnCompiles,
+)
+from compiler._compat.code_cache import (
     compile_isolation as compile_isolation,
+)
+from compiler._compat.code_cache import (
+    compiled_codes as compiled_codes,
 )
 from compiler._compat.code_cache import (
     evict_backend as evict_backend,
@@ -35,6 +41,12 @@ from compiler._compat.code_cache import (
 )
 from compiler._compat.code_cache import (
     fresh_backend as fresh_backend,
+)
+from compiler._compat.code_cache import (
+    own_compiles as own_compiles,
+)
+from compiler._compat.code_cache import (
+    owns_compiles as owns_compiles,
 )
 
 # The oldest torch the tests cover: the GPU machine's 2.11 (CUDA, Python 3.12); CI runs

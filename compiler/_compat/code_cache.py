@@ -4,8 +4,11 @@ drops only its own entries afterwards (torch internals, like the rest of ``compi
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
@@ -40,6 +43,9 @@ def compile_isolation() -> dict[str, Any]:
     return {"isolate_recompiles": True} if "isolate_recompiles" in known else {}
 
 
+_DROPPED = "dropped by the explorer"
+
+
 def _drop_entries(codes: list[CodeType], matches: Callable[[Any], bool]) -> int:
     """Invalidate the entries of ``codes`` and their resume functions whose backend
     ``matches``, as Dynamo does when a guarded object dies. Returns how many."""
@@ -60,7 +66,7 @@ def _drop_entries(codes: list[CodeType], matches: Callable[[Any], bool]) -> int:
                 continue
             # torch wraps a callable backend: the entry holds the wrapper
             if matches(held) or matches(getattr(held, "compiler_fn", held)):
-                dead = DeletedGuardManagerWrapper("dropped by the explorer")
+                dead = DeletedGuardManagerWrapper(_DROPPED)
                 # a dead entry counts towards the recompile limit where its ID_MATCH objects
                 # match the frame's: a name no frame has (and a referent that lives) opts out
                 dead.id_matched_objs = {"<dropped>": weakref.ref(_drop_entries)}
@@ -112,3 +118,258 @@ def frame_compile_counts() -> dict[int, int]:
     from torch._dynamo import convert_frame
 
     return {k: v for k, v in convert_frame.FRAME_COMPILE_COUNTER.items() if isinstance(k, int)}
+
+
+# --- a capture's own backend for every compiled call, and torch's eager marks --------------
+
+
+@dataclass
+class OwnCompiles:
+    """What ``own_compiles`` did: whether torch let it (``active``), the codes whose eager
+    mark it lifted for the capture (``unmarked``, by name), how many of its own cache
+    entries it dropped afterwards (``dropped``) and how many marks the capture's own
+    compiles left that it took back (``marks_undone``)."""
+
+    active: bool = False
+    unmarked: list[str] = field(default_factory=list)
+    dropped: int = 0
+    marks_undone: int = 0
+
+
+def owns_compiles() -> bool:
+    """Whether this torch lets ``own_compiles`` give a block's compiled calls a backend of
+    their own (every compiled call installs its callback through one function)."""
+    from torch._dynamo import eval_frame
+
+    return hasattr(eval_frame, "_callback_from_stance")
+
+
+def _innermost(callback: object) -> object:
+    while hasattr(callback, "_torchdynamo_orig_backend"):
+        callback = callback._torchdynamo_orig_backend
+    return callback
+
+
+@contextlib.contextmanager
+def own_compiles(unmark: Iterable[CodeType] = ()) -> Iterator[OwnCompiles]:
+    """Every compiled call made inside the block compiles with a backend of the block's own,
+    whatever ``torch.compile`` result it goes through (one the target names, a module
+    compiled in an earlier cell, a second module of the same class), and leaves the user's
+    cache entries as they are.
+
+    Dynamo serves a frame from the first cache entry whose backend compares equal to the
+    running callback's innermost ``_torchdynamo_orig_backend`` and whose guards pass; each
+    compiled call installs its callback through ``eval_frame._callback_from_stance``. Here
+    that function hands out, per callback, a wrapper whose innermost backend equals only
+    itself: the user's entries never match inside the block (so the run compiles and the
+    capture records it, with the user's compiler and settings), and are never touched (so
+    they serve every call after the block: nothing compiles again, nothing is rebuilt).
+    The block's compiles go in an isolated region of their own (torch 2.13+), so they count
+    neither as recompiles of the user's entries nor towards their limit, and see none of
+    the sizes the process's calls were made with (``_SeenShapes``). On exit the
+    block's entries are dropped (``_drop_entries``; their globals go with their code, each
+    compile installs its own), and the frames the block's compiles marked to run eagerly
+    (a failed or skipped compile marks its code for every backend) are unmarked again.
+
+    ``unmark``: codes to lift torch's eager mark from for the block (a compile of them
+    failed or was skipped earlier: torch then runs them eagerly whatever the backend).
+    torch offers no way to read a mark, so a code counts as marked when Dynamo converted
+    it (``input_codes``) and it holds no cache entry at all: every conversion then returned
+    no code, which (2.13, 2.14) marks the code (SKIP this frame) unless torch's stance is
+    not the default one. The mark is put back on exit.
+    """
+    from torch._C._dynamo import eval_frame as c_eval_frame
+    from torch._dynamo import convert_frame
+    from torch._dynamo import eval_frame as py_eval_frame
+
+    original = getattr(py_eval_frame, "_callback_from_stance", None)
+    state = OwnCompiles(active=original is not None)
+    if original is None:
+        yield state
+        return
+    get_region = getattr(c_eval_frame, "get_eval_frame_isolate_recompiles_id", None)
+    set_region = getattr(c_eval_frame, "set_eval_frame_isolate_recompiles_id", None)
+    regions = getattr(py_eval_frame, "_next_isolate_recompiles_id", None)
+    region = next(regions) if get_region and set_region and regions is not None else None
+    prior_region = get_region() if get_region is not None else None
+    made: dict[int, tuple[object, Callable[..., Any]]] = {}
+    sentinels: list[tuple[object, object]] = []  # (the user's backend, the block's own)
+    touched: dict[int, CodeType] = {}
+    marked: dict[int, CodeType] = {}
+
+    def own(callback: Any) -> Any:
+        out = original(callback)
+        if out is None or out is False or getattr(out, "_explorer_own", False):
+            return out
+        if region is not None and set_region is not None:
+            set_region(region)  # compile_wrapper puts its own region back after the call
+        if id(callback) not in made:
+
+            def observe(frame: Any, result: Any) -> Any:
+                touched[id(frame.f_code)] = frame.f_code
+                if getattr(result, "guarded_code", 0) is None and getattr(
+                    result, "apply_to_code", False
+                ):
+                    marked[id(frame.f_code)] = frame.f_code
+                return result
+
+            sentinel = _sentinel(_innermost(out), sentinels)
+            made[id(callback)] = (callback, _own_callback(out, sentinel, observe))
+        return made[id(callback)][1]
+
+    lifted = _lift_marks(unmark, py_eval_frame, convert_frame)
+    state.unmarked = [code.co_name for code in lifted]
+    shapes = _SeenShapes()
+    py_eval_frame._callback_from_stance = own
+    try:
+        yield state
+    finally:
+        py_eval_frame._callback_from_stance = original
+        shapes.close()
+        if set_region is not None and prior_region is not None:
+            set_region(prior_region)
+        own_ids = {id(sentinel) for _, sentinel in sentinels}
+        state.dropped = _drop_entries(list(touched.values()), lambda b: id(b) in own_ids)
+        state.marks_undone = _put_marks_back(marked, lifted)
+
+
+class _SeenShapes:
+    """Dynamo's record of the sizes each code was called with (``pgo._CODE_STATE``, keyed by
+    file, line and name: automatic dynamic marks a size dynamic once it changed), set aside
+    for the block and put back: the block's compiles start from none, as after a reset, and
+    the sizes they see do not make the user's next recompile dynamic."""
+
+    def __init__(self) -> None:
+        import collections
+        import importlib
+
+        self.pgo: Any = None
+        try:
+            pgo = importlib.import_module("torch._dynamo.pgo")
+        except ImportError:  # a torch without it
+            return
+        if hasattr(pgo, "_CODE_STATE") and hasattr(pgo, "CodeState"):
+            self.pgo, self.saved = pgo, vars(pgo)["_CODE_STATE"]
+            vars(pgo)["_CODE_STATE"] = collections.defaultdict(pgo.CodeState)
+
+    def close(self) -> None:
+        if self.pgo is not None:
+            vars(self.pgo)["_CODE_STATE"] = self.saved
+
+
+def _own_callback(out: Any, sentinel: object, observe: Callable[[Any, Any], Any]) -> Any:
+    """``out`` (the callback torch would install) with ``sentinel`` as its innermost
+    backend, telling ``observe`` each frame it converted and what came back. torch's usual
+    callback (``CatchErrorsWrapper`` around a ``ConvertFrame``) is rebuilt around an
+    observer that passes ``skip`` one further, so torch's recorded stack of a compile
+    leaves the observer out as it leaves its own frames out; DDP's optimizer still finds
+    the backend and the clone it needs. Other callbacks (a stance's) are wrapped as they
+    are."""
+    inner = getattr(out, "_torchdynamo_orig_backend", None)
+    catch_errors = getattr(_convert_frame_module(), "CatchErrorsWrapper", None)
+    if catch_errors is not None and type(out) is catch_errors and callable(inner):
+
+        def observed(frame: Any, cache_entry: Any, hooks: Any, frame_state: Any, *,
+                     skip: int = 0) -> Any:  # fmt: skip
+            return observe(frame, inner(frame, cache_entry, hooks, frame_state, skip=skip + 1))
+
+        observed._torchdynamo_orig_backend = sentinel  # type: ignore[attr-defined]
+        if hasattr(inner, "_clone_with_backend"):
+            observed._clone_with_backend = inner._clone_with_backend  # type: ignore[attr-defined]
+        own = catch_errors(observed, out.hooks)
+    else:
+
+        def own(frame: Any, *args: Any, **kwargs: Any) -> Any:
+            return observe(frame, out(frame, *args, **kwargs))
+
+        own._torchdynamo_orig_backend = sentinel  # type: ignore[attr-defined]
+    own._explorer_own = True
+    return own
+
+
+def _convert_frame_module() -> Any:
+    from torch._dynamo import convert_frame
+
+    return convert_frame
+
+
+def _sentinel(backend: Any, known: list[tuple[object, object]]) -> object:
+    """The block's own backend for ``backend``: one per backend as Dynamo tells them apart
+    (the same or equal, as ``backend_match`` compares), so that two compiled modules with
+    equal backends share the block's entries as they share the user's. A new partial
+    equals only itself and still calls the user's compiler."""
+    for theirs, own in known:
+        try:
+            if theirs is backend or bool(theirs == backend):
+                return own
+        except Exception:  # a backend that cannot be compared is not this one
+            continue
+    own = functools.partial(backend)
+    known.append((backend, own))
+    return own
+
+
+def _live_entries(code: CodeType) -> int:
+    """Cache entries of ``code`` other than the ones the explorer dropped."""
+    from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    return sum(
+        getattr(e.guard_manager, "invalidation_reason", None) != _DROPPED
+        for e in _debug_get_cache_entry_list(code)
+    )
+
+
+def _lift_marks(
+    codes: Iterable[CodeType], py_eval_frame: Any, convert_frame: Any
+) -> list[CodeType]:
+    from torch._C._dynamo.eval_frame import set_code_exec_strategy
+    from torch._dynamo import trace_rules
+
+    stance = getattr(getattr(py_eval_frame, "_stance", None), "stance", "default")
+    if stance != "default":  # other stances return no code without a failure
+        return []
+    lifted = []
+    for code in dict.fromkeys(codes):
+        # torch's own frames (a module's __call__) are skipped by rule, not by a failure
+        if trace_rules.check(code) or code not in convert_frame.input_codes:
+            continue
+        if not _live_entries(code):
+            set_code_exec_strategy(code, _strategy("DEFAULT"))
+            lifted.append(code)
+    return lifted
+
+
+def _put_marks_back(marked: dict[int, CodeType], lifted: list[CodeType]) -> int:
+    """Codes the block's compiles marked go back to no mark, lifted ones to torch's mark."""
+    from torch._C._dynamo.eval_frame import set_code_exec_strategy
+
+    again = {id(code) for code in lifted}
+    undone = 0
+    for key, code in marked.items():
+        if key not in again:
+            set_code_exec_strategy(code, _strategy("DEFAULT"))
+            undone += 1
+    for code in lifted:
+        set_code_exec_strategy(code, _strategy("SKIP"))
+    return undone
+
+
+def _strategy(action: str) -> Any:
+    """``(action, DEFAULT)``: what a failed compile leaves (SKIP), or no mark (DEFAULT)."""
+    from torch._C._dynamo.eval_frame import _FrameAction, _FrameExecStrategy
+
+    return _FrameExecStrategy(getattr(_FrameAction, action), _FrameAction.DEFAULT)
+
+
+def compiled_codes(target: object) -> list[CodeType]:
+    """The codes Dynamo compiles when ``target`` runs compiled: a function's or a ``torch.compile``
+    result's original code, and for a module the ``wrap_inline`` code torch calls it through
+    and its class's ``forward`` (the frame Dynamo converts when the call itself is skipped)."""
+    found = []
+    wrapper = target.forward if isinstance(target, torch.nn.Module) else target
+    original = getattr(wrapper, "_torchdynamo_orig_callable", wrapper)
+    found.append(getattr(getattr(original, "__func__", original), "__code__", None))
+    if isinstance(target, torch.nn.Module):
+        inner = getattr(target, "_orig_mod", target)
+        found.append(getattr(getattr(type(inner), "forward", None), "__code__", None))
+    return [code for code in found if isinstance(code, CodeType)]

@@ -29,7 +29,7 @@ from typing import Any
 from compiler.capture.explore import record_run
 from compiler.capture.snippet import OUT_SLOT, UNBOUND, snippet_function
 from compiler.capture.spec import CompileSpec, evict_fresh
-from compiler.capture.state import snapshot
+from compiler.capture.state import own_compiles, snapshot
 from compiler.errors import TargetError
 from compiler.model import Exploration
 
@@ -86,10 +86,13 @@ def explore_cell(
         target: the name to compile while the cell runs; None compiles the cell itself
             as a function of what it reads (its name is then ``name``).
         spec: how to compile (default: ``CompileSpec()``, torch.compile's defaults).
-        reset, decompile: as in ``explore``. Without ``reset`` the cell's compile is
-            fresh (a backend of its own) and its cache entries are dropped after the
-            cell, so functions compiled earlier keep theirs and do not compile again;
-            the cell runs once. What capture changes (log handlers, a few config flags,
+        reset, decompile: as in ``explore``. Without ``reset`` every compile of the
+            cell's run (the cell or its target, and compiled functions or modules of
+            earlier cells that the cell calls) uses a backend of its own and its cache
+            entries are dropped after the cell (``own_compiles``), so functions compiled
+            earlier keep theirs untouched and do not compile again; torch's eager mark
+            on the target after a failed compile is lifted for the cell and put back.
+            The cell runs once. What capture changes (log handlers, a few config flags,
             a bytecode hook) is restored after the cell, also when it raises.
         compile_code: compiles a module or expression (``compile``'s arguments).
         run_code: runs a compiled module or expression and returns its value (by
@@ -138,14 +141,17 @@ def explore_cell(
 
         device = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "")
         namespace.pop(OUT_SLOT, None)
+        notes: list[str] = []
         try:
-            exploration = record_run(
-                lambda: compiled(*args), target=name, options=opts, keep_caches=keep_caches,
-                decompile=decompile, device=device, rerun_eagerly=eagerly, cell=filename,
-            )  # fmt: skip
+            with own_compiles(fn, tuple(args), wrap=True, reset=reset, notes=notes):
+                exploration = record_run(
+                    lambda: compiled(*args), target=name, options=opts, keep_caches=keep_caches,
+                    decompile=decompile, device=device, rerun_eagerly=eagerly, cell=filename,
+                )  # fmt: skip
         finally:
             out = namespace.pop(OUT_SLOT, None)
             evict_fresh(compiled)
+        exploration = _noted(exploration, notes)
         if out is None:  # nothing ran (Dynamo skipped the frame and so did the cell)
             return CellRun(exploration=exploration)
         value, values = out
@@ -167,10 +173,26 @@ def explore_cell(
             if last_code is not None:
                 result.append(run(last_code))
 
-    exploration = record_run(run_cell, target=target, options=opts, keep_caches=keep_caches,
-                             decompile=decompile, cell=filename)  # fmt: skip
+    compiled_target = namespace.get(target)
+    if isinstance(compiled_target, type):  # a module class: its forward is compiled
+        compiled_target = getattr(compiled_target, "forward", None)
+    if not callable(compiled_target):  # not defined yet: the cell defines it
+        compiled_target = run_cell
+    notes = []
+    with own_compiles(compiled_target, (), wrap=True, reset=reset, notes=notes):
+        exploration = record_run(run_cell, target=target, options=opts, keep_caches=keep_caches,
+                                 decompile=decompile, cell=filename)  # fmt: skip
+    exploration = _noted(exploration, notes)
     return CellRun(exploration=exploration, value=result[0] if result else None,
                    has_value=bool(result))  # fmt: skip
+
+
+def _noted(exploration: Exploration, notes: list[str]) -> Exploration:
+    import dataclasses
+
+    if not notes:
+        return exploration
+    return dataclasses.replace(exploration, notes=(*exploration.notes, *notes))
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from compiler import _compat
 from compiler.capture.failures import classify_failure
 from compiler.capture.recording import describe_target, recording
 from compiler.capture.spec import CompileSpec, evict_fresh
-from compiler.capture.state import compiled_reachable, recompile_user_code, snapshot
+from compiler.capture.state import own_compiles, snapshot
 from compiler.errors import CompileError, ExploreError, OptionError, TargetError
 from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
 from compiler.model import CallTiming, Exploration, Options
@@ -52,10 +52,11 @@ def explore(
         reset: reset Dynamo for the whole process first (``torch.compiler.reset()``):
             everything compiled earlier is thrown away and compiles again on its next
             call, and ids are numbered from ``0/0``. Off by default: capture compiles
-            the target beside what the process compiled before (a backend of its own,
-            ``isolate_recompiles``), so every compile is recorded and nothing of the
-            user's is reused or replaced; ids are numbered from ``0/0`` all the same
-            (the notes give torch's own ids where they differ).
+            beside what the process compiled before (a backend of its own for every
+            compiled call, in a recompile region of its own), so every compile is
+            recorded and nothing of the user's is reused, dropped or rebuilt; ids are
+            numbered from ``0/0`` all the same (the notes give torch's own ids where
+            they differ).
         decompile: decompile Dynamo's transformed bytecode (best effort), when the
             decompiled source is first read.
         triton_stages: keep each Triton kernel's TTIR/TTGIR/LLVM IR/PTX/SASS (default:
@@ -72,15 +73,24 @@ def explore(
             (``compiler.capture.state``), and the Exploration's notes say what was.
         **kwargs: keyword arguments for ``target``.
 
-    What capture does to the process: it adds log handlers, sets a few Inductor and
-    AOTAutograd config flags (provenance tracking on, the FX graph and AOTAutograd caches
-    off) and a bytecode hook for the duration, and restores them after, also when the
-    target raises. With ``wrap=True`` the cache entries its own compile added are dropped
-    afterwards; functions the user compiled before keep theirs and do not compile again.
-    With ``wrap=False`` the target's own compiled functions found in its closure and
-    globals (or the target itself) have their cache entries dropped first so that their
-    compiles are recorded; the target's run rebuilds them with the user's own backend,
-    and the notes say which were dropped. The target runs once (``measure=True`` aside).
+    What capture does to the process, and what it restores (``reset=False``): for the
+    duration it adds log handlers, sets a few Inductor and AOTAutograd config flags
+    (provenance tracking on, the FX graph and AOTAutograd caches off), a bytecode hook,
+    and swaps Dynamo's per-call callback choice (``eval_frame._callback_from_stance``) so
+    that every compiled call of the run, whichever ``torch.compile`` result it goes
+    through (the wrapped target, a function or module compiled in an earlier cell, a
+    second module of the same class), compiles with a backend of the capture's own that
+    calls the user's compiler with the user's settings; all of it is restored after, also
+    when the target raises. The user's cache entries are neither used, dropped nor
+    rebuilt: afterwards the capture's own entries are dropped and everything compiled
+    before runs from its own entries without compiling again. torch marks a code to run
+    eagerly once a compile of it failed or was skipped; the mark is lifted from the
+    captured code (the target, or the compiled functions and modules a ``wrap=False``
+    target names) for the capture and put back after it, and marks the capture's own
+    compiles leave are taken back. Not restored: Dynamo's frame counter (torch's own
+    compile ids go on), its record of the shapes a code was called with (a later
+    recompile of the user's may come out dynamic a call earlier), and the one-time
+    setup torch does on a first compile. The target runs once (``measure=True`` aside).
     What extra calls (``measure=True``, or classifying a failure) may change and capture
     cannot put back: iterators and generators (a data loader's position), files, and
     objects the target does not reach through its closure, globals, bound object or inputs.
@@ -129,22 +139,24 @@ def explore(
     notes: list[str] = []
     if reset:
         torch.compiler.reset()
-    elif not wrap:
-        dropped = recompile_user_code(compiled_reachable(target, *example_inputs))
-        if dropped:
-            notes.append(
-                f"Dynamo's cache entries of {', '.join(dropped)} (compiled before this capture) "
-                "were dropped first so that their compiles are recorded; the target's run "
-                "compiled them again with their own backend, and later calls use those."
-            )
     run = spec.compile(target, fresh=not reset) if wrap else target
     try:
-        return _explore(run, target, example_inputs, kwargs, spec, opts, notes,
-                        wrap=wrap, wrap_defaulted=wrap_defaulted, measure=measure,
-                        decompile=decompile, triton_stages=triton_stages)  # fmt: skip
+        with own_compiles(target, example_inputs, wrap=wrap, reset=reset, notes=notes) as own:
+            exploration = _explore(run, target, example_inputs, kwargs, spec, opts, notes,
+                                   wrap=wrap, wrap_defaulted=wrap_defaulted, measure=measure,
+                                   decompile=decompile, triton_stages=triton_stages,
+                                   own=own.active)  # fmt: skip
     finally:
         if wrap and not reset:
             evict_fresh(run)
+    if own.marks_undone:
+        note = (
+            f"{own.marks_undone} code(s) the capture failed or skipped to compile were marked "
+            "by torch to run eagerly; the marks were taken back after the capture, so the "
+            "process compiles them as it did before."
+        )
+        exploration = dataclasses.replace(exploration, notes=(*exploration.notes, note))
+    return exploration
 
 
 def _explore(
@@ -161,6 +173,7 @@ def _explore(
     measure: bool,
     decompile: bool,
     triton_stages: bool | None,
+    own: bool = False,
 ) -> Exploration:
     import torch
 
@@ -203,12 +216,18 @@ def _explore(
         raise
     if not exploration.compiles and spec.backend is not None:
         # torch marks a code object to run eagerly once a compile of it failed or was skipped,
-        # whatever the backend; only a process-wide reset clears the mark
+        # whatever the backend; the capture lifts it only where it can tell (own_compiles)
+        cached = (
+            "no compiled code ran"
+            if own
+            else "the code the target ran was already compiled in this process (its cache "
+            "entries still hold)"
+        )
         notes.append(
-            "Dynamo compiled nothing in this capture: the code the target ran was already "
-            "compiled in this process (its cache entries still hold), or an earlier compile of "
-            "it failed and torch now runs it eagerly. explore(..., reset=True) records from a "
-            "fresh start (and drops every other compile of the process)."
+            f"Dynamo compiled nothing in this capture: {cached}, or an earlier compile of it "
+            "failed and torch now runs it eagerly (the capture lifts that mark only from a code "
+            "with no cache entry that the target names). explore(..., reset=True) records from "
+            "a fresh start (and drops every other compile of the process)."
         )
     if measure:
         saved = snapshot(target, *example_inputs, **kwargs)

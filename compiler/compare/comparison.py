@@ -186,7 +186,11 @@ def compare(
 
     No process-wide reset: each configuration compiles beside what the process compiled
     before (a backend of its own) and its cache entries are dropped after its calls, so
-    the user's compiled functions keep theirs. The state the calls touch (parameters,
+    the user's compiled functions keep theirs and do not compile again. While
+    ``record`` is on, capture also adds log handlers, a bytecode hook and a few config
+    flags for each configuration and restores them after. Not lifted: torch's mark on a
+    target whose earlier compile failed (it then runs eagerly in every row). The state
+    the calls touch (parameters,
     buffers, optimizer and scheduler state, RNG: ``compiler.capture.state``) is saved
     first and restored after each configuration, so each starts from the same state and
     the target ends as it was.

@@ -13,11 +13,17 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from compiler import _compat
 from compiler.advise.findings import fix_reach
 from compiler.capture.explore import record_run
 from compiler.capture.recording import describe_target
 from compiler.capture.spec import CompileSpec, evict_fresh
-from compiler.capture.state import compiled_reachable, recompile_user_code, snapshot
+from compiler.capture.state import (
+    compiled_reachable,
+    own_compiles,
+    recompile_user_code,
+    snapshot,
+)
 from compiler.errors import OptionError
 from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Exploration, Fix, Options, RunFigures, TriedFix
@@ -39,10 +45,12 @@ def try_fixes(
     The target runs as ``exp`` was captured (``exp.options``) and once per fix, each a
     fresh compile recorded like ``explore`` records, then ``runs`` warm calls timed
     (synchronised on CUDA). The findings of the returned Exploration show each fix's
-    before and after. No process-wide reset: a wrapped target compiles with a backend of
-    its own and its cache entries are dropped after each run, so what the user compiled
-    keeps its cache; a target that compiles itself has its compiled functions' entries
-    dropped before each run and after the last (they compile again on the next call).
+    before and after. No process-wide reset: every compiled call of a run (the target
+    wrapped, or the compiled functions and modules a target that compiles itself calls)
+    compiles with a backend of the run's own and those cache entries are dropped after the
+    run, so what the user compiled keeps its cache untouched and does not compile again
+    (``compiler.capture.state.own_compiles``; torch's eager mark after a failed compile
+    is lifted from the target's code for the run and put back).
     The state the runs can change (``compiler.capture.state``) is saved first and
     restored after every run.
 
@@ -95,7 +103,8 @@ def try_fixes(
         except Exception as exc:  # the fixed run failed: say so in the finding
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             tried.append(TriedFix(fix=fix, before=before, after=RunFigures(), error=first[:300]))
-    if not opts.wrapped:  # the last fix's compile must not stay in the user's functions
+    if not opts.wrapped and not _compat.owns_compiles():
+        # an older torch: the last fix's compile must not stay in the user's functions
         recompile_user_code(compiled_reachable(target, *example_inputs))
     return dataclasses.replace(exp, tried_fixes=(*exp.tried_fixes, *tried))
 
@@ -117,11 +126,11 @@ def _run(
             msg = "the target calls torch.compile itself, so the explorer cannot change its backend"
             raise OptionError(msg)
         spec = compile_args(fix, spec)
-    if not opts.wrapped:
-        recompile_user_code(compiled_reachable(target, *inputs))
     run = spec.check().compile(target, fresh=True) if opts.wrapped else target
     fixed = applied(fix, wrapped=opts.wrapped) if fix is not None else contextlib.nullcontext()
-    with fixed:
+    # the run's compiles (the fix's) beside the user's, and dropped after the run
+    own = own_compiles(target, inputs, wrap=opts.wrapped, reset=False, notes=[])
+    with own, fixed:
         exp = record_run(
             lambda: run(*inputs, **kwargs),
             target=describe_target(target),

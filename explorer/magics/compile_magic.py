@@ -107,11 +107,15 @@ class CompileMagics(Magics):
 
         What it does to the process: the cell runs once. While it runs, capture adds log
         handlers, a bytecode hook and a few config flags (Inductor provenance tracking on,
-        the FX graph and AOTAutograd caches off), and restores them after, also when the
-        cell raises. The cell's compile uses a backend of its own, beside what was
-        compiled before, and its cache entries are dropped after the cell: functions
-        compiled earlier keep theirs and do not compile again. --reset resets Dynamo for
-        the whole process instead.
+        the FX graph and AOTAutograd caches off), and every compiled call of the cell (the
+        cell or its target, and functions or modules compiled in earlier cells that it
+        calls) compiles with a backend of its own, beside what was compiled before; all of
+        it is restored after, also when the cell raises. The cell's cache entries are
+        dropped after the cell: functions compiled earlier keep theirs untouched and do
+        not compile again. If torch marked the target to run eagerly (an earlier compile
+        of it failed), the mark is lifted for the cell and put back after it. Dynamo's
+        compile counter and its record of seen shapes go on from the cell's compiles.
+        --reset resets Dynamo for the whole process instead.
         """
         import compiler
 
