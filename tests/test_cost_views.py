@@ -156,5 +156,5 @@ def test_the_offline_page_shows_both_panes_and_the_saved_marks(run, open_page, t
         f"saved for backward ({len(rec.names[0])})"
     )
     expect(page.locator(".gc-side-saved")).to_contain_text("saved for backward: ")
-    expect(page.locator(".tce-pane .gc-node.gc-saved").first).to_be_visible()
+    expect(page.locator(".tce-pane .gc-node.gc-saved .gc-saved-dot").first).to_be_visible()
     assert problems == []

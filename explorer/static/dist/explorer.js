@@ -1003,7 +1003,7 @@ var GraphCanvas = class {
     reset.title = "collapse every block";
     bar.append(searchBox, this.info, zoomIn, zoomOut, fit, reset);
     const saved = this.nodes.filter((n) => n.saved).length;
-    if (saved) bar.append(gcEl("span", "gc-legend gc-legend-saved", `saved for backward (${saved})`));
+    if (saved) bar.append(gcEl("span", "gc-legend gc-legend-saved", `● saved for backward (${saved})`));
     const body = gcEl("div", "gc-body");
     const defs = gcSvg("defs", {});
     const marker = gcSvg("marker", {
@@ -1133,7 +1133,10 @@ var GraphCanvas = class {
       b.textContent = gcClip(`${gcShortTarget(n)} ${gcMetaText(n.meta && n.meta[0])}`);
       el.dataset.node = String(u);
       if (n.kernels && n.kernels.length) el.classList.add("gc-has-kernel");
-      if (n.saved) el.classList.add("gc-saved");
+      if (n.saved) {
+        el.classList.add("gc-saved");
+        el.append(gcSvg("circle", { cx: box.w - 7, cy: 7, r: 4, class: "gc-saved-dot" }));
+      }
       title.textContent = `${n.name} = ${n.target}`;
     }
     el.append(title, a, b);

@@ -208,7 +208,7 @@ class GraphCanvas {
     reset.title = "collapse every block";
     bar.append(searchBox, this.info, zoomIn, zoomOut, fit, reset);
     const saved = this.nodes.filter((n) => n.saved).length;
-    if (saved) bar.append(gcEl("span", "gc-legend gc-legend-saved", `saved for backward (${saved})`));
+    if (saved) bar.append(gcEl("span", "gc-legend gc-legend-saved", `● saved for backward (${saved})`));
     const body = gcEl("div", "gc-body");
     const defs = gcSvg("defs", {});
     const marker = gcSvg("marker", {
@@ -343,7 +343,11 @@ class GraphCanvas {
       b.textContent = gcClip(`${gcShortTarget(n)} ${gcMetaText(n.meta && n.meta[0])}`);
       el.dataset.node = String(u);
       if (n.kernels && n.kernels.length) el.classList.add("gc-has-kernel");
-      if (n.saved) el.classList.add("gc-saved");
+      // an outline and a dot: the dot stays when the selection recolours the outline
+      if (n.saved) {
+        el.classList.add("gc-saved");
+        el.append(gcSvg("circle", { cx: box.w - 7, cy: 7, r: 4, class: "gc-saved-dot" }));
+      }
       title.textContent = `${n.name} = ${n.target}`;
     }
     el.append(title, a, b);
