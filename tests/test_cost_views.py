@@ -66,12 +66,14 @@ def test_compile_time_pane_is_torchs_seconds_biggest_first(run):
     ]
     assert {b.compile_id: b.seconds for b in pane.bars} == pytest.approx(torchs, abs=1e-3)
     assert [b.seconds for b in pane.bars] == sorted((b.seconds for b in pane.bars), reverse=True)
+    # the phases are compiler.compile_time's, in pipeline order (nothing computed twice)
+    times = {t.compile: t for t in compiler.compile_time(exp).compiles}
     for b in pane.bars:
-        # the phases split the compile, no more and no less, in pipeline order
-        assert sum(p.seconds for p in b.phases) == pytest.approx(b.seconds, abs=2e-3)
+        assert {p.name: p.seconds for p in b.phases} == pytest.approx(
+            dict(times[b.compile].phases), abs=1e-4
+        )
         assert [p.slot for p in b.phases] == sorted(p.slot for p in b.phases)
         assert exp.compile(b.compile_id).key == b.compile  # a bar names a compile there is
-    assert sum(t.seconds for t in pane.totals) == pytest.approx(sum(torchs.values()), abs=5e-3)
     # the new batch size recompiled: marked with what it cost
     (again,) = [b for b in pane.bars if b.recompile]
     assert exp.compile(again.compile_id).is_recompile

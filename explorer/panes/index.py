@@ -15,6 +15,8 @@ from compiler import Compile, Exploration
 from compiler.link import ids
 from compiler.link.user_code import graph_source_lines
 
+from .costs.compile_time import has_compile_time
+from .costs.memory import has_memory
 from .index_types import (
     CompileEntry,
     Index,
@@ -25,8 +27,6 @@ from .index_types import (
     SourceWindow,
 )
 from .labels import STAGE_LABELS, default_pane, group_of, kind_of, label_of
-from .costs.compile_time import has_compile_time
-from .costs.memory import has_memory
 from .ranks import has_ranks
 from .types import PaneError
 

@@ -123,8 +123,12 @@ KINDS: tuple[PaneKind, ...] = (
     PaneKind(
         cls=ProfilePane, build=build_profile, module="runtime.js", renderer="renderProfile"
     ),
-    PaneKind(cls=CompileTimePane, build=build_compile_time, module="compile_time.js",
-             renderer="renderCompileTime"),  # fmt: skip
+    PaneKind(
+        cls=CompileTimePane,
+        build=build_compile_time,
+        module="compile_time.js",
+        renderer="renderCompileTime",
+    ),
     PaneKind(cls=MemoryPane, build=build_memory, module="memory.js", renderer="renderMemory"),
 )
 

@@ -42,20 +42,18 @@ class PhaseSeconds:
 class CompileTimeBar:
     """One compile's bar: ``compile`` its key and ``stage`` the pane a click opens (its own
     compile-time pane, else its default); ``graph`` its Dynamo graph's pane (None without
-    one); ``frame`` and ``src`` where its frame starts; ``phases`` in pipeline order;
-    ``recompile`` what it cost as a recompile ("" for a first compile), with torch's reason."""
+    one); ``src`` where its frame starts; ``phases`` in pipeline order; ``recompile`` what
+    it cost as a recompile ("" for a first compile), with torch's reason."""
 
     compile: str
     stage: str | None
     graph: str | None
     compile_id: str
     name: str
-    frame: str
     src: str | None
     seconds: float
     phases: tuple[PhaseSeconds, ...]
     recompile: str = ""
-    cache: str = ""
 
 
 @dataclass(**_FROZEN)
@@ -73,15 +71,16 @@ class CompileTimePane(PaneHead):
 
 
 def has_compile_time(exp: Exploration) -> bool:
-    """Whether any compile of ``exp`` has torch's entire-frame compile time."""
-    return any(c.metrics.entire_frame_seconds for c in exp.compiles)
+    """Whether ``exp`` has a run to rank: two compiles or more with torch's entire-frame
+    compile time (one compile's phases are its own compile-time pane)."""
+    return sum(1 for c in exp.compiles if c.metrics.entire_frame_seconds) > 1
 
 
 def _seconds(name: str, seconds: float) -> PhaseSeconds:
     return PhaseSeconds(name=name, seconds=round(seconds, 4), slot=_SLOT.get(name, len(_SLOT) - 1))
 
 
-def _bar(c: Compile, seconds: float, pairs: tuple[tuple[str, float], ...], hit: bool) -> CompileTimeBar:
+def _bar(c: Compile, seconds: float, pairs: tuple[tuple[str, float], ...]) -> CompileTimeBar:
     stages = [r.id for r in ids.stage_refs(c)]
     recompile = ""
     if c.is_recompile:
@@ -93,12 +92,10 @@ def _bar(c: Compile, seconds: float, pairs: tuple[tuple[str, float], ...], hit: 
         graph=DYNAMO_GRAPH if DYNAMO_GRAPH in stages else None,
         compile_id=str(c.compile_id),
         name=c.code_name,
-        frame=ids.src_label(c.filename, c.first_line) if c.filename and c.first_line else "",
         src=ids.src_key(c.filename, c.first_line),
         seconds=round(seconds, 4),
         phases=tuple(sorted((_seconds(n, s) for n, s in pairs), key=lambda p: p.slot)),
         recompile=recompile,
-        cache="cache hit" if hit else "",
     )
 
 
@@ -114,7 +111,7 @@ def build_compile_time(exp: Exploration, compile_key: str | None, pane_id: str) 
     times = compile_time(exp)
     by_key = {c.key: c for c in exp.compiles}
     bars = tuple(
-        _bar(by_key[t.compile], t.seconds, t.phases, t.cache_hit)
+        _bar(by_key[t.compile], t.seconds, t.phases)
         for t in times.compiles
         if t.compile in by_key
     )

@@ -24,13 +24,13 @@ _MIB = 2**20
 _FORWARD = ids.compile_pane("aot_forward_graph")
 # graphs whose node names are the partitioner's: the saved nodes are found there by name
 SAVED_STAGES = frozenset({"aot_forward_graph", "aot_backward_graph", *stage_keys(family="joint")})
-PEAK_COLUMNS = ("run", "forward peak", "backward peak", "held for backward", "CUDA graph pool")
 
 
 @dataclass(**_FROZEN)
 class SavedRow:
     """One tensor saved for backward: ``node`` a forward graph node (``stage`` its pane),
-    ``src`` the user's line it came from, ``size`` its bytes as text."""
+    ``src`` the user's line it came from (the browser labels it), ``size`` its bytes as
+    text."""
 
     node: str
     stage: str | None
@@ -40,24 +40,22 @@ class SavedRow:
     bytes: int | None
     size: str
     src: str | None
-    place: str
     module: str
 
 
 @dataclass(**_FROZEN)
 class CompileSaved:
-    """One compile's saved-for-backward table and its total."""
+    """One compile's saved-for-backward table and its total (``title``)."""
 
     compile: str
     compile_id: str
-    name: str
-    total: str
+    title: str
     rows: tuple[SavedRow, ...]
 
 
 @dataclass(**_FROZEN)
 class PeakRow:
-    """One measured run's peaks (MiB) in ``MemoryPane.peak_columns`` order."""
+    """One measured run's peaks: forward, backward, held for backward, CUDA graph pool."""
 
     label: str
     cells: tuple[str, ...]
@@ -71,7 +69,6 @@ class MemoryPane(PaneHead):
     kind: str = "memory"
     summary: str = ""
     compiles: tuple[CompileSaved, ...] = ()
-    peak_columns: tuple[str, ...] = PEAK_COLUMNS
     peaks: tuple[PeakRow, ...] = ()
     advice: tuple[FindingItem, ...] = ()
 
@@ -107,19 +104,16 @@ def _compile(c: Compile, cm: CompileMemory) -> CompileSaved:
             bytes=s.bytes,
             size=_size(s.bytes, s.size) if s.kind != "symint" else "",
             src=ids.loc_key(s.source),
-            place=ids.src_label(s.source.filename, s.source.line) if s.source else "",
             module=s.module,
         )
         for s in cm.saved
     )
     more = f" + {len(cm.symbolic)} of symbolic size" if cm.symbolic else ""
-    total = (
-        f"{len(cm.saved)} saved for backward: {_mib(cm.total_bytes)}{more}, of which "
-        f"activations {_mib(cm.activation_bytes)}"
+    title = (
+        f"{c.code_name}: {len(cm.saved)} saved for backward, {_mib(cm.total_bytes)}{more}, "
+        f"of which activations {_mib(cm.activation_bytes)}"
     )
-    return CompileSaved(
-        compile=c.key, compile_id=cm.compile_id, name=c.code_name, total=total, rows=rows
-    )
+    return CompileSaved(compile=c.key, compile_id=cm.compile_id, title=title, rows=rows)
 
 
 def build_memory(exp: Exploration, compile_key: str | None, pane_id: str) -> MemoryPane:
@@ -133,13 +127,12 @@ def build_memory(exp: Exploration, compile_key: str | None, pane_id: str) -> Mem
     mem = memory(exp)
     by_key = {c.key: c for c in exp.compiles}
     compiles = tuple(_compile(by_key[cm.compile], cm) for cm in mem.compiles
-                     if cm.saved and cm.compile in by_key)  # fmt: skip
+                     if cm.saved and cm.compile in by_key)
     eager = mem.peak("eager")
     peaks = tuple(
         PeakRow(
             label=p.label,
-            cells=(_mib(p.forward_bytes), _mib(p.backward_bytes), _mib(p.held_bytes),
-                   _mib(p.pool_bytes)),  # fmt: skip
+            cells=tuple(map(_mib, (p.forward_bytes, p.backward_bytes, p.held_bytes, p.pool_bytes))),
             above_eager=eager is not None and p is not eager and p.peak_bytes > eager.peak_bytes,
         )
         for p in mem.peaks
@@ -148,11 +141,11 @@ def build_memory(exp: Exploration, compile_key: str | None, pane_id: str) -> Mem
     parts = []
     if compiles:
         parts.append(f"{_mib(saved)} saved for backward over {len(compiles)} "
-                     f"compile{'' if len(compiles) == 1 else 's'}")  # fmt: skip
+                     f"compile{'' if len(compiles) == 1 else 's'}")
     compiled = mem.peak("compiled")
     if eager is not None and compiled is not None:
         parts.append(f"peak {_mib(compiled.peak_bytes)} compiled against "
-                     f"{_mib(eager.peak_bytes)} eager")  # fmt: skip
+                     f"{_mib(eager.peak_bytes)} eager")
     from ..runtime import build_findings  # runtime -> frame -> saved_marks here: import late
 
     findings = build_findings(exp, None, ids.FINDINGS).items

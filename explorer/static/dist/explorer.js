@@ -2274,7 +2274,8 @@ function barRow(b, longest, ctx) {
     attrs: { "aria-label": `select compile ${b.compile_id}` },
     on: { click: pick }
   }, b.phases.map((p) => segment(p, longest)));
-  const frame = b.src ? h("button", { cls: "tce-link", text: b.frame, on: { click: () => ctx.select({ src: b.src, node: null, kernel: null }) } }) : h("span", { text: b.frame });
+  const src = b.src;
+  const frame = src ? h("button", { cls: "tce-link", text: ctx.srcLabel(src), on: { click: () => ctx.select({ src, node: null, kernel: null }) } }) : h("span", { text: "" });
   const graph = b.graph;
   const graphLink = graph ? h("button", { cls: "tce-link", text: "graph", on: { click: () => ctx.select({ compile: b.compile, stage: graph, node: null, kernel: null }) } }) : h("span", { cls: "tce-note", text: "no graph" });
   return h("tr", { cls: `tce-ct-row${b.recompile ? " tce-ct-recompile" : ""}`, attrs: { "data-compile": b.compile } }, [
@@ -2283,8 +2284,7 @@ function barRow(b, longest, ctx) {
     h("td", { cls: "tce-num", text: `${b.seconds.toFixed(2)} s` }),
     h("td", { cls: "tce-ct-barcell" }, [
       bar,
-      ...b.recompile ? [h("div", { cls: "tce-ct-note tce-ct-recompile-note", text: b.recompile })] : [],
-      ...b.cache ? [h("div", { cls: "tce-ct-note", text: b.cache })] : []
+      ...b.recompile ? [h("div", { cls: "tce-ct-note tce-ct-recompile-note", text: b.recompile })] : []
     ])
   ]);
 }
@@ -2322,6 +2322,7 @@ function renderCompileTime(el, pane, ctx) {
 }
 
 // explorer/static/panes/memory.js
+var PEAK_COLUMNS = ["run", "forward peak", "backward peak", "held for backward", "CUDA graph pool"];
 function savedRow(c, r, ctx) {
   const stage = r.stage;
   const node = stage ? h("button", {
@@ -2330,7 +2331,7 @@ function savedRow(c, r, ctx) {
     on: { click: () => ctx.select({ compile: c.compile, stage, node: r.node, src: r.src, kernel: null }) }
   }) : h("span", { text: r.node });
   const src = r.src;
-  const place = src ? h("button", { cls: "tce-link", text: r.place, on: { click: () => ctx.select({ src, node: null, kernel: null }) } }) : h("span", { text: r.place });
+  const place = src ? h("button", { cls: "tce-link", text: ctx.srcLabel(src), on: { click: () => ctx.select({ src, node: null, kernel: null }) } }) : h("span", { text: "" });
   return h("tr", { cls: `tce-mem-row tce-mem-${r.kind}`, attrs: { "data-node": r.node } }, [
     h("td", {}, [node]),
     h("td", { text: r.kind }),
@@ -2351,7 +2352,7 @@ function renderMemory(el, pane, ctx) {
     el.append(h("div", { cls: "tce-block" }, [
       h("div", { cls: "tce-block-title", text: "Peak memory of one call after a warm one, above what was allocated before it" }),
       h("table", { cls: "tce-table tce-mem-peaks" }, [
-        h("thead", {}, [h("tr", {}, p.peak_columns.map((t) => h("th", { text: t })))]),
+        h("thead", {}, [h("tr", {}, PEAK_COLUMNS.map((t) => h("th", { text: t })))]),
         h("tbody", {}, p.peaks.map((r) => h("tr", { cls: r.above_eager ? "tce-mem-above" : "", attrs: { "data-run": r.label } }, [
           h("td", { text: r.label }),
           ...r.cells.map((t) => h("td", { cls: "tce-num", text: t }))
@@ -2368,7 +2369,7 @@ function renderMemory(el, pane, ctx) {
           text: `compile ${c.compile_id}`,
           on: { click: () => ctx.select({ compile: c.compile, node: null, kernel: null }) }
         }),
-        ` ${c.name}: ${c.total}`
+        ` ${c.title}`
       ]),
       h("table", { cls: "tce-table tce-mem-saved" }, [
         h("thead", {}, [h("tr", {}, head)]),

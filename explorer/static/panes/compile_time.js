@@ -27,9 +27,10 @@ function barRow(b, longest, ctx) {
     cls: "tce-ct-bar", title: b.phases.map((p) => `${p.name} ${p.seconds.toFixed(2)} s`).join(" · "),
     attrs: { "aria-label": `select compile ${b.compile_id}` }, on: { click: pick },
   }, b.phases.map((p) => segment(p, longest)));
-  const frame = b.src
-    ? h("button", { cls: "tce-link", text: b.frame, on: { click: () => ctx.select({ src: b.src, node: null, kernel: null }) } })
-    : h("span", { text: b.frame });
+  const src = b.src;
+  const frame = src
+    ? h("button", { cls: "tce-link", text: ctx.srcLabel(src), on: { click: () => ctx.select({ src, node: null, kernel: null }) } })
+    : h("span", { text: "" });
   const graph = b.graph;
   const graphLink = graph
     ? h("button", { cls: "tce-link", text: "graph", on: { click: () => ctx.select({ compile: b.compile, stage: graph, node: null, kernel: null }) } })
@@ -41,7 +42,6 @@ function barRow(b, longest, ctx) {
     h("td", { cls: "tce-ct-barcell" }, [
       bar,
       ...(b.recompile ? [h("div", { cls: "tce-ct-note tce-ct-recompile-note", text: b.recompile })] : []),
-      ...(b.cache ? [h("div", { cls: "tce-ct-note", text: b.cache })] : []),
     ]),
   ]);
 }

@@ -8,6 +8,8 @@
 import { h } from "../util.js";
 import { renderFindings } from "./frame.js";
 
+const PEAK_COLUMNS = ["run", "forward peak", "backward peak", "held for backward", "CUDA graph pool"];
+
 /** @param {CompileSaved} c @param {SavedRow} r @param {Ctx} ctx @returns {HTMLElement} */
 function savedRow(c, r, ctx) {
   const stage = r.stage;
@@ -19,8 +21,8 @@ function savedRow(c, r, ctx) {
     : h("span", { text: r.node });
   const src = r.src;
   const place = src
-    ? h("button", { cls: "tce-link", text: r.place, on: { click: () => ctx.select({ src, node: null, kernel: null }) } })
-    : h("span", { text: r.place });
+    ? h("button", { cls: "tce-link", text: ctx.srcLabel(src), on: { click: () => ctx.select({ src, node: null, kernel: null }) } })
+    : h("span", { text: "" });
   return h("tr", { cls: `tce-mem-row tce-mem-${r.kind}`, attrs: { "data-node": r.node } }, [
     h("td", {}, [node]),
     h("td", { text: r.kind }),
@@ -40,7 +42,7 @@ function renderMemory(el, pane, ctx) {
     el.append(h("div", { cls: "tce-block" }, [
       h("div", { cls: "tce-block-title", text: "Peak memory of one call after a warm one, above what was allocated before it" }),
       h("table", { cls: "tce-table tce-mem-peaks" }, [
-        h("thead", {}, [h("tr", {}, p.peak_columns.map((t) => h("th", { text: t })))]),
+        h("thead", {}, [h("tr", {}, PEAK_COLUMNS.map((t) => h("th", { text: t })))]),
         h("tbody", {}, p.peaks.map((r) => h("tr", { cls: r.above_eager ? "tce-mem-above" : "", attrs: { "data-run": r.label } }, [
           h("td", { text: r.label }), ...r.cells.map((t) => h("td", { cls: "tce-num", text: t })),
         ]))),
@@ -55,7 +57,7 @@ function renderMemory(el, pane, ctx) {
           cls: "tce-link", text: `compile ${c.compile_id}`,
           on: { click: () => ctx.select({ compile: c.compile, node: null, kernel: null }) },
         }),
-        ` ${c.name}: ${c.total}`,
+        ` ${c.title}`,
       ]),
       h("table", { cls: "tce-table tce-mem-saved" }, [
         h("thead", {}, [h("tr", {}, head)]),

@@ -87,8 +87,7 @@
  * @typedef {object} CompileSaved
  * @property {string} compile
  * @property {string} compile_id
- * @property {string} name
- * @property {string} total
+ * @property {string} title
  * @property {SavedRow[]} rows
  */
 /**
@@ -98,12 +97,10 @@
  * @property {(string|null)} graph
  * @property {string} compile_id
  * @property {string} name
- * @property {string} frame
  * @property {(string|null)} src
  * @property {number} seconds
  * @property {PhaseSeconds[]} phases
  * @property {string} recompile
- * @property {string} cache
  */
 /**
  * @typedef {object} CompileTimePane
@@ -328,7 +325,6 @@
  * @property {PaneError[]} errors
  * @property {string} summary
  * @property {CompileSaved[]} compiles
- * @property {string[]} peak_columns
  * @property {PeakRow[]} peaks
  * @property {FindingItem[]} advice
  */
@@ -486,7 +482,6 @@
  * @property {(number|null)} bytes
  * @property {string} size
  * @property {(string|null)} src
- * @property {string} place
  * @property {string} module
  */
 /**
