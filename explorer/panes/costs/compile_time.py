@@ -21,9 +21,10 @@ from ..types import PaneHead
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 # the buckets in pipeline order: a bar's segments run left to right in the compiler's order,
 # each bucket in the same colour on every bar (its index here)
+LAZY = "backward, compiled at the first backward call"
 LEGEND = (
     tp.TRACING, tp.GUARDS, tp.KEYS, tp.LOAD, tp.AOT, tp.LOWERING, tp.AUTOTUNE, tp.CODEGEN,
-    tp.BUILD, tp.OTHER,
+    tp.BUILD, tp.OTHER, LAZY,
 )  # fmt: skip
 _SLOT = {name: i for i, name in enumerate(LEGEND)}
 _METRICS = ids.compile_pane("compilation_metrics")
@@ -77,15 +78,17 @@ def has_compile_time(exp: Exploration) -> bool:
 
 
 def _seconds(name: str, seconds: float) -> PhaseSeconds:
-    return PhaseSeconds(name=name, seconds=round(seconds, 4), slot=_SLOT.get(name, len(_SLOT) - 1))
+    return PhaseSeconds(name=name, seconds=round(seconds, 4), slot=_SLOT.get(name, _SLOT[tp.OTHER]))
 
 
-def _bar(c: Compile, seconds: float, pairs: tuple[tuple[str, float], ...]) -> CompileTimeBar:
+def _bar(c: Compile, t: tp.CompileTime) -> CompileTimeBar:
     stages = [r.id for r in ids.stage_refs(c)]
     recompile = ""
     if c.is_recompile:
         why = c.recompile_reasons[0].reason if c.recompile_reasons else ""
-        recompile = f"recompile: cost {seconds:.2f} s" + (f" ({why})" if why else "")
+        recompile = f"recompile: cost {t.seconds:.2f} s" + (f" ({why})" if why else "")
+    # the lazy backward last: the frame's buckets add up to torch's entire-frame seconds
+    pairs = (*t.phases, *(((LAZY, t.backward_seconds),) if t.backward_seconds else ()))
     return CompileTimeBar(
         compile=c.key,
         stage=_METRICS if _METRICS in stages else default_pane(stages),
@@ -93,7 +96,7 @@ def _bar(c: Compile, seconds: float, pairs: tuple[tuple[str, float], ...]) -> Co
         compile_id=str(c.compile_id),
         name=c.code_name,
         src=ids.src_key(c.filename, c.first_line),
-        seconds=round(seconds, 4),
+        seconds=round(t.seconds, 4),
         phases=tuple(sorted((_seconds(n, s) for n, s in pairs), key=lambda p: p.slot)),
         recompile=recompile,
     )
@@ -111,11 +114,13 @@ def build_compile_time(exp: Exploration, compile_key: str | None, pane_id: str) 
     times = compile_time(exp)
     by_key = {c.key: c for c in exp.compiles}
     bars = tuple(
-        _bar(by_key[t.compile], t.seconds, t.phases)
+        _bar(by_key[t.compile], t)
         for t in times.compiles
         if t.compile in by_key
     )
-    totals = tuple(_seconds(n, s) for n, s in times.by_phase())
+    lazy = ((LAZY, times.backward_seconds),) if times.backward_seconds else ()
+    totals = tuple(sorted((_seconds(n, s) for n, s in (*times.by_phase(), *lazy)),
+                          key=lambda p: -p.seconds))  # fmt: skip
     n_re = sum(1 for t in times.compiles if t.is_recompile)
     top = ", ".join(f"{p.name} {p.seconds:.2f} s" for p in totals[:3])
     return CompileTimePane(
@@ -124,11 +129,13 @@ def build_compile_time(exp: Exploration, compile_key: str | None, pane_id: str) 
         label=label_of("compile_time"),
         group=group_of("compile_time"),
         summary=f"{times.total:.2f} s of cold compile in {len(bars)} "
-        f"compile{'' if len(bars) == 1 else 's'}" + (f"; most in {top}" if top else ""),
+        f"compile{'' if len(bars) == 1 else 's'}"
+        + (f", plus {times.backward_seconds:.2f} s of backward compiled lazily" if lazy else "")
+        + (f"; most in {top}" if top else ""),
         legend=LEGEND,
         totals=totals,
         bars=bars,
-        longest=max((b.seconds for b in bars), default=0.0),
+        longest=max((sum(p.seconds for p in b.phases) for b in bars), default=0.0),
         recompiles=f"{n_re} recompile{'' if n_re == 1 else 's'} cost "
         f"{times.recompile_seconds:.2f} s"
         if n_re
