@@ -15,6 +15,8 @@ from compiler.link import ids
 from compiler.model import Compile, SourceLoc
 from explorer.panes import build_index, build_pane
 from explorer.panes import types as pt
+from explorer.panes.costs.compile_time import CompileTimePane
+from explorer.panes.costs.memory import MemoryPane
 
 ROOT = Path(__file__).parent.parent
 RECORDINGS = [
@@ -43,7 +45,8 @@ def _locations(c: Compile) -> list[SourceLoc]:
 
 def _made_by_the_compiler(exp: compiler.Exploration) -> dict[str, set[str]]:
     """The ids ``compiler.link.ids`` made for ``exp``, by kind (what the view may carry)."""
-    made: dict[str, set[str]] = {"compile": set(), "pane": {ids.FINDINGS}, "kernel": set()}
+    made: dict[str, set[str]] = {"compile": set(), "kernel": set()}
+    made["pane"] = set(ids.EXPLORATION_PANES)
     src: set[str] = set()
     for c in exp.compiles:
         made["compile"].add(ids.key_of(c))
@@ -101,6 +104,16 @@ def _collect(pane: pt.Pane, got: dict[str, set[str]]) -> None:
             kernel.update(filter(None, (op.kernel, *(r.kernel for r in op.rows))))
     elif isinstance(pane, pt.TritonLoweringPane):
         kernel.add(pane.kernel)
+    elif isinstance(pane, CompileTimePane):
+        for b in pane.bars:
+            got["compile"].add(b.compile)
+            got["pane"].update(filter(None, (b.stage, b.graph)))
+            src.update(filter(None, (b.src,)))
+    elif isinstance(pane, MemoryPane):
+        for c in pane.compiles:
+            got["compile"].add(c.compile)
+            got["pane"].update(filter(None, (r.stage for r in c.rows)))
+            src.update(filter(None, (r.src for r in c.rows)))
     elif isinstance(pane, pt.FindingsPane):
         for e in (e for f in pane.items for e in f.evidence):
             got["compile"].update(filter(None, (e.compile,)))

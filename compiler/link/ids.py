@@ -52,8 +52,11 @@ FINDINGS = PaneId("findings")
 RANKS = PaneId("ranks")
 # The user's own profiled run (``compiler.attach_profile``): the whole exploration's too.
 PROFILE = PaneId("profile")
+# Where the run's compile time and memory went (``compiler.compile_time``, ``compiler.memory``).
+COMPILE_TIME = PaneId("compile_time")
+MEMORY = PaneId("memory")
 # The panes of the whole exploration: every compile lists them, each is built once.
-EXPLORATION_PANES = (FINDINGS, RANKS, PROFILE)
+EXPLORATION_PANES = (FINDINGS, RANKS, PROFILE, COMPILE_TIME, MEMORY)
 
 
 # --- compiles, output codes, kernels ------------------------------------------------------

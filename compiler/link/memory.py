@@ -55,6 +55,12 @@ class CompileMemory:
 
     compile_id: str
     saved: tuple[SavedTensor, ...] = ()
+    compile: str = ""  # the compile's key (``Compile.key``): what a view selects
+
+    @property
+    def nodes(self) -> frozenset[str]:
+        """The saved nodes' names: forward graph nodes, and the backward's placeholders."""
+        return frozenset(s.node for s in self.saved)
 
     @property
     def total_bytes(self) -> int:
@@ -149,6 +155,7 @@ def compile_memory(c: Compile) -> CompileMemory | None:
     placeholders = [n.target for n in dynamo.nodes if n.op == "placeholder"] if dynamo else []
     return CompileMemory(
         compile_id=str(c.compile_id),
+        compile=c.key,
         saved=tuple(_saved(name, nodes.get(name), in_desc, bwd, placeholders) for name in names),
     )
 

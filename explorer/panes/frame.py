@@ -11,6 +11,7 @@ from compiler.link import ids
 from compiler.link.subgraphs import subgraph_calls
 from compiler.parse.graph_text import comment_sources
 
+from .costs.memory import saved_marks
 from .labels import STAGE_LABELS, group_of, label_of
 from .types import (
     Block,
@@ -166,6 +167,7 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
         stacks=stack_refs,
         kernel_sets=kernel_refs,
         subgraphs=_subgraph_links(pane_id, graph, names, modules),
+        saved=saved_marks(c, stage, names) if not suffix else (),
     )
 
 

@@ -15,6 +15,8 @@ from compiler import Compile, Exploration
 from compiler.link import ids
 from compiler.link.user_code import graph_source_lines
 
+from .costs.compile_time import has_compile_time
+from .costs.memory import has_memory
 from .index_types import (
     CompileEntry,
     Index,
@@ -41,6 +43,9 @@ def _ref(ref: ids.StageRef, suffix: str = "") -> PaneRef:
         group=group_of(stage),
         kind=kind_of(stage),
     )
+
+# the run's cost panes (``explorer.panes.costs``), listed where they have something to show
+_COSTS = ((ids.COMPILE_TIME, has_compile_time), (ids.MEMORY, has_memory))
 
 
 def pane_refs(c: Compile, *shared: PaneRef | None) -> tuple[PaneRef, ...]:
@@ -258,8 +263,9 @@ def build_index(exp: Exploration, *, whole: Exploration | None = None) -> Index:
     fref = _ref(ids.StageRef(id=ids.FINDINGS, stage="findings")) if findings else None
     rref = _ref(ids.StageRef(id=ids.RANKS, stage="ranks")) if has_ranks(whole or exp) else None
     pref = _ref(ids.StageRef(id=ids.PROFILE, stage="profile")) if exp.profile else None
+    costs = [_ref(ids.StageRef(id=i, stage=i)) for i, has in _COSTS if has(exp)]
     seen = _collect(exp)
-    compiles = tuple(_entry(c, pane_refs(c, fref, rref, pref)) for c in exp.compiles)
+    compiles = tuple(_entry(c, pane_refs(c, fref, rref, pref, *costs)) for c in exp.compiles)
     first = compiles[0] if compiles else None
     stage = first.default_stage if first is not None else None
     if stage is not None and any(f.severity == "problem" for f in findings):

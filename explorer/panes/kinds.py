@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .costs.compile_time import CompileTimePane, build_compile_time
+from .costs.memory import MemoryPane, build_memory
 from .frame import build_code, build_graph, build_graph_breaks, build_recompile_reasons
 from .inductor import build_output_code, build_schedule, build_triton_lowering
 from .ranks import build_ranks
@@ -121,6 +123,13 @@ KINDS: tuple[PaneKind, ...] = (
     PaneKind(
         cls=ProfilePane, build=build_profile, module="runtime.js", renderer="renderProfile"
     ),
+    PaneKind(
+        cls=CompileTimePane,
+        build=build_compile_time,
+        module="compile_time.js",
+        renderer="renderCompileTime",
+    ),
+    PaneKind(cls=MemoryPane, build=build_memory, module="memory.js", renderer="renderMemory"),
 )
 
 _BY_NAME = {k.kind: k for k in KINDS}

@@ -47,7 +47,7 @@ def _classes() -> list[type]:
         for module in (pane_types, index_types)
         for v in vars(module).values()
         if isinstance(v, type) and dataclasses.is_dataclass(v) and v.__module__ == module.__name__
-    ]
+    ] + [k.cls for k in KINDS]  # kinds whose classes live beside their builders (panes/costs)
     out: set[type] = set()  # a set: ``Pane`` names PaneHead again
     while todo:
         cls = todo.pop()

@@ -146,6 +146,9 @@ class GraphPane(PaneHead):
     stacks: tuple[tuple[str, ...], ...] = ()
     kernel_sets: tuple[tuple[str, ...], ...] = ()
     subgraphs: tuple[SubgraphLink, ...] = ()
+    # (node index, what it holds) of the nodes the forward saves for the backward
+    # (``compiler.memory``), in the forward, backward and joint graphs
+    saved: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(**_FROZEN)

@@ -125,6 +125,7 @@ function graphView(g) {
       (nodes[i].called_by ||= []).push({ node: s.caller, role: s.role, module: s.module, id: s.id });
     }
   }
+  for (const [i, text] of g.saved || []) if (i < count) nodes[i].saved = text;
   const { file_comments: _, ...rest } = g;
   return { ...rest, nodes, line_node: lineNode, line_src: lineSrc };
 }

@@ -13,7 +13,7 @@ from statistics import median
 from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.findings import Evidence
 from compiler.link.ids import compile_pane, key_of
-from compiler.model import Compile, Exploration
+from compiler.model import Compile, Exploration, Phase
 
 # the buckets, in pipeline order
 TRACING, GUARDS, KEYS, LOAD, AOT, LOWERING, AUTOTUNE, CODEGEN, BUILD, OTHER = (
@@ -38,6 +38,9 @@ class CompileTime:
     phases: tuple[tuple[str, float], ...]  # biggest first
     is_recompile: bool = False
     cache_hit: bool = False
+    # a backward torch compiled later, at the first backward call: outside the frame's
+    # seconds (torch's entire-frame time), paid by the first training step all the same
+    backward_seconds: float = 0.0
 
     def phase(self, name: str) -> float:
         """Seconds in one bucket (0 when absent)."""
@@ -64,6 +67,11 @@ class CompileTimes:
         return tuple(sorted(out.items(), key=lambda kv: -kv[1]))
 
     @property
+    def backward_seconds(self) -> float:
+        """Backward compiles torch ran lazily, at the first backward call."""
+        return sum(c.backward_seconds for c in self.compiles)
+
+    @property
     def recompile_seconds(self) -> float:
         return sum(c.seconds for c in self.compiles if c.is_recompile)
 
@@ -83,6 +91,8 @@ class CompileTimes:
             top = ", ".join(f"{n} {s:.2f}" for n, s in c.phases[:4] if s >= 0.005)
             tag = " (recompile)" if c.is_recompile else ""
             lines.append(f"  {c.compile} {c.code_name}{tag}: {c.seconds:.2f} s ({top})")
+        if self.backward_seconds:
+            lines.append(f"plus {self.backward_seconds:.2f} s compiling backwards lazily")
         lines.append(f"recompiles cost {self.recompile_seconds:.2f} s")
         lines.append(
             f"a warm process would still pay {self.warm_seconds:.2f} s (Dynamo tracing, "
@@ -95,11 +105,45 @@ def _sum(spans: dict[str, float], *names: str) -> float:
     return sum(spans.get(n, 0.0) for n in names)
 
 
+def lazy_backward(c: Compile) -> tuple[tuple[Phase, ...], float]:
+    """``c``'s spans of the frame's compile, and the seconds of the backward compiles torch
+    ran later, at the first backward call (top-level ``entire_backward_compile`` spans).
+
+    Spans are listed as they end, with their nesting depth: a lazy backward's own spans
+    end after the frame's top-level span and before its ``entire_backward_compile``. A
+    backward compiled inside the frame's compile is nested there, and stays.
+
+    Example:
+        >>> from compiler.model import CompileId, CompileMetrics
+        >>> spans = tuple(Phase(name=n, seconds=s, depth=d) for n, s, d in (
+        ...     ("entire_frame_compile", 2.0, 1), ("dynamo", 2.1, 0),
+        ...     ("bw_compiler", 0.5, 1), ("entire_backward_compile", 0.6, 0)))
+        >>> c = Compile(compile_id=CompileId.from_string("0/0"),
+        ...             metrics=CompileMetrics(phases=spans))
+        >>> kept, lazy = lazy_backward(c)
+        >>> [p.name for p in kept], lazy
+        (['entire_frame_compile', 'dynamo'], 0.6)
+    """
+    kept: list[Phase] = []
+    pending: list[Phase] = []
+    lazy = 0.0
+    for p in c.metrics.phases:
+        pending.append(p)
+        if p.depth == 0:
+            if p.name == "entire_backward_compile":
+                lazy += p.seconds
+            else:
+                kept.extend(pending)
+            pending = []
+    return (*kept, *pending), lazy
+
+
 def phases(c: Compile) -> tuple[tuple[str, float], ...]:
-    """``c``'s buckets, biggest first, adding up to its entire-frame seconds."""
+    """``c``'s buckets, biggest first, adding up to its entire-frame seconds (a backward
+    compiled lazily, later, is not in them: ``lazy_backward``)."""
     spans: dict[str, float] = {}
     autotune = 0.0
-    for p in c.metrics.phases:
+    for p in lazy_backward(c)[0]:
         spans[p.name] = spans.get(p.name, 0.0) + p.seconds
         if "autotune" in p.name.lower() and p.name.lower() != "autotune":
             autotune = max(autotune, p.seconds)
@@ -139,6 +183,7 @@ def compile_time(exp: Exploration) -> CompileTimes:
             phases=phases(c),
             is_recompile=c.is_recompile,
             cache_hit=bool(c.metrics.fx_cache_hits or c.metrics.aot_cache_hits),
+            backward_seconds=lazy_backward(c)[1],
         )
         for c in exp.compiles
         if c.metrics.entire_frame_seconds

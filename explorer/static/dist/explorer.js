@@ -753,6 +753,7 @@ function gcRenderSide(c) {
   }
   const n = c.nodes[c.sel];
   c.side.append(gcEl("div", "gc-side-name", n.name), gcEl("div", "gc-side-target", `${n.op} ${n.target}`));
+  if (n.saved) c.side.append(gcEl("div", "gc-side-saved", n.saved));
   c.side.append(gcNeighbourhood(c, c.sel));
   for (const m of n.meta || []) {
     c.side.append(gcEl("div", "gc-side-meta", `${gcMetaText(m)} ${m.device || ""}`.trim()));
@@ -1001,6 +1002,8 @@ var GraphCanvas = class {
     const reset = gcEl("button", "gc-btn", "collapse");
     reset.title = "collapse every block";
     bar.append(searchBox, this.info, zoomIn, zoomOut, fit, reset);
+    const saved = this.nodes.filter((n) => n.saved).length;
+    if (saved) bar.append(gcEl("span", "gc-legend gc-legend-saved", `● saved for backward (${saved})`));
     const body = gcEl("div", "gc-body");
     const defs = gcSvg("defs", {});
     const marker = gcSvg("marker", {
@@ -1130,6 +1133,10 @@ var GraphCanvas = class {
       b.textContent = gcClip(`${gcShortTarget(n)} ${gcMetaText(n.meta && n.meta[0])}`);
       el.dataset.node = String(u);
       if (n.kernels && n.kernels.length) el.classList.add("gc-has-kernel");
+      if (n.saved) {
+        el.classList.add("gc-saved");
+        el.append(gcSvg("circle", { cx: box.w - 7, cy: 7, r: 4, class: "gc-saved-dot" }));
+      }
       title.textContent = `${n.name} = ${n.target}`;
     }
     el.append(title, a, b);
@@ -2249,6 +2256,136 @@ function renderRanks(el, pane, ctx) {
   return { update };
 }
 
+// explorer/static/panes/compile_time.js
+function segment(p, longest) {
+  const seg = h("span", {
+    cls: `tce-ct-seg tce-ct-slot${p.slot}`,
+    title: `${p.name}: ${p.seconds.toFixed(2)} s`,
+    attrs: { "data-phase": p.name }
+  });
+  seg.style.width = `${longest > 0 ? 100 * p.seconds / longest : 0}%`;
+  return seg;
+}
+function barRow(b, longest, ctx) {
+  const pick = () => ctx.select({ compile: b.compile, stage: b.stage || ctx.selection.stage, node: null, kernel: null });
+  const bar = h("button", {
+    cls: "tce-ct-bar",
+    title: b.phases.map((p) => `${p.name} ${p.seconds.toFixed(2)} s`).join(" · "),
+    attrs: { "aria-label": `select compile ${b.compile_id}` },
+    on: { click: pick }
+  }, b.phases.map((p) => segment(p, longest)));
+  const src = b.src;
+  const frame = src ? h("button", { cls: "tce-link", text: ctx.srcLabel(src), on: { click: () => ctx.select({ src, node: null, kernel: null }) } }) : h("span", { text: "" });
+  const graph = b.graph;
+  const graphLink = graph ? h("button", { cls: "tce-link", text: "graph", on: { click: () => ctx.select({ compile: b.compile, stage: graph, node: null, kernel: null }) } }) : h("span", { cls: "tce-note", text: "no graph" });
+  return h("tr", { cls: `tce-ct-row${b.recompile ? " tce-ct-recompile" : ""}`, attrs: { "data-compile": b.compile } }, [
+    h("td", {}, [h("button", { cls: "tce-link", text: b.compile_id, on: { click: pick } })]),
+    h("td", {}, [h("div", { text: b.name }), frame, " · ", graphLink]),
+    h("td", { cls: "tce-num", text: `${b.seconds.toFixed(2)} s` }),
+    h("td", { cls: "tce-ct-barcell" }, [
+      bar,
+      ...b.recompile ? [h("div", { cls: "tce-ct-note tce-ct-recompile-note", text: b.recompile })] : []
+    ])
+  ]);
+}
+function renderCompileTime(el, pane, ctx) {
+  const p = (
+    /** @type {CompileTimePane} */
+    pane
+  );
+  el.append(h("div", { cls: "tce-note tce-ct-summary", text: p.summary }));
+  if (!p.bars.length) return { update: () => {
+  } };
+  const shown = new Set(p.bars.flatMap((b) => b.phases.map((x) => x.slot)));
+  el.append(h("div", { cls: "tce-ct-legend" }, p.legend.flatMap((name, slot) => shown.has(slot) ? [h("span", { cls: "tce-ct-key" }, [h("span", { cls: `tce-ct-swatch tce-ct-slot${slot}` }), name])] : [])));
+  const head = h("tr", {}, ["compile", "frame and graph", "seconds", "phases (click a bar to open its compile)"].map((t) => h("th", { text: t })));
+  el.append(h("table", { cls: "tce-table tce-ct" }, [
+    h("thead", {}, [head]),
+    h("tbody", {}, p.bars.map((b) => barRow(b, p.longest, ctx)))
+  ]));
+  el.append(h("table", { cls: "tce-table tce-ct-totals" }, [
+    h("thead", {}, [h("tr", {}, [h("th", { text: "phase, over the run" }), h("th", { text: "seconds" })])]),
+    h("tbody", {}, p.totals.map((t) => h("tr", {}, [
+      h("td", {}, [h("span", { cls: `tce-ct-swatch tce-ct-slot${t.slot}` }), t.name]),
+      h("td", { cls: "tce-num", text: t.seconds.toFixed(2) })
+    ])))
+  ]));
+  el.append(h("div", { cls: "tce-ct-line tce-ct-recompiles", text: p.recompiles }));
+  el.append(h("div", { cls: "tce-ct-line tce-ct-warm", text: p.warm }));
+  const update = (sel) => {
+    for (const tr of el.querySelectorAll("tr[data-compile]")) {
+      tr.classList.toggle("tce-current", tr.getAttribute("data-compile") === sel.compile);
+    }
+  };
+  update(ctx.selection);
+  return { update };
+}
+
+// explorer/static/panes/memory.js
+var PEAK_COLUMNS = ["run", "forward peak", "backward peak", "held for backward", "CUDA graph pool"];
+function savedRow(c, r, ctx) {
+  const stage = r.stage;
+  const node = stage ? h("button", {
+    cls: "tce-link tce-mem-node",
+    text: r.node,
+    on: { click: () => ctx.select({ compile: c.compile, stage, node: r.node, src: r.src, kernel: null }) }
+  }) : h("span", { text: r.node });
+  const src = r.src;
+  const place = src ? h("button", { cls: "tce-link", text: ctx.srcLabel(src), on: { click: () => ctx.select({ src, node: null, kernel: null }) } }) : h("span", { text: "" });
+  return h("tr", { cls: `tce-mem-row tce-mem-${r.kind}`, attrs: { "data-node": r.node } }, [
+    h("td", {}, [node]),
+    h("td", { text: r.kind }),
+    h("td", { text: r.shape }),
+    h("td", { text: r.dtype }),
+    h("td", { cls: "tce-num", text: r.size }),
+    h("td", {}, [place]),
+    h("td", { text: r.module })
+  ]);
+}
+function renderMemory(el, pane, ctx) {
+  const p = (
+    /** @type {MemoryPane} */
+    pane
+  );
+  el.append(h("div", { cls: "tce-note tce-mem-summary", text: p.summary }));
+  if (p.peaks.length) {
+    el.append(h("div", { cls: "tce-block" }, [
+      h("div", { cls: "tce-block-title", text: "Peak memory of one call after a warm one, above what was allocated before it" }),
+      h("table", { cls: "tce-table tce-mem-peaks" }, [
+        h("thead", {}, [h("tr", {}, PEAK_COLUMNS.map((t) => h("th", { text: t })))]),
+        h("tbody", {}, p.peaks.map((r) => h("tr", { cls: r.above_eager ? "tce-mem-above" : "", attrs: { "data-run": r.label } }, [
+          h("td", { text: r.label }),
+          ...r.cells.map((t) => h("td", { cls: "tce-num", text: t }))
+        ])))
+      ])
+    ]));
+  }
+  for (const c of p.compiles) {
+    const head = ["node", "kind", "shape", "dtype", "size", "source line", "module"].map((t) => h("th", { text: t }));
+    el.append(h("div", { cls: "tce-block tce-mem-compile", attrs: { "data-compile": c.compile } }, [
+      h("div", { cls: "tce-block-title" }, [
+        h("button", {
+          cls: "tce-link",
+          text: `compile ${c.compile_id}`,
+          on: { click: () => ctx.select({ compile: c.compile, node: null, kernel: null }) }
+        }),
+        ` ${c.title}`
+      ]),
+      h("table", { cls: "tce-table tce-mem-saved" }, [
+        h("thead", {}, [h("tr", {}, head)]),
+        h("tbody", {}, c.rows.map((r) => savedRow(c, r, ctx)))
+      ])
+    ]));
+  }
+  if (p.advice.length) {
+    const box = h("div", { cls: "tce-block tce-mem-advice" }, [h("div", { cls: "tce-block-title", text: "Advice" })]);
+    renderFindings(box, { items: p.advice }, ctx);
+    el.append(box);
+  }
+  return { update: () => {
+  } };
+}
+
 // explorer/static/panes/renderers.js
 var RENDERERS = {
   code: renderCode,
@@ -2263,7 +2400,9 @@ var RENDERERS = {
   triton_lowering: renderTritonLowering,
   findings: renderFindings,
   ranks: renderRanks,
-  profile: renderProfile
+  profile: renderProfile,
+  compile_time: renderCompileTime,
+  memory: renderMemory
 };
 
 // explorer/static/store.js
@@ -2335,6 +2474,7 @@ function graphView(g) {
       ((_a = nodes[i]).called_by || (_a.called_by = [])).push({ node: s.caller, role: s.role, module: s.module, id: s.id });
     }
   }
+  for (const [i, text] of g.saved || []) if (i < count) nodes[i].saved = text;
   const { file_comments: _, ...rest } = g;
   return { ...rest, nodes, line_node: lineNode, line_src: lineSrc };
 }

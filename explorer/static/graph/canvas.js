@@ -207,6 +207,8 @@ class GraphCanvas {
     const reset = gcEl("button", "gc-btn", "collapse");
     reset.title = "collapse every block";
     bar.append(searchBox, this.info, zoomIn, zoomOut, fit, reset);
+    const saved = this.nodes.filter((n) => n.saved).length;
+    if (saved) bar.append(gcEl("span", "gc-legend gc-legend-saved", `● saved for backward (${saved})`));
     const body = gcEl("div", "gc-body");
     const defs = gcSvg("defs", {});
     const marker = gcSvg("marker", {
@@ -341,6 +343,11 @@ class GraphCanvas {
       b.textContent = gcClip(`${gcShortTarget(n)} ${gcMetaText(n.meta && n.meta[0])}`);
       el.dataset.node = String(u);
       if (n.kernels && n.kernels.length) el.classList.add("gc-has-kernel");
+      // an outline and a dot: the dot stays when the selection recolours the outline
+      if (n.saved) {
+        el.classList.add("gc-saved");
+        el.append(gcSvg("circle", { cx: box.w - 7, cy: 7, r: 4, class: "gc-saved-dot" }));
+      }
       title.textContent = `${n.name} = ${n.target}`;
     }
     el.append(title, a, b);

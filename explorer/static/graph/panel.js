@@ -75,6 +75,7 @@ function gcRenderSide(c) {
   }
   const n = c.nodes[c.sel];
   c.side.append(gcEl("div", "gc-side-name", n.name), gcEl("div", "gc-side-target", `${n.op} ${n.target}`));
+  if (n.saved) c.side.append(gcEl("div", "gc-side-saved", n.saved));
   c.side.append(gcNeighbourhood(c, c.sel));
   for (const m of n.meta || []) {
     c.side.append(gcEl("div", "gc-side-meta", `${gcMetaText(m)} ${m.device || ""}`.trim()));

@@ -12,7 +12,8 @@
  *   meta: GcMeta[], module_stack: string[], inputs: number[], users: number[],
  *   src: string|null, label: string, function: string, code: string, kernels: string[],
  *   line: number, runs?: GcSubgraphRef[], called_by?: GcSubgraphRef[],
- * }} GcNode
+ *   saved?: string,
+ * }} GcNode  `saved`: what the forward saves of it for the backward (compiler.memory)
  * @typedef {{node: number, role: string, module: string, id: string}} GcSubgraphRef
  *   a higher-order op's link: from the op to the nested graph's first node, or back
  * @typedef {{

@@ -7,6 +7,8 @@ import { renderCode, renderGraph, renderGraphBreaks, renderRecompileReasons, ren
 import { renderOutputCode, renderSchedule, renderTritonLowering } from "./inductor.js";
 import { renderAutotuning, renderKernelTiming, renderMetrics, renderProfile } from "./runtime.js";
 import { renderRanks } from "./ranks.js";
+import { renderCompileTime } from "./compile_time.js";
+import { renderMemory } from "./memory.js";
 
 /** @type {Object<string, Renderer>} */
 const RENDERERS = {
@@ -23,6 +25,8 @@ const RENDERERS = {
   findings: renderFindings,
   ranks: renderRanks,
   profile: renderProfile,
+  compile_time: renderCompileTime,
+  memory: renderMemory,
 };
 
 export { RENDERERS };

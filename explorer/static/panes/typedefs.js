@@ -84,6 +84,41 @@
  * @property {(string|null)} default_stage
  */
 /**
+ * @typedef {object} CompileSaved
+ * @property {string} compile
+ * @property {string} compile_id
+ * @property {string} title
+ * @property {SavedRow[]} rows
+ */
+/**
+ * @typedef {object} CompileTimeBar
+ * @property {string} compile
+ * @property {(string|null)} stage
+ * @property {(string|null)} graph
+ * @property {string} compile_id
+ * @property {string} name
+ * @property {(string|null)} src
+ * @property {number} seconds
+ * @property {PhaseSeconds[]} phases
+ * @property {string} recompile
+ */
+/**
+ * @typedef {object} CompileTimePane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {string} summary
+ * @property {string[]} legend
+ * @property {PhaseSeconds[]} totals
+ * @property {CompileTimeBar[]} bars
+ * @property {number} longest
+ * @property {string} recompiles
+ * @property {string} warm
+ */
+/**
  * @typedef {object} DivergenceEntry
  * @property {string} kind
  * @property {string} compile_id
@@ -181,6 +216,7 @@
  * @property {string[][]} stacks
  * @property {string[][]} kernel_sets
  * @property {SubgraphLink[]} subgraphs
+ * @property {[number, string][]} saved
  */
 /**
  * @typedef {object} Index
@@ -280,6 +316,19 @@
  * @property {string} note
  */
 /**
+ * @typedef {object} MemoryPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {string} summary
+ * @property {CompileSaved[]} compiles
+ * @property {PeakRow[]} peaks
+ * @property {FindingItem[]} advice
+ */
+/**
  * @typedef {object} Meta
  * @property {string} dtype
  * @property {string[]} shape
@@ -335,10 +384,22 @@
  * @property {string} kind
  */
 /**
+ * @typedef {object} PeakRow
+ * @property {string} label
+ * @property {string[]} cells
+ * @property {boolean} above_eager
+ */
+/**
  * @typedef {object} Phase
  * @property {string} name
  * @property {number} seconds
  * @property {number} depth
+ */
+/**
+ * @typedef {object} PhaseSeconds
+ * @property {string} name
+ * @property {number} seconds
+ * @property {number} slot
  */
 /**
  * @typedef {object} ProfilePane
@@ -410,6 +471,18 @@
  * @property {string} group
  * @property {PaneError[]} errors
  * @property {RecompileItem[]} items
+ */
+/**
+ * @typedef {object} SavedRow
+ * @property {string} node
+ * @property {(string|null)} stage
+ * @property {string} kind
+ * @property {string} shape
+ * @property {string} dtype
+ * @property {(number|null)} bytes
+ * @property {string} size
+ * @property {(string|null)} src
+ * @property {string} module
  */
 /**
  * @typedef {object} SchedulePane
@@ -522,6 +595,6 @@
  * @property {number} shared_memory
  * @property {LoweredStageInfo[]} stages
  */
-/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane|RanksPane|ProfilePane} Pane */
+/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane|RanksPane|ProfilePane|CompileTimePane|MemoryPane} Pane */
 
 export {}; // a module: other files take these types with @import

@@ -1,0 +1,175 @@
+"""The memory pane, and the saved-for-backward marks of the graph panes.
+
+Every figure is ``compiler.memory``'s: per compile the tensors AOTAutograd's partitioner
+saved for the backward, and on CUDA the peaks measured at capture, eager against
+compiled. Advice rows are the advisor's own memory findings. ``saved_marks`` gives a
+graph pane the nodes to outline (by the names ``compiler.memory`` reports).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compiler import Compile, Exploration, memory
+from compiler.gpu.memory_peak import from_counters
+from compiler.link import ids
+from compiler.link.memory import CompileMemory, compile_memory
+from compiler.model.stages import stage_keys
+
+from ..labels import group_of, label_of
+from ..types import FindingItem, PaneHead
+
+_FROZEN = {"frozen": True, "kw_only": True, "slots": True}
+_MIB = 2**20
+_FORWARD = ids.compile_pane("aot_forward_graph")
+# graphs whose node names are the partitioner's: the saved nodes are found there by name
+SAVED_STAGES = frozenset({"aot_forward_graph", "aot_backward_graph", *stage_keys(family="joint")})
+
+
+@dataclass(**_FROZEN)
+class SavedRow:
+    """One tensor saved for backward: ``node`` a forward graph node (``stage`` its pane),
+    ``src`` the user's line it came from (the browser labels it), ``size`` its bytes as
+    text."""
+
+    node: str
+    stage: str | None
+    kind: str
+    shape: str
+    dtype: str
+    bytes: int | None
+    size: str
+    src: str | None
+    module: str
+
+
+@dataclass(**_FROZEN)
+class CompileSaved:
+    """One compile's saved-for-backward table and its total (``title``)."""
+
+    compile: str
+    compile_id: str
+    title: str
+    rows: tuple[SavedRow, ...]
+
+
+@dataclass(**_FROZEN)
+class PeakRow:
+    """One measured run's peaks: forward, backward, held for backward, CUDA graph pool."""
+
+    label: str
+    cells: tuple[str, ...]
+    above_eager: bool = False
+
+
+@dataclass(**_FROZEN)
+class MemoryPane(PaneHead):
+    """Where memory went (``compiler.memory``) and the advisor's memory findings."""
+
+    kind: str = "memory"
+    summary: str = ""
+    compiles: tuple[CompileSaved, ...] = ()
+    peaks: tuple[PeakRow, ...] = ()
+    advice: tuple[FindingItem, ...] = ()
+
+
+def has_memory(exp: Exploration) -> bool:
+    """Whether ``exp`` has a backward (and so saved tensors) or measured peaks; reads no
+    graph's nodes."""
+    peaks = bool(from_counters(exp.counters))
+    return peaks or any("aot_backward_graph" in c.graphs for c in exp.compiles)
+
+
+def _mib(n: int | None) -> str:
+    if n is None:
+        return ""
+    return f"{n / _MIB:.1f} MiB" if n >= _MIB // 10 else f"{n / 1024:.1f} KiB"
+
+
+def _size(n: int | None, size: str) -> str:
+    if n is None:
+        return f"{size} elements"
+    return f"{n:,} bytes" if n < _MIB else f"{n:,} bytes ({n / _MIB:.1f} MiB)"
+
+
+def _compile(c: Compile, cm: CompileMemory) -> CompileSaved:
+    stages = {r.id for r in ids.stage_refs(c)}
+    rows = tuple(
+        SavedRow(
+            node=s.node,
+            stage=_FORWARD if _FORWARD in stages else None,
+            kind=s.kind,
+            shape=f"[{', '.join(s.shape)}]" if s.shape else "",
+            dtype=s.dtype,
+            bytes=s.bytes,
+            size=_size(s.bytes, s.size) if s.kind != "symint" else "",
+            src=ids.loc_key(s.source),
+            module=s.module,
+        )
+        for s in cm.saved
+    )
+    more = f" + {len(cm.symbolic)} of symbolic size" if cm.symbolic else ""
+    title = (
+        f"{c.code_name}: {len(cm.saved)} saved for backward, {_mib(cm.total_bytes)}{more}, "
+        f"of which activations {_mib(cm.activation_bytes)}"
+    )
+    return CompileSaved(compile=c.key, compile_id=cm.compile_id, title=title, rows=rows)
+
+
+def build_memory(exp: Exploration, compile_key: str | None, pane_id: str) -> MemoryPane:
+    """Saved for backward per compile, peaks eager against compiled, memory advice.
+
+    Example:
+        >>> import compiler
+        >>> build_memory(compiler.Exploration(source="live"), None, "memory").summary
+        'No compile saved tensors for backward, and no peak was measured.'
+    """
+    mem = memory(exp)
+    by_key = {c.key: c for c in exp.compiles}
+    compiles = tuple(_compile(by_key[cm.compile], cm) for cm in mem.compiles
+                     if cm.saved and cm.compile in by_key)
+    eager = mem.peak("eager")
+    peaks = tuple(
+        PeakRow(
+            label=p.label,
+            cells=tuple(map(_mib, (p.forward_bytes, p.backward_bytes, p.held_bytes, p.pool_bytes))),
+            above_eager=eager is not None and p is not eager and p.peak_bytes > eager.peak_bytes,
+        )
+        for p in mem.peaks
+    )
+    saved = sum(cm.total_bytes for cm in mem.compiles)
+    parts = []
+    if compiles:
+        parts.append(f"{_mib(saved)} saved for backward over {len(compiles)} "
+                     f"compile{'' if len(compiles) == 1 else 's'}")
+    compiled = mem.peak("compiled")
+    if eager is not None and compiled is not None:
+        parts.append(f"peak {_mib(compiled.peak_bytes)} compiled against "
+                     f"{_mib(eager.peak_bytes)} eager")
+    from ..runtime import build_findings  # runtime -> frame -> saved_marks here: import late
+
+    findings = build_findings(exp, None, ids.FINDINGS).items
+    return MemoryPane(
+        id=ids.MEMORY,
+        stage="memory",
+        label=label_of("memory"),
+        group=group_of("memory"),
+        summary="; ".join(parts)[:1].upper() + "; ".join(parts)[1:]
+        if parts
+        else "No compile saved tensors for backward, and no peak was measured.",
+        compiles=compiles,
+        peaks=peaks,
+        advice=tuple(f for f in findings if f.kind.startswith("memory.")),
+    )
+
+
+def saved_marks(c: Compile, stage: str, names: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    """(node index, "saved for backward: N bytes") for each node of a graph pane of
+    ``stage`` that ``compiler.memory`` says the forward saves for the backward."""
+    if stage not in SAVED_STAGES:
+        return ()
+    cm = compile_memory(c)
+    if cm is None:
+        return ()
+    size = {s.node: _size(s.bytes, s.size) if s.kind != "symint" else "a SymInt" for s in cm.saved}
+    return tuple((i, f"saved for backward: {size[n]}") for i, n in enumerate(names) if n in size)
