@@ -103,6 +103,7 @@ def test_the_teaching_notebooks_are_there_and_committed_without_outputs():
         "7_compiler_api.ipynb",
         "8_kernel_lab.ipynb",
         "9_capstone_real_model.ipynb",
+        "10_debug_your_model.ipynb",
     }
     assert expected <= set(TEACHING), TEACHING
     for name in TEACHING:
