@@ -207,13 +207,15 @@ def test_the_ladder_rung_named_for_an_aot_failure_fails_in_torch_too():
     x = torch.randn(8, requires_grad=True)
     torch.compile(_uses_twice, backend="aot_eager")(x).backward()
     assert counters["aot_autograd"]["not_ok"] == 1
-    # torch now runs `_uses_twice` eagerly (its failed compile marked the code): only a
-    # reset lets a capture compile it again, and without one the capture says so
-    quiet = compiler.explore(_uses_twice, torch.randn(8, requires_grad=True))
-    assert not quiet.compiles and any("reset=True" in n for n in quiet.notes)
-    exp = compiler.explore(_uses_twice, torch.randn(8, requires_grad=True), reset=True)
+    # torch now runs `_uses_twice` eagerly (its failed compile marked the code): the
+    # capture lifts that mark for its own compile, and puts it back afterwards
+    exp = compiler.explore(_uses_twice, torch.randn(8, requires_grad=True))
+    assert exp.compiles
     f = next(f for f in exp.findings() if f.kind == "backend_failure")
     assert "AOTAutograd" in f.suggestion and "`aot_eager` fails" in f.suggestion
+    counters.clear()
+    torch.compile(_uses_twice, backend="aot_eager")(x).backward()
+    assert not counters["aot_autograd"]  # still marked: the user's code runs eagerly
 
 
 def test_a_librarys_own_break_is_not_the_users_to_remove(tmp_path, monkeypatch):

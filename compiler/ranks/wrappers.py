@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePath
 
+from compiler.link.user_code import owner_of
 from compiler.model import GraphBreak
 
 
@@ -84,8 +85,9 @@ def wrappers() -> tuple[Wrapper, ...]:
 
 
 def wrapper_of(gb: GraphBreak) -> Wrapper | None:
-    """The wrapper whose source the break's stack passes through, innermost first;
-    None for a break of the user's own making."""
+    """The wrapper whose source the break's stack passes through, innermost first, before
+    any frame of the user's or a library's code; None for a break of their own making
+    (a library's ``logger.warning_once`` inside a DDP-wrapped model is the library's)."""
     frames = (gb.location, *reversed(gb.user_stack))
     for loc in frames:
         if loc is None:
@@ -94,4 +96,6 @@ def wrapper_of(gb: GraphBreak) -> Wrapper | None:
         for w in wrappers():
             if any(f and (name.endswith(f) or (f.endswith("/") and f in name)) for f in w.files):
                 return w
+        if owner_of(loc.filename)[0] not in ("torch", "python"):
+            return None
     return None
