@@ -15,8 +15,10 @@ from compiler.capture.recording import describe_target, recording
 from compiler.capture.spec import CompileSpec, evict_fresh
 from compiler.capture.state import compiled_reachable, recompile_user_code, snapshot
 from compiler.errors import CompileError, ExploreError, OptionError, TargetError
+from compiler.gpu.kernel_timing import REPEATS
 from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
 from compiler.model import CallTiming, Exploration, Options
+from compiler.profile.own_run import OwnRun, OwnTimes, own_times, with_own_times
 
 
 def explore(
@@ -60,16 +62,24 @@ def explore(
             decompiled source is first read.
         triton_stages: keep each Triton kernel's TTIR/TTGIR/LLVM IR/PTX/SASS (default:
             when CUDA is available).
-        measure: on CUDA, run the compiled target again (3 warm-up calls, then 20
-            profiled ones) and record each Triton kernel's median device time, the
-            bytes it moves and the bandwidth it achieved against the device's
-            measured copy bandwidth (library calls too, FLOPs for matmuls and
-            convolutions), and fill ``Exploration.call_timing``: eager against compiled
-            time per call, device and host time, CUDA graph replays, recordings,
-            warm-ups and input copies per call, with notes on what explains a slow call.
-            Off by default: it re-runs the target (46 compiled and 23 eager calls);
-            the state those calls can change is saved first and restored after
-            (``compiler.capture.state``), and the Exploration's notes say what was.
+        measure: time each kernel from the target's own run. The run is profiled with
+            ``torch.profiler`` (device kernels on CUDA; on a CPU, Inductor's C++ kernels,
+            generated with ``cpp.enable_kernel_profile`` on for the run), its kernel
+            events are linked to the explored kernels and split by compiled-region call,
+            and each kernel's median time is taken over the calls after its code's warm-up
+            (the first call; on CUDA graphs, every call before the first replay): a
+            training loop of 12 steps is timed from steps 2..12 and nothing calls it
+            again. The profiled run becomes ``Exploration.profile``; on CUDA the bytes
+            each kernel moves and its bandwidth against the device's measured copy
+            bandwidth (FLOPs for matmuls) come with it. Eager against compiled call time
+            and peak memory are not measured then (they need extra calls). Only where the
+            run calls no compiled code twice (a one-call function), and on CUDA only, the
+            target is called again: 3 warm-up calls and 20 profiled ones for the kernels,
+            as many eager and compiled calls for ``Exploration.call_timing`` (eager
+            against compiled time per call, device and host time, CUDA graph replays,
+            recordings, warm-ups and input copies), and peak memory; the state those
+            calls can change is saved first and restored after
+            (``compiler.capture.state``). The notes say which of the two happened.
         **kwargs: keyword arguments for ``target``.
 
     What capture does to the process: it adds log handlers, sets a few Inductor and
@@ -80,7 +90,7 @@ def explore(
     With ``wrap=False`` the target's own compiled functions found in its closure and
     globals (or the target itself) have their cache entries dropped first so that their
     compiles are recorded; the target's run rebuilds them with the user's own backend,
-    and the notes say which were dropped. The target runs once (``measure=True`` aside).
+    and the notes say which were dropped. The target runs once (``measure=True`` on a one-call target aside).
     What extra calls (``measure=True``, or classifying a failure) may change and capture
     cannot put back: iterators and generators (a data loader's position), files, and
     objects the target does not reach through its closure, globals, bound object or inputs.
@@ -177,9 +187,17 @@ def _explore(
             finally:
                 saved.restore()
 
+    own = OwnRun(cuda=torch.cuda.is_available()) if measure else None
+
+    def call() -> object:
+        if own is None:
+            return run(*example_inputs, **kwargs)
+        with own.profiling():
+            return run(*example_inputs, **kwargs)
+
     try:
         exploration = record_run(
-            lambda: run(*example_inputs, **kwargs),
+            call,
             target=describe_target(target),
             options=opts,
             keep_caches=keep_caches,
@@ -210,14 +228,29 @@ def _explore(
             "it failed and torch now runs it eagerly. explore(..., reset=True) records from a "
             "fresh start (and drops every other compile of the process)."
         )
-    if measure:
+    times = own_times(exploration, own) if own is not None else None
+    if times is not None:
+        exploration = _own_measured(exploration, times)
+        notes.append(times.note())
+        notes.append(
+            "Eager against compiled call time and peak memory were not measured: they "
+            "need extra calls of the target, eager and compiled. explore() a target that "
+            "calls its compiled code once (one step) to have them, its state restored."
+        )
+    elif own is not None:
+        if own.skipped:
+            notes.append(f"Your run was not profiled: {own.skipped}.")
         saved = snapshot(target, *example_inputs, **kwargs)
         try:
             exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
         finally:
             saved.restore()
         if exploration.call_timing is not None:
-            notes.append(f"Timing called the target again; its state was {saved.describe()}")
+            notes.append(
+                f"Timed from {REPEATS} extra calls after 3 warm-ups (your run called no "
+                "compiled code twice), and eager against compiled from as many more: the "
+                f"target's state was {saved.describe()}"
+            )
     if notes:
         exploration = dataclasses.replace(exploration, notes=(*exploration.notes, *notes))
     return exploration
@@ -317,7 +350,6 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
     import torch
 
     from compiler.gpu.kernel_timing import (
-        REPEATS,
         copy_peak_gbps,
         matmul_peak_tflops,
         measure,
@@ -326,7 +358,11 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
     from compiler.model import StageError
 
     if not torch.cuda.is_available():
-        note = StageError(stage="timing", message="per-kernel timing needs a CUDA device.")
+        note = StageError(
+            stage="timing",
+            message="your run called no compiled code more than once, so its kernels could "
+            "only be timed by calling the target again, which capture does on CUDA only.",
+        )
         return dataclasses.replace(exploration, errors=(*exploration.errors, note))
     names = {
         k.name
@@ -370,6 +406,26 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
     )
 
 
+def _own_measured(exploration: Exploration, times: OwnTimes) -> Exploration:
+    """Kernel times from the target's own run; on CUDA the device's measured peaks (no
+    call of the target) and the CUDA graph replays the run made."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return with_own_times(exploration, times, None)
+    from compiler.gpu.kernel_timing import copy_peak_gbps, matmul_peak_tflops
+
+    peak = copy_peak_gbps()
+    exploration = with_own_times(exploration, times, peak)
+    environment = dataclasses.replace(
+        exploration.environment,
+        peak_copy_gbps=peak,
+        peak_matmul_tflops=matmul_peak_tflops(),
+        cudagraph_replays_per_run=float(times.graph_launches),
+    )
+    return dataclasses.replace(exploration, environment=environment)
+
+
 @contextlib.contextmanager
 def _cudagraph_events() -> Iterator[list[Any]]:
     """CUDA graph warm-ups and recordings that happen inside the block (from Inductor's
@@ -397,8 +453,6 @@ def _cudagraph_events() -> Iterator[list[Any]]:
 def call_timing(run: Callable[[], Any], profiled: Any, graph_events: list[Any]) -> CallTiming:
     """Eager against compiled time per call, and what the compiled call spent it on."""
     import torch
-
-    from compiler.gpu.kernel_timing import REPEATS
 
     runs = REPEATS
     with torch.compiler.set_stance("force_eager"):
