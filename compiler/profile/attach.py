@@ -32,14 +32,18 @@ from compiler.profile.chrome import read_spans, trace_file
 from compiler.profile.events import Linked, Site, link_events
 
 
-def _nodes(site: Site) -> tuple[str, ...]:
+def _nodes(site: Site, call_line: int = 0) -> tuple[str, ...]:
+    """The post-grad nodes a kernel ran; at one call site (``call_line``) of a library
+    kernel, those of that call."""
     k = site.kernel
+    if call_line:
+        return call_source_nodes(site.output.text, (call_line,))
     return k.post_grad_nodes or k.source_nodes or call_source_nodes(site.output.text, k.call_lines)
 
 
-def _module(site: Site) -> str:
+def _module(site: Site, call_line: int = 0) -> str:
     graph = site.output.graphs.get("inductor_post_grad_graph")
-    nodes = _nodes(site)
+    nodes = _nodes(site, call_line)
     if graph is None or not nodes:
         return ""
     stacks = {n.name: n.module_stack for n in graph.nodes}
@@ -51,12 +55,14 @@ def _module(site: Site) -> str:
     return "+".join(dict.fromkeys(f[-1] for f in found))
 
 
-def _innermost(site: Site, stack: tuple[SourceLoc, ...], files: Any) -> tuple[SourceLoc, ...]:
+def _innermost(
+    site: Site, stack: tuple[SourceLoc, ...], files: Any, call_line: int = 0
+) -> tuple[SourceLoc, ...]:
     """The kernel's innermost user lines (see the module doc)."""
     if stack:
         return stack[-1:]
     sources = node_sources(site.output)
-    lines = [sources[n] for n in _nodes(site) if n in sources]
+    lines = [sources[n] for n in _nodes(site, call_line) if n in sources]
     lines = [loc for loc in lines if is_user_frame(loc, files)]
     if lines:
         return tuple(dict.fromkeys(lines))
@@ -119,10 +125,13 @@ def linked_profile(exp: Exploration, events: list[Linked], *, device: bool, path
         linked += 1
         stack = _stack(e.span.args.get("stack"))
         provenance = provenance or bool(stack)
-        row = per.setdefault(e.site.kernel.id, {"site": e.site, "n": 0, "us": 0.0, "stack": ()})
+        row = per.setdefault(
+            e.site.kernel.id, {"site": e.site, "n": 0, "us": 0.0, "stack": (), "at": {}}
+        )
         row["n"] += 1
         row["us"] += e.span.dur
         row["stack"] = row["stack"] or stack
+        row["at"][e.call_line] = row["at"].get(e.call_line, 0.0) + e.span.dur
     files = compiled_files(exp.compiles)
     kernels = []
     lines: dict[str, ProfiledPlace] = {}
@@ -139,10 +148,13 @@ def linked_profile(exp: Exploration, events: list[Linked], *, device: bool, path
             stack=tuple(loc for loc in row["stack"] if is_user_frame(loc, files)),
         )
         kernels.append(pk)
-        for loc in _innermost(site, pk.stack, files):
-            _add(lines, str(loc), pk, loc)
-        if pk.module:
-            _add(modules, pk.module, pk, None)
+        # a library kernel's calls, each at its own lines and module where its call is known
+        for call_line, us in row["at"].items():
+            for loc in _innermost(site, pk.stack, files, call_line):
+                _add(lines, str(loc), pk, loc, us)
+            module = _module(site, call_line) if call_line else pk.module
+            if module:
+                _add(modules, module, pk, None, us)
     notes: tuple[str, ...] = ()
     if not device:
         notes += ("a CPU trace: the kernels are Inductor's C++ kernels, timed on the host",)
@@ -170,11 +182,12 @@ def linked_profile(exp: Exploration, events: list[Linked], *, device: bool, path
 
 
 def _add(
-    into: dict[str, ProfiledPlace], key: str, pk: ProfiledKernel, loc: SourceLoc | None
+    into: dict[str, ProfiledPlace], key: str, pk: ProfiledKernel, loc: SourceLoc | None,
+    us: float,
 ) -> None:
     old = into.get(key) or ProfiledPlace(place=key, total_us=0.0, loc=loc)
-    kernels = (*old.kernels, pk.kernel)
-    into[key] = replace(old, total_us=old.total_us + pk.total_us, kernels=kernels)
+    kernels = old.kernels if pk.kernel in old.kernels else (*old.kernels, pk.kernel)
+    into[key] = replace(old, total_us=old.total_us + us, kernels=kernels)
 
 
 def _ranked(places: dict[str, ProfiledPlace]) -> tuple[ProfiledPlace, ...]:

@@ -62,6 +62,7 @@ class Linked:
     key: str = ""
     call: int = 0
     replay: bool = False
+    call_line: int = 0
 
 
 class _Regions:
@@ -208,7 +209,26 @@ def link_events(exp: Exploration, spans: list[Span]) -> list[Linked]:
             site, op = _library(exp, region, done, ops.around(launch, region))
         replay = launch is not None and launch.name == _GRAPH_LAUNCH
         linked.append(Linked(span=s, name=name, region=region, site=site, op=op, replay=replay))
-    return _numbered(linked)
+    return _call_sites(_numbered(linked))
+
+
+def _call_sites(linked: list[Linked]) -> list[Linked]:
+    """Library events with the wrapper line that called them: within one region call, the
+    n-th ``aten::mm`` op is the n-th ``extern_kernels.mm`` call of the output code (the
+    wrapper is straight-line code), where the counts agree."""
+    ops: dict[tuple[str, float, str], dict[tuple[str, float], None]] = defaultdict(dict)
+    for e in linked:
+        if e.op is not None and e.region is not None and e.site is not None:
+            ops[e.region.tid, e.region.ts, e.site.kernel.id][e.op.tid, e.op.ts] = None
+    out = []
+    for e in linked:
+        if e.op is not None and e.region is not None and e.site is not None:
+            order = sorted(ops[e.region.tid, e.region.ts, e.site.kernel.id], key=lambda a: a[1])
+            lines = e.site.kernel.call_lines
+            if len(order) == len(lines):
+                e = replace(e, call_line=lines[order.index((e.op.tid, e.op.ts))])
+        out.append(e)
+    return out
 
 
 def _numbered(linked: list[Linked]) -> list[Linked]:
