@@ -57,5 +57,5 @@ def main(exploration: Path, trace: Path) -> None:
 if __name__ == "__main__":
     args = [Path(a) for a in sys.argv[1:]]
     if len(args) != 2:
-        args = [DATA / "gpt2_train_step.exploration.json.gz", DATA / "gpt2_train_step.trace.json.gz"]
+        args = [DATA / f"gpt2_train_step.{part}.json.gz" for part in ("exploration", "trace")]
     main(*args)

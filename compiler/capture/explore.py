@@ -90,7 +90,8 @@ def explore(
     With ``wrap=False`` the target's own compiled functions found in its closure and
     globals (or the target itself) have their cache entries dropped first so that their
     compiles are recorded; the target's run rebuilds them with the user's own backend,
-    and the notes say which were dropped. The target runs once (``measure=True`` on a one-call target aside).
+    and the notes say which were dropped. The target runs once (``measure=True`` on a
+    target that calls its compiled code once aside).
     What extra calls (``measure=True``, or classifying a failure) may change and capture
     cannot put back: iterators and generators (a data loader's position), files, and
     objects the target does not reach through its closure, globals, bound object or inputs.
@@ -188,6 +189,7 @@ def _explore(
                 saved.restore()
 
     own = OwnRun(cuda=torch.cuda.is_available()) if measure else None
+    torch_ids: dict[str, str] = {}
 
     def call() -> object:
         if own is None:
@@ -205,6 +207,7 @@ def _explore(
             triton_stages=triton_stages,
             device=_input_device(example_inputs, kwargs),
             rerun_eagerly=rerun,
+            torch_ids=torch_ids,
         )
     except CompileError as error:
         cause = error.__cause__
@@ -228,8 +231,8 @@ def _explore(
             "it failed and torch now runs it eagerly. explore(..., reset=True) records from a "
             "fresh start (and drops every other compile of the process)."
         )
-    times = own_times(exploration, own) if own is not None else None
-    if times is not None:
+    times = own_times(exploration, own, torch_ids) if own is not None else None
+    if times is not None and times.durations:
         exploration = _own_measured(exploration, times)
         notes.append(times.note())
         notes.append(
@@ -240,6 +243,8 @@ def _explore(
     elif own is not None:
         if own.skipped:
             notes.append(f"Your run was not profiled: {own.skipped}.")
+        elif times is not None and times.profile.kernel_events:
+            exploration = dataclasses.replace(exploration, profile=times.profile)
         saved = snapshot(target, *example_inputs, **kwargs)
         try:
             exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
@@ -267,6 +272,7 @@ def record_run(
     device: str = "",
     rerun_eagerly: Callable[[], object] | None = None,
     cell: str = "",
+    torch_ids: dict[str, str] | None = None,
 ) -> Exploration:
     """Call ``run`` with every compile it triggers recorded; the one place that turns a
     failure into an ``ExploreError`` (``classify_failure``), for ``explore`` and
@@ -279,6 +285,8 @@ def record_run(
         keep_caches, decompile, triton_stages: as in ``explore``.
         device: the inputs' device type ("" to take the trace's).
         rerun_eagerly, cell: as in ``classify_failure``.
+        torch_ids: filled with torch's own compile ids -> the Exploration's, where they
+            differ (the profiler's regions name torch's).
 
     Raises:
         ExploreError: what ``run`` raised, classified, from the original exception;
@@ -305,6 +313,8 @@ def record_run(
         except Exception as exc:
             failure = exc
     exploration = rec.exploration()
+    if torch_ids is not None:
+        torch_ids.update(rec.torch_ids)
     if failure is not None:
         error = classify_failure(
             failure,
@@ -415,12 +425,15 @@ def _own_measured(exploration: Exploration, times: OwnTimes) -> Exploration:
         return with_own_times(exploration, times, None)
     from compiler.gpu.kernel_timing import copy_peak_gbps, matmul_peak_tflops
 
-    peak = copy_peak_gbps()
+    # the matmul peak draws random operands: the user's CUDA generator stays where it was
+    with torch.random.fork_rng(devices=[torch.cuda.current_device()]):
+        peak = copy_peak_gbps()
+        peak_tflops = matmul_peak_tflops()
     exploration = with_own_times(exploration, times, peak)
     environment = dataclasses.replace(
         exploration.environment,
         peak_copy_gbps=peak,
-        peak_matmul_tflops=matmul_peak_tflops(),
+        peak_matmul_tflops=peak_tflops,
         cudagraph_replays_per_run=float(times.graph_launches),
     )
     return dataclasses.replace(exploration, environment=environment)

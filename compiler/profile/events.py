@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from compiler.gpu.kernel_timing import library_aten_name
@@ -121,22 +121,31 @@ def sites(exp: Exploration) -> dict[str, list[Site]]:
     return out
 
 
-def _pick(found: list[Site], region: Span, ran: set[str]) -> Site | None:
+def _region_compile(region: Span, ids: Mapping[str, str]) -> str:
+    """The exploration's compile id of a forward region (torch's own, renumbered)."""
+    cid = region.name[len(_REGION) :]
+    return ids.get(cid, cid)
+
+
+def _pick(found: list[Site], region: Span, ran: set[str], ids: Mapping[str, str]) -> Site | None:
     """The kernel an event ran: the one of its name in the region's compile; in a
     backward region (which names no compile), the backward whose kernels include every
     kernel that region ran (``ran``)."""
-    chosen = [s for s in found if s.output in _outputs_of(region, [s.compile], ran)] or found
+    chosen = [s for s in found if s.output in _outputs_of(region, [s.compile], ran, ids)]
+    chosen = chosen or found
     # the same name in several compiles with the same code runs the same work
     if chosen and len({s.kernel.source for s in chosen}) == 1:
         return chosen[0]
     return None
 
 
-def _outputs_of(region: Span, compiles: Iterable[Compile], ran: set[str]) -> list[OutputCode]:
+def _outputs_of(
+    region: Span, compiles: Iterable[Compile], ran: set[str], ids: Mapping[str, str]
+) -> list[OutputCode]:
     """The output codes a region may have run: its compile's forward (or inference) code,
     or, for a backward, each backward whose kernels include every kernel it ran."""
     if region.name.startswith(_REGION):
-        cid = region.name[len(_REGION) :]
+        cid = _region_compile(region, ids)
         return [
             oc
             for c in compiles
@@ -153,12 +162,12 @@ def _outputs_of(region: Span, compiles: Iterable[Compile], ran: set[str]) -> lis
 
 
 def _library(
-    exp: Exploration, region: Span, ran: set[str], ops: list[Span]
+    exp: Exploration, region: Span, ran: set[str], ops: list[Span], ids: Mapping[str, str]
 ) -> tuple[Site | None, Span | None]:
     """The library kernel (``extern_kernels.mm``) whose call launched a kernel: the
     outermost of the enclosing ``ops`` that a library kernel of the region's output code
     runs as, where exactly one output code can be the region's."""
-    outputs = _outputs_of(region, exp.compiles, ran)
+    outputs = _outputs_of(region, exp.compiles, ran, ids)
     if len(outputs) != 1:
         return None, None
     (oc,) = outputs
@@ -171,9 +180,14 @@ def _library(
     return None, None
 
 
-def link_events(exp: Exploration, spans: list[Span]) -> list[Linked]:
+def link_events(
+    exp: Exploration, spans: list[Span], torch_ids: Mapping[str, str] | None = None
+) -> list[Linked]:
     """Every kernel event of ``spans`` (device kernels, and Inductor's C++ kernels on a
-    CPU), with its region, the explored kernel it ran and its region's call number."""
+    CPU), with its region, the explored kernel it ran and its region's call number.
+    ``torch_ids`` maps torch's own compile ids, which the regions name, to the
+    exploration's where a capture renumbered them."""
+    ids = torch_ids or {}
     regions = _Regions(spans)
     launches = {
         s.args["correlation"]: s
@@ -204,12 +218,12 @@ def link_events(exp: Exploration, spans: list[Span]) -> list[Linked]:
             linked.append(Linked(span=s, name=name))
             continue
         done = ran[region.tid, region.ts]
-        site, op = _pick(named.get(name, []), region, done), None
+        site, op = _pick(named.get(name, []), region, done, ids), None
         if site is None and name not in named and launch is not None:
-            site, op = _library(exp, region, done, ops.around(launch, region))
+            site, op = _library(exp, region, done, ops.around(launch, region), ids)
         replay = launch is not None and launch.name == _GRAPH_LAUNCH
         linked.append(Linked(span=s, name=name, region=region, site=site, op=op, replay=replay))
-    return _call_sites(_numbered(linked))
+    return _call_sites(_numbered(linked, ids))
 
 
 def _call_sites(linked: list[Linked]) -> list[Linked]:
@@ -231,7 +245,7 @@ def _call_sites(linked: list[Linked]) -> list[Linked]:
     return out
 
 
-def _numbered(linked: list[Linked]) -> list[Linked]:
+def _numbered(linked: list[Linked], ids: Mapping[str, str]) -> list[Linked]:
     """Each event with its region's compiled code (``key``: the compile id, or the
     backward output code it ran) and the region's call number among that code's calls."""
     keys: dict[tuple[str, float], str] = {}
@@ -240,7 +254,7 @@ def _numbered(linked: list[Linked]) -> list[Linked]:
             continue
         at = (e.region.tid, e.region.ts)
         if e.region.name.startswith(_REGION):
-            keys[at] = e.region.name[len(_REGION) :]
+            keys[at] = _region_compile(e.region, ids)
         elif e.site is not None and at not in keys:
             keys[at] = f"{e.site.compile.compile_id} {e.site.output.key}"
     starts: dict[str, set[float]] = defaultdict(set)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ class OwnRun:
         import torch
         from torch.profiler import ProfilerActivity, profile
 
-        if torch.autograd._profiler_enabled():
+        if _compat.profiler_running():
             self.skipped = "a profiler was already running around explore()"
             yield
             return
@@ -87,11 +87,14 @@ class OwnTimes:
         )
 
 
-def own_times(exp: Exploration, run: OwnRun) -> OwnTimes | None:
-    """The kernel times of the profiled run, or None where no compiled code ran more
-    often than its warm-up (a target that calls its compiled code once)."""
+def own_times(
+    exp: Exploration, run: OwnRun, torch_ids: Mapping[str, str] | None = None
+) -> OwnTimes:
+    """The kernel times of the profiled run: none where no compiled code ran more often
+    than its warm-up (a target that calls its compiled code once). ``torch_ids``:
+    torch's own compile ids (the regions') -> the exploration's, where they differ."""
     device = any(s.cat == "kernel" for s in run.spans)
-    events = link_events(exp, run.spans)
+    events = link_events(exp, run.spans, torch_ids)
     profile = linked_profile(exp, events, device=device, path=OWN_RUN)
     warm = warm_up(events)
     durations: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -112,8 +115,6 @@ def own_times(exp: Exploration, run: OwnRun) -> OwnTimes | None:
             durations[kid].append(e.span.dur)
     for kid, per_call in library.items():
         durations[kid].extend(per_call.values())
-    if not durations:
-        return None
     launches = sum(1 for s in run.spans if s.name == "cudaGraphLaunch")
     return OwnTimes(
         durations=dict(durations),
