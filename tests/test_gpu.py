@@ -437,9 +437,12 @@ def check_own_run_timing(device: str) -> None:
     assert any("0/0 calls 2..12" in n and "Nothing called the target again" in n
                for n in exp.notes), exp.notes  # fmt: skip
     # the run itself is the profile: every kernel of the output code linked, 12 steps
+    # (on CUDA, step 1 also launches each autotuned Triton kernel's configs to time them)
     p = exp.profile
     assert p is not None and not [n for n in p.unlinked if n.startswith(language)]
-    assert {k.events for k in p.kernels if k.name.startswith(language)} == {12}
+    runs = [k.events // len(next(x for x in kernels if x.id == k.kernel).call_lines)
+            for k in p.kernels if k.name.startswith(language)]  # fmt: skip
+    assert runs and (min(runs) >= 12 if device == "cuda" else set(runs) == {12}), runs
 
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs (NCCL)")

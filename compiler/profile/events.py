@@ -227,20 +227,25 @@ def link_events(
 
 
 def _call_sites(linked: list[Linked]) -> list[Linked]:
-    """Library events with the wrapper line that called them: within one region call, the
-    n-th ``aten::mm`` op is the n-th ``extern_kernels.mm`` call of the output code (the
-    wrapper is straight-line code), where the counts agree."""
-    ops: dict[tuple[str, float, str], dict[tuple[str, float], None]] = defaultdict(dict)
+    """Events with the wrapper line that called them: within one region call, a kernel's
+    n-th launch (a library kernel's n-th ``aten::mm`` op) is the n-th of its call lines
+    in the output code (the wrapper is straight-line code), where the counts agree."""
+
+    def at(e: Linked) -> tuple[str, float]:
+        return (e.op.tid, e.op.ts) if e.op is not None else (e.span.tid, e.span.ts)
+
+    launches: dict[tuple[str, float, str], dict[tuple[str, float], None]] = defaultdict(dict)
     for e in linked:
-        if e.op is not None and e.region is not None and e.site is not None:
-            ops[e.region.tid, e.region.ts, e.site.kernel.id][e.op.tid, e.op.ts] = None
+        if e.region is not None and e.site is not None:
+            launches[e.region.tid, e.region.ts, e.site.kernel.id][at(e)] = None
     out = []
     for e in linked:
-        if e.op is not None and e.region is not None and e.site is not None:
-            order = sorted(ops[e.region.tid, e.region.ts, e.site.kernel.id], key=lambda a: a[1])
+        if e.region is not None and e.site is not None:
+            order = sorted(launches[e.region.tid, e.region.ts, e.site.kernel.id],
+                           key=lambda a: a[1])  # fmt: skip
             lines = e.site.kernel.call_lines
-            if len(order) == len(lines):
-                e = replace(e, call_line=lines[order.index((e.op.tid, e.op.ts))])
+            if len(lines) > 1 and len(order) == len(lines):
+                e = replace(e, call_line=lines[order.index(at(e))])
         out.append(e)
     return out
 
