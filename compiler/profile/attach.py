@@ -107,7 +107,19 @@ def attach_profile(exp: Exploration, path: str | os.PathLike[str]) -> Exploratio
 
 def linked_profile(exp: Exploration, events: list[Linked], *, device: bool, path: str) -> Profile:
     """The ``Profile`` of linked kernel events (``profile.events.link_events``): time per
-    kernel, per innermost source line and per module."""
+    kernel, per innermost source line and per module.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from compiler.model import Exploration
+        >>> from compiler.profile.chrome import read_spans
+        >>> data = Path("tests/data/profiles")
+        >>> exp = Exploration.from_json((data / "cpu_mlp.exploration.json").read_text())
+        >>> spans = read_spans(data / "cpu_mlp.trace.json.gz")
+        >>> p = linked_profile(exp, link_events(exp, spans), device=False, path="run")
+        >>> p.linked_events, p.kernel_events
+        (10, 10)
+    """
     provenance = False
     count = linked = 0
     total = outside = 0.0

@@ -111,7 +111,16 @@ class _Ops:
 
 
 def sites(exp: Exploration) -> dict[str, list[Site]]:
-    """Explored kernels that run under their own name (Triton, C++), by name."""
+    """Explored kernels that run under their own name (Triton, C++), by name.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from compiler.model import Exploration
+        >>> data = Path("tests/data/profiles")
+        >>> exp = Exploration.from_json((data / "cpu_mlp.exploration.json").read_text())
+        >>> sorted(sites(exp))[-1]
+        'cpp_fused_tanh_backward_0'
+    """
     out: dict[str, list[Site]] = defaultdict(list)
     for c in exp.compiles:
         for oc in c.output_code:
@@ -186,7 +195,18 @@ def link_events(
     """Every kernel event of ``spans`` (device kernels, and Inductor's C++ kernels on a
     CPU), with its region, the explored kernel it ran and its region's call number.
     ``torch_ids`` maps torch's own compile ids, which the regions name, to the
-    exploration's where a capture renumbered them."""
+    exploration's where a capture renumbered them.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from compiler.model import Exploration
+        >>> from compiler.profile.chrome import read_spans
+        >>> data = Path("tests/data/profiles")
+        >>> exp = Exploration.from_json((data / "cpu_mlp.exploration.json").read_text())
+        >>> spans = read_spans(data / "cpu_mlp.trace.json.gz")
+        >>> sorted({(e.key, e.call) for e in link_events(exp, spans)})
+        [('0/0', 1), ('0/0', 2), ('0/0 backward', 1), ('0/0 backward', 2)]
+    """
     ids = torch_ids or {}
     regions = _Regions(spans)
     launches = {
@@ -276,7 +296,18 @@ def _numbered(linked: list[Linked], ids: Mapping[str, str]) -> list[Linked]:
 
 def warm_up(linked: list[Linked]) -> dict[str, int]:
     """How many first calls of each compiled code warmed up: those before its first CUDA
-    graph replay where it replays one, else its first call (compile, autotuning)."""
+    graph replay where it replays one, else its first call (compile, autotuning).
+
+    Example:
+        >>> from pathlib import Path
+        >>> from compiler.model import Exploration
+        >>> from compiler.profile.chrome import read_spans
+        >>> data = Path("tests/data/profiles")
+        >>> exp = Exploration.from_json((data / "cpu_mlp.exploration.json").read_text())
+        >>> spans = read_spans(data / "cpu_mlp.trace.json.gz")
+        >>> warm_up(link_events(exp, spans))["0/0"]
+        1
+    """
     replays: dict[str, int] = {}
     keys = {e.key for e in linked if e.key}
     for e in linked:

@@ -40,7 +40,15 @@ class OwnRun:
     @contextlib.contextmanager
     def profiling(self) -> Iterator[None]:
         """Profile the block (device kernels on CUDA, C++ kernels on a CPU); where a
-        profiler already runs (the user's own), profile nothing and say why."""
+        profiler already runs (the user's own), profile nothing and say why.
+
+        >>> import torch
+        >>> run = OwnRun(cuda=False)
+        >>> with run.profiling():
+        ...     _ = torch.ones(2) + 1
+        >>> any(s.name == "aten::add" for s in run.spans), run.skipped
+        (True, '')
+        """
         import torch
         from torch.profiler import ProfilerActivity, profile
 
@@ -75,7 +83,11 @@ class OwnTimes:
     graph_launches: int = 0
 
     def note(self) -> str:
-        """Which calls each kernel was timed from."""
+        """Which calls each kernel was timed from.
+
+        >>> OwnTimes({}, {}, {"0/0": (2, 12)}, Profile(path="")).note()[-49:]
+        '0/0 calls 2..12. Nothing called the target again.'
+        """
         parts = [
             f"{key} calls {first}..{last}" if first < last else f"{key} call {first}"
             for key, (first, last) in sorted(self.calls.items())
@@ -92,7 +104,19 @@ def own_times(
 ) -> OwnTimes:
     """The kernel times of the profiled run: none where no compiled code ran more often
     than its warm-up (a target that calls its compiled code once). ``torch_ids``:
-    torch's own compile ids (the regions') -> the exploration's, where they differ."""
+    torch's own compile ids (the regions') -> the exploration's, where they differ.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from compiler.model import Exploration
+        >>> from compiler.profile.chrome import read_spans
+        >>> data = Path("tests/data/profiles")
+        >>> exp = Exploration.from_json((data / "cpu_mlp.exploration.json").read_text())
+        >>> spans = read_spans(data / "cpu_mlp.trace.json.gz")
+        >>> times = own_times(exp, OwnRun(cuda=False, spans=spans))
+        >>> times.calls
+        {'0/0': (2, 2), '0/0 backward': (2, 2)}
+    """
     device = any(s.cat == "kernel" for s in run.spans)
     events = link_events(exp, run.spans, torch_ids)
     profile = linked_profile(exp, events, device=device, path=OWN_RUN)
@@ -126,7 +150,19 @@ def own_times(
 
 
 def with_own_times(exp: Exploration, times: OwnTimes, peak: float | None) -> Exploration:
-    """``exp`` with each kernel timed from its own run, and the run as its profile."""
+    """``exp`` with each kernel timed from its own run, and the run as its profile.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from compiler.model import Exploration
+        >>> from compiler.profile.chrome import read_spans
+        >>> data = Path("tests/data/profiles")
+        >>> exp = Exploration.from_json((data / "cpu_mlp.exploration.json").read_text())
+        >>> spans = read_spans(data / "cpu_mlp.trace.json.gz")
+        >>> timed = with_own_times(exp, own_times(exp, OwnRun(False, spans)), None)
+        >>> [k.timing.calls for k in timed.compiles[0].kernels() if k.language == "cpp"]
+        [1, 1, 1, 1, 1]
+    """
     from compiler.gpu.kernel_timing import timing
 
     compiles = []
