@@ -140,7 +140,10 @@ def _pick(found: list[Site], region: Span, ran: set[str], ids: Mapping[str, str]
     """The kernel an event ran: the one of its name in the region's compile; in a
     backward region (which names no compile), the backward whose kernels include every
     kernel that region ran (``ran``)."""
-    chosen = [s for s in found if s.output in _outputs_of(region, [s.compile], ran, ids)]
+    # by identity: comparing two output codes compares their whole text and graphs
+    chosen = [
+        s for s in found if any(s.output is oc for oc in _outputs_of(region, [s.compile], ran, ids))
+    ]
     chosen = chosen or found
     # the same name in several compiles with the same code runs the same work
     if chosen and len({s.kernel.source for s in chosen}) == 1:
@@ -184,7 +187,7 @@ def _library(
     for op in ops:
         k = by_op.get(op.name)
         if k is not None:
-            c = next(c for c in exp.compiles if oc in c.output_code)
+            c = next(c for c in exp.compiles if any(oc is o for o in c.output_code))
             return Site(c, oc, k), op
     return None, None
 
