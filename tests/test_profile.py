@@ -70,18 +70,41 @@ def _output_code_kernels(exp: compiler.Exploration, prefix: str) -> set[str]:
     return {m for c in exp.compiles for oc in c.output_code for m in pat.findall(oc.text)}
 
 
+def _library_calls(exp: compiler.Exploration, trace: Path) -> int:
+    """Library calls the compiled regions made: the output code's ``extern_kernels.*``
+    call lines times how often the trace's regions ran that code."""
+    regions = Counter(str(e["name"]) for e in _trace_events(trace))
+    total = 0
+    for c in exp.compiles:
+        for oc in c.output_code:
+            calls = len(re.findall(r"^\s+\w+ = extern_kernels\.|^\s+extern_kernels\.", oc.text,
+                                   re.M))  # fmt: skip
+            region = "CompiledFunctionBackward" if oc.key.startswith("backward") else (
+                f"Torch-Compiled Region: {c.compile_id}")  # fmt: skip
+            total += calls * regions[region]
+    return total
+
+
 def _check_cpu(exp: compiler.Exploration, trace: Path) -> compiler.Profile:
     events = [e for e in _trace_events(trace) if _CPP_EVENT.match(str(e["name"]))]
     names = {_CPP_EVENT.match(str(e["name"]))[1] for e in events}  # type: ignore[index]
     assert events and names <= _output_code_kernels(exp, "cpp_fused")
     p = compiler.attach_profile(exp, trace).profile
     assert p is not None and p.device == "cpu"
-    # every kernel event of the compiled region links to the kernel of its name
-    assert (p.kernel_events, p.linked_events, p.unlinked) == (len(events), len(events), {})
-    assert {k.name for k in p.kernels} == names
-    assert sum(k.events for k in p.kernels) == len(events)
+    # every kernel event of the compiled region links to the kernel of its name, and every
+    # library call (``aten::addmm`` under the wrapper's ``extern_kernels.addmm``) to its
+    library = _library_calls(exp, trace)
+    assert library > 0
+    seen = len(events) + library
+    assert (p.kernel_events, p.linked_events, p.unlinked) == (seen, seen, {})
+    cpp = [k for k in p.kernels if k.name.startswith("cpp_")]
+    assert {k.name for k in cpp} == names
+    assert sum(k.events for k in cpp) == len(events)
+    called = {m for c in exp.compiles for oc in c.output_code
+              for m in re.findall(r"\b(extern_kernels\.\w+)\(", oc.text)}  # fmt: skip
+    assert {k.name for k in p.kernels} - names <= called
     durations = [float(e["dur"]) for e in events]  # type: ignore[arg-type]
-    assert sum(k.total_us for k in p.kernels) == pytest.approx(sum(durations))
+    assert sum(k.total_us for k in cpp) == pytest.approx(sum(durations))
     ids = {k.id for c in exp.compiles for k in c.kernels()}
     assert {k.kernel for k in p.kernels} <= ids
     return p
@@ -192,7 +215,8 @@ def test_the_exported_profile_pane_shows_the_run_and_opens_a_kernel(open_page, t
     to_html(exp, path)
     page, problems = open_page(path)
     page.locator('.tce-tab[data-stage="profile"]').click()
-    expect(page.locator(".tce-profile-summary")).to_contain_text("10 of 10 kernel events")
+    seen = exp.profile.kernel_events  # the C++ kernels' and the library calls' events
+    expect(page.locator(".tce-profile-summary")).to_contain_text(f"{seen} of {seen} kernel events")
     tables = page.locator("table.tce-profile")
     expect(tables).to_have_count(3)  # kernels, source lines, modules
     expect(tables.nth(0).locator(".tce-profile-row")).to_have_count(len(exp.profile.kernels))

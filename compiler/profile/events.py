@@ -14,7 +14,8 @@ own names. Each was launched by the wrapper's ``extern_kernels.mm(...)`` (or
 ``torch.ops.aten.<op>``) call, which the profiler records as the ``aten::mm`` op around
 the launch; the output code being run has one library kernel of that op, so the event
 links to it. Kernels launched under an op the output code does not call (or in a
-backward whose output code cannot be told apart) stay unlinked.
+backward whose output code cannot be told apart) stay unlinked. On a CPU a library call
+runs on the host: the outermost such op in a region is itself the event.
 
 Regions of the same compiled code are numbered by their start (``call`` 1, 2, ...): the
 first calls compile, autotune and warm up or record CUDA graphs, so ``warm_up`` names the
@@ -219,6 +220,12 @@ def link_events(
     }
     named = sites(exp)
     ops = _Ops(spans)
+    # on a CPU a library call runs on the host: its outermost aten op in a region is it
+    host_library: set[str] = set()
+    if not any(s.cat == "kernel" for s in spans):
+        host_library = {
+            n for c in exp.compiles for k in c.kernels() if (n := library_aten_name(k.name))
+        }
     placed: list[tuple[Span, Span | None, Span | None]] = []
     ran: dict[tuple[str, float], set[str]] = defaultdict(set)
     for s in spans:
@@ -228,6 +235,12 @@ def link_events(
             region = regions.at(launch.tid, launch.ts) if launch else None
         elif s.cat == "cpu_op" and profiled_kernel_name(s.name) != s.name:
             region = regions.at(s.tid, s.ts)
+        elif s.cat == "cpu_op" and s.name in host_library:
+            region = regions.at(s.tid, s.ts)
+            outer = [o for o in ops.around(s, region) if o.name in host_library] if region else []
+            if not outer or outer[0] is not s:
+                continue  # eager code, or an op inside another library call
+            launch = s
         else:
             continue
         placed.append((s, region, launch))
