@@ -18,7 +18,7 @@ from compiler.errors import CompileError, ExploreError, OptionError, TargetError
 from compiler.gpu.kernel_timing import REPEATS
 from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
 from compiler.model import CallTiming, Exploration, Options
-from compiler.profile.own_run import OwnRun, OwnTimes, own_times, with_own_times
+from compiler.profile.own_run import OwnRun, own_measured, own_times
 
 
 def explore(
@@ -233,13 +233,8 @@ def _explore(
         )
     times = own_times(exploration, own, torch_ids) if own is not None else None
     if times is not None and times.durations:
-        exploration = _own_measured(exploration, times)
+        exploration = own_measured(exploration, times)
         notes.append(times.note())
-        notes.append(
-            "Eager against compiled call time and peak memory were not measured: they "
-            "need extra calls of the target, eager and compiled. explore() a target that "
-            "calls its compiled code once (one step) to have them, its state restored."
-        )
     elif own is not None:
         if own.skipped:
             notes.append(f"Your run was not profiled: {own.skipped}.")
@@ -414,29 +409,6 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
         exploration, compiles=tuple(compiles), environment=environment, call_timing=call,
         counters=counters,
     )
-
-
-def _own_measured(exploration: Exploration, times: OwnTimes) -> Exploration:
-    """Kernel times from the target's own run; on CUDA the device's measured peaks (no
-    call of the target) and the CUDA graph replays the run made."""
-    import torch
-
-    if not torch.cuda.is_available():
-        return with_own_times(exploration, times, None)
-    from compiler.gpu.kernel_timing import copy_peak_gbps, matmul_peak_tflops
-
-    # the matmul peak draws random operands: the user's CUDA generator stays where it was
-    with torch.random.fork_rng(devices=[torch.cuda.current_device()]):
-        peak = copy_peak_gbps()
-        peak_tflops = matmul_peak_tflops()
-    exploration = with_own_times(exploration, times, peak)
-    environment = dataclasses.replace(
-        exploration.environment,
-        peak_copy_gbps=peak,
-        peak_matmul_tflops=peak_tflops,
-        cudagraph_replays_per_run=float(times.graph_launches),
-    )
-    return dataclasses.replace(exploration, environment=environment)
 
 
 @contextlib.contextmanager

@@ -85,8 +85,9 @@ class OwnTimes:
     def note(self) -> str:
         """Which calls each kernel was timed from.
 
-        >>> OwnTimes({}, {}, {"0/0": (2, 12)}, Profile(path="")).note()[-49:]
-        '0/0 calls 2..12. Nothing called the target again.'
+        >>> note = OwnTimes({}, {}, {"0/0": (2, 12)}, Profile(path="")).note()
+        >>> "0/0 calls 2..12. Nothing called the target again" in note
+        True
         """
         parts = [
             f"{key} calls {first}..{last}" if first < last else f"{key} call {first}"
@@ -95,7 +96,10 @@ class OwnTimes:
         return (
             "Kernel times from your run's own calls, after each compiled code's warm-up "
             f"(compile, autotuning, CUDA graph recording): {'; '.join(parts)}. Nothing "
-            "called the target again."
+            "called the target again, so eager against compiled call time and peak memory "
+            "were not measured (they need extra calls, eager and compiled): explore() a "
+            "target that calls its compiled code once (one step) to have them, its state "
+            "restored."
         )
 
 
@@ -181,3 +185,36 @@ def with_own_times(exp: Exploration, times: OwnTimes, peak: float | None) -> Exp
         compiles.append(replace(c, output_code=tuple(outputs)))
     return replace(exp, compiles=tuple(compiles), profile=times.profile)
 
+
+
+def own_measured(exp: Exploration, times: OwnTimes) -> Exploration:
+    """``exp`` timed from its own run (``with_own_times``); on CUDA with the device's
+    measured peaks (no call of the target) and the CUDA graph replays the run made.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from compiler.profile.chrome import read_spans
+        >>> data = Path("tests/data/profiles")
+        >>> exp = Exploration.from_json((data / "cpu_mlp.exploration.json").read_text())
+        >>> run = OwnRun(cuda=False, spans=read_spans(data / "cpu_mlp.trace.json.gz"))
+        >>> own_measured(exp, own_times(exp, run)).profile.path == OWN_RUN
+        True
+    """
+    import torch
+
+    if not torch.cuda.is_available():
+        return with_own_times(exp, times, None)
+    from compiler.gpu.kernel_timing import copy_peak_gbps, matmul_peak_tflops
+
+    # the matmul peak draws random operands: the user's CUDA generator stays where it was
+    with torch.random.fork_rng(devices=[torch.cuda.current_device()]):
+        peak = copy_peak_gbps()
+        peak_tflops = matmul_peak_tflops()
+    exp = with_own_times(exp, times, peak)
+    environment = replace(
+        exp.environment,
+        peak_copy_gbps=peak,
+        peak_matmul_tflops=peak_tflops,
+        cudagraph_replays_per_run=float(times.graph_launches),
+    )
+    return replace(exp, environment=environment)
