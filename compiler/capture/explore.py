@@ -85,8 +85,11 @@ def explore(
     What capture does to the process: it adds log handlers, sets a few Inductor and
     AOTAutograd config flags (provenance tracking on, the FX graph and AOTAutograd caches
     off) and a bytecode hook for the duration, and restores them after, also when the
-    target raises. With ``wrap=True`` the cache entries its own compile added are dropped
-    afterwards; functions the user compiled before keep theirs and do not compile again.
+    target raises (with ``measure=True`` also ``torch.profiler`` around the run and
+    Inductor's ``cpp.enable_kernel_profile``: C++ kernels compiled during the run keep the
+    profiler's markers, a flag check when no profiler runs). With ``wrap=True`` the cache
+    entries its own compile added are dropped afterwards; functions the user compiled
+    before keep theirs and do not compile again.
     With ``wrap=False`` the target's own compiled functions found in its closure and
     globals (or the target itself) have their cache entries dropped first so that their
     compiles are recorded; the target's run rebuilds them with the user's own backend,
