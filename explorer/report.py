@@ -141,8 +141,9 @@ def profile_markdown(p: Profile, top: int = 10) -> list[str]:
             out.append("| " + " | ".join(_cell(x) for x in [*row, _us(k.total_us)]) + " |")
         out.append("")
     if p.lines:
-        out += ["Source lines by the time of the kernels that ran them (a kernel fused "
-                "from several lines counts for each):", ""]  # fmt: skip
+        out += ["Source lines by the time of the kernels that ran them, each kernel at its "
+                "innermost user lines (one fused from several lines counts for each):",
+                ""]  # fmt: skip
         out += [f"- {_us(pl.total_us)}: {_loc(pl.loc) if pl.loc else _code(pl.place)}"
                 for pl in p.lines[:top]]  # fmt: skip
         out.append("")

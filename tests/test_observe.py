@@ -209,14 +209,19 @@ def _training(device: str = "cpu", steps: int = 12, backend: str = "aot_eager"):
     data = torch.randn(steps, 8, 16, device=device)
     target = torch.randn(steps, 8, 4, device=device)
 
+    def forward(x):
+        run.forward_calls += 1  # outside compiled code: counting changes no guard
+        return compiled(x)
+
     def run():
         for i in range(steps):
-            loss = torch.nn.functional.mse_loss(compiled(data[i]), target[i])
+            loss = torch.nn.functional.mse_loss(forward(data[i]), target[i])
             loss.backward()
             opt.step()
             opt.zero_grad()
             sched.step()
 
+    run.forward_calls = 0
     return run, model, opt, sched
 
 
@@ -255,6 +260,17 @@ def test_an_explored_training_loop_ends_as_a_plain_run_ends():
     assert_same_state(explored, plain, exact=True)
     assert torch.equal(explored[4], plain[4])  # dropout drew the same random numbers
     assert explored[2] == 12
+    assert run.forward_calls == 12  # aot_eager runs no kernel to time: nothing ran again
+
+
+@pytest.mark.slow
+def test_measure_times_a_cpu_training_loop_from_its_own_steps_2_to_12():
+    # Inductor's C++ kernels, profiled during the loop's own run: each ran once per step,
+    # and the first step (the compile) is left out, so each is timed over 11 calls. The
+    # same check as tests/test_gpu.py's CUDA loop (Triton and cuBLAS kernels there).
+    from test_gpu import check_own_run_timing
+
+    check_own_run_timing("cpu")
 
 
 def test_extra_calls_of_a_training_step_are_undone_by_the_snapshot():

@@ -70,18 +70,41 @@ def _output_code_kernels(exp: compiler.Exploration, prefix: str) -> set[str]:
     return {m for c in exp.compiles for oc in c.output_code for m in pat.findall(oc.text)}
 
 
+def _library_calls(exp: compiler.Exploration, trace: Path) -> int:
+    """Library calls the compiled regions made: the output code's ``extern_kernels.*``
+    call lines times how often the trace's regions ran that code."""
+    regions = Counter(str(e["name"]) for e in _trace_events(trace))
+    total = 0
+    for c in exp.compiles:
+        for oc in c.output_code:
+            calls = len(re.findall(r"^\s+\w+ = extern_kernels\.|^\s+extern_kernels\.", oc.text,
+                                   re.M))  # fmt: skip
+            region = "CompiledFunctionBackward" if oc.key.startswith("backward") else (
+                f"Torch-Compiled Region: {c.compile_id}")  # fmt: skip
+            total += calls * regions[region]
+    return total
+
+
 def _check_cpu(exp: compiler.Exploration, trace: Path) -> compiler.Profile:
     events = [e for e in _trace_events(trace) if _CPP_EVENT.match(str(e["name"]))]
     names = {_CPP_EVENT.match(str(e["name"]))[1] for e in events}  # type: ignore[index]
     assert events and names <= _output_code_kernels(exp, "cpp_fused")
     p = compiler.attach_profile(exp, trace).profile
     assert p is not None and p.device == "cpu"
-    # every kernel event of the compiled region links to the kernel of its name
-    assert (p.kernel_events, p.linked_events, p.unlinked) == (len(events), len(events), {})
-    assert {k.name for k in p.kernels} == names
-    assert sum(k.events for k in p.kernels) == len(events)
+    # every kernel event of the compiled region links to the kernel of its name, and every
+    # library call (``aten::addmm`` under the wrapper's ``extern_kernels.addmm``) to its
+    library = _library_calls(exp, trace)
+    assert library > 0
+    seen = len(events) + library
+    assert (p.kernel_events, p.linked_events, p.unlinked) == (seen, seen, {})
+    cpp = [k for k in p.kernels if k.name.startswith("cpp_")]
+    assert {k.name for k in cpp} == names
+    assert sum(k.events for k in cpp) == len(events)
+    called = {m for c in exp.compiles for oc in c.output_code
+              for m in re.findall(r"\b(extern_kernels\.\w+)\(", oc.text)}  # fmt: skip
+    assert {k.name for k in p.kernels} - names <= called
     durations = [float(e["dur"]) for e in events]  # type: ignore[arg-type]
-    assert sum(k.total_us for k in p.kernels) == pytest.approx(sum(durations))
+    assert sum(k.total_us for k in cpp) == pytest.approx(sum(durations))
     ids = {k.id for c in exp.compiles for k in c.kernels()}
     assert {k.kernel for k in p.kernels} <= ids
     return p
@@ -192,7 +215,8 @@ def test_the_exported_profile_pane_shows_the_run_and_opens_a_kernel(open_page, t
     to_html(exp, path)
     page, problems = open_page(path)
     page.locator('.tce-tab[data-stage="profile"]').click()
-    expect(page.locator(".tce-profile-summary")).to_contain_text("10 of 10 kernel events")
+    seen = exp.profile.kernel_events  # the C++ kernels' and the library calls' events
+    expect(page.locator(".tce-profile-summary")).to_contain_text(f"{seen} of {seen} kernel events")
     tables = page.locator("table.tce-profile")
     expect(tables).to_have_count(3)  # kernels, source lines, modules
     expect(tables.nth(0).locator(".tce-profile-row")).to_have_count(len(exp.profile.kernels))
@@ -226,3 +250,70 @@ def test_a_committed_gpt2_profile_from_an_h100_links_every_triton_kernel_event()
     kernels = sum(1 for e in _trace_events(trace) if e.get("cat") == "kernel")
     assert kernels == facts["kernel_events"]
     assert p.lines and p.kernels
+
+
+def _gpt2() -> tuple[compiler.Exploration, Path]:
+    text = gzip.decompress((DATA / "gpt2_train_step.exploration.json.gz").read_bytes())
+    return compiler.Exploration.from_json(text.decode()), DATA / "gpt2_train_step.trace.json.gz"
+
+
+_LIBRARY = ("gemm", "splitKreduce", "fmha_", "cutlass")  # cuBLAS, cuBLASLt, attention
+
+
+def test_library_kernels_of_the_gpt2_step_link_to_the_wrapper_call_that_launched_them() -> None:
+    exp, trace = _gpt2()
+    p = compiler.attach_profile(exp, trace).profile
+    assert p is not None
+    # every library kernel the device ran in a compiled region is linked (torch's names)
+    library = [e for e in triton_events_all(trace) if any(w in str(e["name"]) for w in _LIBRARY)]
+    assert library and not [n for n in p.unlinked if any(w in n for w in _LIBRARY)]
+    linked = {k.name: k for k in p.kernels}
+    # a library kernel (cuBLAS's GEMM and split-K reduction) counts under its op's call
+    assert {"extern_kernels.mm", "extern_kernels.addmm"} <= set(linked)
+    assert p.linked_events >= 180 + len(library) // 2
+    # what is left unlinked ran under an op the output code does not call as a library
+    # call, and the profile says why
+    assert any("unlinked kernels ran" in n for n in p.notes)
+
+
+def triton_events_all(trace: Path) -> list[dict[str, object]]:
+    return [e for e in _trace_events(trace) if e.get("cat") == "kernel"]
+
+
+def test_gpt2_time_per_line_counts_innermost_lines_and_backward_kernels_have_modules() -> None:
+    exp, trace = _gpt2()
+    p = compiler.attach_profile(exp, trace).profile
+    assert p is not None and p.lines
+    # the frames every forward kernel's stack (torch's provenance) passes through, such as
+    # the LM head's call of the transformer, are outer frames: no kernel is counted there
+    stacks = [
+        {(loc.filename, loc.line) for loc in k.user_stack}
+        for c in exp.compiles
+        for k in c.kernels()
+        if k.id.startswith("forward/triton") and k.user_stack and len(c.kernels()) > 10
+    ]
+    outer = set.intersection(*stacks)
+    assert len(stacks) > 5 and outer
+    assert not outer & {(pl.loc.filename, pl.loc.line) for pl in p.lines if pl.loc}
+    # a backward kernel fused from tanh's backward (GELU) sits in an MLP's activation
+    tanh = [k for k in p.kernels if k.kernel.startswith("backward/") and "tanh_backward" in k.name]
+    assert tanh and all(k.module for k in tanh), tanh
+    shared = [pl.place for pl in p.modules if ".mlp" in pl.place]
+    assert shared, [pl.place for pl in p.modules]
+
+
+def test_own_run_timing_of_the_gpt2_step_leaves_out_each_regions_first_call() -> None:
+    from compiler.profile.chrome import read_spans
+    from compiler.profile.own_run import OwnRun, own_times, with_own_times
+
+    exp, trace = _gpt2()
+    facts = json.loads((DATA / "gpt2_train_step.facts.json").read_text())
+    assert set(facts["compiled_regions"].values()) == {3}  # torch's regions: 3 steps
+    times = own_times(exp, OwnRun(cuda=True, spans=read_spans(trace)))
+    timed = with_own_times(exp, times, peak=None)
+    per_name = Counter(str(e["name"]) for e in triton_events(exp, trace))
+    kernels = [k for c in timed.compiles for k in c.kernels() if k.name in per_name]
+    assert kernels
+    for k in kernels:  # steps 2 and 3 of each kernel's 3
+        assert k.timing is not None and k.timing.calls == per_name[k.name] * 2 // 3, k.name
+    assert "1/0 calls 2..3" in times.note() and timed.profile == times.profile

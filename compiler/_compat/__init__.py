@@ -227,6 +227,18 @@ def register_bytecode_hook(hook: Callable[[CodeType, CodeType], CodeType | None]
     return register(hook)  # type: ignore[arg-type]  # BytecodeHook is a Protocol of this shape
 
 
+def profiler_running() -> bool:
+    """Whether a ``torch.profiler`` (or autograd profiler) is recording now: a second one
+    cannot start inside it (``torch.autograd._profiler_enabled``, torch 2.11/2.13).
+
+    >>> profiler_running()
+    False
+    """
+    import torch
+
+    return bool(torch.autograd._profiler_enabled())  # type: ignore[attr-defined]
+
+
 @contextlib.contextmanager
 def patched_configs(inductor: dict[str, Any], functorch: dict[str, Any]) -> Iterator[None]:
     """Set inductor and functorch config values, restoring them on exit, also on error.

@@ -15,8 +15,10 @@ from compiler.capture.recording import describe_target, recording
 from compiler.capture.spec import CompileSpec, evict_fresh
 from compiler.capture.state import own_compiles, snapshot
 from compiler.errors import CompileError, ExploreError, OptionError, TargetError
+from compiler.gpu.kernel_timing import REPEATS
 from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
 from compiler.model import CallTiming, Exploration, Options
+from compiler.profile.own_run import OwnRun, own_measured, own_times
 
 
 def explore(
@@ -61,21 +63,31 @@ def explore(
             decompiled source is first read.
         triton_stages: keep each Triton kernel's TTIR/TTGIR/LLVM IR/PTX/SASS (default:
             when CUDA is available).
-        measure: on CUDA, run the compiled target again (3 warm-up calls, then 20
-            profiled ones) and record each Triton kernel's median device time, the
-            bytes it moves and the bandwidth it achieved against the device's
-            measured copy bandwidth (library calls too, FLOPs for matmuls and
-            convolutions), and fill ``Exploration.call_timing``: eager against compiled
-            time per call, device and host time, CUDA graph replays, recordings,
-            warm-ups and input copies per call, with notes on what explains a slow call.
-            Off by default: it re-runs the target (46 compiled and 23 eager calls);
-            the state those calls can change is saved first and restored after
-            (``compiler.capture.state``), and the Exploration's notes say what was.
+        measure: time each kernel from the target's own run. The run is profiled with
+            ``torch.profiler`` (device kernels on CUDA; on a CPU, Inductor's C++ kernels,
+            generated with ``cpp.enable_kernel_profile`` on for the run), its kernel
+            events are linked to the explored kernels and split by compiled-region call,
+            and each kernel's median time is taken over the calls after its code's warm-up
+            (the first call; on CUDA graphs, every call before the first replay): a
+            training loop of 12 steps is timed from steps 2..12 and nothing calls it
+            again. The profiled run becomes ``Exploration.profile``; on CUDA the bytes
+            each kernel moves and its bandwidth against the device's measured copy
+            bandwidth (FLOPs for matmuls) come with it. Eager against compiled call time
+            and peak memory are not measured then (they need extra calls). Only where the
+            run calls no compiled code twice (a one-call function), and on CUDA only, the
+            target is called again: 3 warm-up calls and 20 profiled ones for the kernels,
+            as many eager and compiled calls for ``Exploration.call_timing`` (eager
+            against compiled time per call, device and host time, CUDA graph replays,
+            recordings, warm-ups and input copies), and peak memory; the state those
+            calls can change is saved first and restored after
+            (``compiler.capture.state``). The notes say which of the two happened.
         **kwargs: keyword arguments for ``target``.
 
     What capture does to the process, and what it restores (``reset=False``): for the
     duration it adds log handlers, sets a few Inductor and AOTAutograd config flags
-    (provenance tracking on, the FX graph and AOTAutograd caches off), a bytecode hook,
+    (provenance tracking on, the FX graph and AOTAutograd caches off; with
+    ``measure=True`` also ``cpp.enable_kernel_profile``, and ``torch.profiler`` around
+    the run), a bytecode hook,
     and swaps Dynamo's per-call callback choice (``eval_frame._callback_from_stance``) so
     that every compiled call of the run, whichever ``torch.compile`` result it goes
     through (the wrapped target, a function or module compiled in an earlier cell, a
@@ -90,7 +102,8 @@ def explore(
     compiles leave are taken back. Not restored: Dynamo's frame counter (torch's own
     compile ids go on), its record of the shapes a code was called with (a later
     recompile of the user's may come out dynamic a call earlier), and the one-time
-    setup torch does on a first compile. The target runs once (``measure=True`` aside).
+    setup torch does on a first compile. The target runs once (``measure=True`` on a target
+    that calls its compiled code once aside).
     What extra calls (``measure=True``, or classifying a failure) may change and capture
     cannot put back: iterators and generators (a data loader's position), files, and
     objects the target does not reach through its closure, globals, bound object or inputs.
@@ -190,9 +203,18 @@ def _explore(
             finally:
                 saved.restore()
 
+    own = OwnRun(cuda=torch.cuda.is_available()) if measure else None
+    torch_ids: dict[str, str] = {}
+
+    def call() -> object:
+        if own is None:
+            return run(*example_inputs, **kwargs)
+        with own.profiling():
+            return run(*example_inputs, **kwargs)
+
     try:
         exploration = record_run(
-            lambda: run(*example_inputs, **kwargs),
+            call,
             target=describe_target(target),
             options=opts,
             keep_caches=keep_caches,
@@ -200,6 +222,7 @@ def _explore(
             triton_stages=triton_stages,
             device=_input_device(example_inputs, kwargs),
             rerun_eagerly=rerun,
+            torch_ids=torch_ids,
         )
     except CompileError as error:
         cause = error.__cause__
@@ -229,14 +252,26 @@ def _explore(
             "with no cache entry that the target names). explore(..., reset=True) records from "
             "a fresh start (and drops every other compile of the process)."
         )
-    if measure:
+    times = own_times(exploration, own, torch_ids) if own is not None else None
+    if times is not None and times.durations:
+        exploration = own_measured(exploration, times)
+        notes.append(times.note())
+    elif own is not None:
+        if own.skipped:
+            notes.append(f"Your run was not profiled: {own.skipped}.")
+        elif times is not None and times.profile.kernel_events:
+            exploration = dataclasses.replace(exploration, profile=times.profile)
         saved = snapshot(target, *example_inputs, **kwargs)
         try:
             exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
         finally:
             saved.restore()
         if exploration.call_timing is not None:
-            notes.append(f"Timing called the target again; its state was {saved.describe()}")
+            notes.append(
+                f"Timed from {REPEATS} extra calls after 3 warm-ups (your run called no "
+                "compiled code twice), and eager against compiled from as many more: the "
+                f"target's state was {saved.describe()}"
+            )
     if notes:
         exploration = dataclasses.replace(exploration, notes=(*exploration.notes, *notes))
     return exploration
@@ -253,6 +288,7 @@ def record_run(
     device: str = "",
     rerun_eagerly: Callable[[], object] | None = None,
     cell: str = "",
+    torch_ids: dict[str, str] | None = None,
 ) -> Exploration:
     """Call ``run`` with every compile it triggers recorded; the one place that turns a
     failure into an ``ExploreError`` (``classify_failure``), for ``explore`` and
@@ -265,6 +301,8 @@ def record_run(
         keep_caches, decompile, triton_stages: as in ``explore``.
         device: the inputs' device type ("" to take the trace's).
         rerun_eagerly, cell: as in ``classify_failure``.
+        torch_ids: filled with torch's own compile ids -> the Exploration's, where they
+            differ (the profiler's regions name torch's).
 
     Raises:
         ExploreError: what ``run`` raised, classified, from the original exception;
@@ -291,6 +329,8 @@ def record_run(
         except Exception as exc:
             failure = exc
     exploration = rec.exploration()
+    if torch_ids is not None:
+        torch_ids.update(rec.torch_ids)
     if failure is not None:
         error = classify_failure(
             failure,
@@ -336,7 +376,6 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
     import torch
 
     from compiler.gpu.kernel_timing import (
-        REPEATS,
         copy_peak_gbps,
         matmul_peak_tflops,
         measure,
@@ -345,7 +384,11 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
     from compiler.model import StageError
 
     if not torch.cuda.is_available():
-        note = StageError(stage="timing", message="per-kernel timing needs a CUDA device.")
+        note = StageError(
+            stage="timing",
+            message="your run called no compiled code more than once, so its kernels could "
+            "only be timed by calling the target again, which capture does on CUDA only.",
+        )
         return dataclasses.replace(exploration, errors=(*exploration.errors, note))
     names = {
         k.name
@@ -416,8 +459,6 @@ def _cudagraph_events() -> Iterator[list[Any]]:
 def call_timing(run: Callable[[], Any], profiled: Any, graph_events: list[Any]) -> CallTiming:
     """Eager against compiled time per call, and what the compiled call spent it on."""
     import torch
-
-    from compiler.gpu.kernel_timing import REPEATS
 
     runs = REPEATS
     with torch.compiler.set_stance("force_eager"):

@@ -167,6 +167,8 @@ class Recording:
     started: float = field(default_factory=time.time)
     # compiles Dynamo had numbered per frame before the block: ids are rebased on them
     compiled_before: dict[int, int] = field(default_factory=dict)
+    # torch's own compile id -> the Exploration's, where they differ (set by exploration())
+    torch_ids: dict[str, str] = field(default_factory=dict)
 
     def bytecode_hook(self, original: CodeType, transformed: CodeType) -> None:
         """Dynamo's bytecode hook: keep both codes as ``dis`` text (and decompiled source)."""
@@ -215,6 +217,7 @@ class Recording:
             for index, name in _compat.interned_strings().items()
         ]
         events, renumbered = _rebased(self.events, self.compiled_before)
+        self.torch_ids = {old: new for new, old in renumbered}
         result = build_compiles([*interned, *events], source=source)
         notes: list[str] = []
         if renumbered:

@@ -1,8 +1,10 @@
 """Per-kernel device time on CUDA, and the bandwidth each kernel achieved.
 
-Timing re-runs the compiled program, so it is opt-in (``explore(..., measure=True)``).
-The profiler gives each kernel launch's device duration; the device's peak is
-measured here too, as the bandwidth of a large device-to-device copy.
+``explore(..., measure=True)`` times kernels from the target's own run where it calls its
+compiled code more than once (``compiler.profile.own_run``); ``measure`` here re-runs the
+compiled program for a target that calls it once. The profiler gives each kernel launch's
+device duration; the device's peak is measured here too, as the bandwidth of a large
+device-to-device copy.
 """
 
 from __future__ import annotations

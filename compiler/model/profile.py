@@ -29,8 +29,10 @@ class ProfiledKernel:
 @dataclass(**_FROZEN)
 class ProfiledPlace:
     """Time from the profiled run that belongs to one source line or one module: the
-    summed time of the kernels that ran its code (a kernel fused from several lines counts
-    for each of them, so line times overlap; a kernel has one module)."""
+    summed time of the kernels that ran its code, each kernel at its innermost user lines
+    (a kernel fused from several lines counts for each of them, so line times overlap). A
+    kernel the output code calls at several lines (one per layer) counts at each call's
+    own lines and module where its launches could be placed on them."""
 
     place: str
     total_us: float
@@ -45,8 +47,10 @@ class Profile:
     ``kernel_events`` counts the kernel events of the compiled regions (Inductor's C++
     kernels on a CPU, device kernels launched inside ``Torch-Compiled Region`` or
     ``CompiledFunctionBackward`` on a GPU); ``linked_events`` those linked to an explored
-    kernel; ``unlinked`` names the others (library kernels such as cuBLAS's, or kernels
-    of compiles this exploration did not record) with their counts. ``outside_us`` is the
+    kernel (library kernels such as cuBLAS's through the ``aten::`` op of the output
+    code's library call that launched them); ``unlinked`` names the others (kernels of ops
+    the output code does not call as library calls, or of compiles this exploration did
+    not record) with their counts. ``outside_us`` is the
     device time of kernels outside compiled regions (eager code, the optimizer).
     """
 

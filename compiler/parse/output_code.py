@@ -19,6 +19,7 @@ _LANGUAGE = {
 }
 _AOT_ID = re.compile(r"^# AOT ID: \['(?P<id>[^']*)'\]", re.MULTILINE)
 _HANDLE = re.compile(r":\d+$")
+_RAW_STREAM = re.compile(r"^stream\d+ = get_raw_stream\(\d+\)$")
 _SOURCE_NODES = re.compile(r"#\s*Topologically Sorted Source Nodes: \[(?P<nodes>[^\]]*)\]")
 _HEADER = re.compile(r"^(?P<name>\w+): (?P<kind>\w+)\((?P<args>.*)\)\s*$")
 # a fused node's members: `<fused>.snodes[i] =` and the member's header on the next line
@@ -163,13 +164,28 @@ def extern_kernel(
     )
 
 
+def call_source_nodes(text: str, call_lines: tuple[int, ...]) -> tuple[str, ...]:
+    """Node names from the ``Topologically Sorted Source Nodes`` comments above a kernel's
+    1-based ``call_lines`` in its output code ``text`` (for kernels recorded before the
+    comment was read past the CUDA stream line between them).
+
+    >>> text = "# Topologically Sorted Source Nodes: [a, b]\\nstream0 = get_raw_stream(0)"
+    >>> call_source_nodes(text + "\\nk.run(x)", (3,))
+    ('a', 'b')
+    """
+    return _source_nodes(text.split("\n"), call_lines)
+
+
 def _source_nodes(lines: list[str], anchors: tuple[int, ...]) -> tuple[str, ...]:
     """Node names from the ``Topologically Sorted Source Nodes`` comments just above the
-    1-based ``anchors`` (a kernel definition or a call)."""
+    1-based ``anchors`` (a kernel definition or a call); on CUDA the wrapper puts
+    ``stream0 = get_raw_stream(0)`` between the comments and the call."""
     found: dict[str, None] = {}
     for anchor in anchors:
-        for n in range(anchor - 2, max(anchor - 5, -1), -1):
+        for n in range(anchor - 2, max(anchor - 6, -1), -1):
             text = lines[n].strip()
+            if _RAW_STREAM.match(text):
+                continue
             if not text.startswith("#"):
                 break
             m = _SOURCE_NODES.search(text)

@@ -1,108 +1,73 @@
 """``attach_profile``: the user's own ``torch.profiler`` run, linked to the explored kernels.
 
-A kernel event belongs to a compiled region when it ran (a C++ kernel) or was launched (a
-device kernel, found through its ``correlation`` with the host's launch call) inside a
-``Torch-Compiled Region: <compile id>`` event, which Dynamo records around each call of
-compiled code, or inside ``CompiledFunctionBackward``, AOTAutograd's backward. The
-event's name is the output code's kernel name (C++ kernels carry ``graph_<n>_`` first,
-``parse.words.names.profiled_kernel_name``); the region's compile id, or the backward,
-picks among kernels of the same name in several compiles. Where the trace carries torch's
-own provenance (``args["stack"]``, torch 2.14's ``inductor_trace_handler`` with
-``TORCH_COMPILE_DEBUG_EXTEND=1``), that stack gives the kernel's source lines; otherwise
-they are the explored ``Kernel.user_lines``.
+``compiler.profile.events`` links each kernel event to the explored kernel it ran (Triton
+and C++ kernels by name, library kernels through the ``aten::`` op of the wrapper's call
+that launched them). Where the trace carries torch's own provenance (``args["stack"]``,
+torch 2.14's ``inductor_trace_handler`` with ``TORCH_COMPILE_DEBUG_EXTEND=1``), that stack
+gives the kernel's source lines; otherwise they are the explored kernel's.
+
+Time per source line counts each kernel at its innermost user lines only: the line of each
+graph node it ran (torch's ``# File:`` comment in the post-grad graph, the forward op's
+line for a backward node), or the innermost user frame of its stack where no node line is
+user code; the outer lines (the model's ``forward`` calling a block) keep the whole stack,
+which ``ProfiledKernel.stack`` holds. Time per module takes the module stacks the
+post-grad graph's nodes carry, backward nodes included (``link.post_stacks`` gives them
+the forward nodes' stacks).
 """
 
 from __future__ import annotations
 
-import bisect
 import os
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from compiler.link import module_stack
-from compiler.link.user_code import compiled_files, is_user_frame
-from compiler.model import Compile, Exploration, Kernel, OutputCode, SourceLoc
+from compiler.link.user_code import compiled_files, is_user_frame, node_sources
+from compiler.model import Exploration, SourceLoc
 from compiler.model.profile import Profile, ProfiledKernel, ProfiledPlace
 from compiler.parse.dynamo_text import parse_stack_trace
-from compiler.parse.words.names import profiled_kernel_name
-from compiler.profile.chrome import Span, read_spans, trace_file
-
-_REGION = "Torch-Compiled Region: "
-_BACKWARD = "CompiledFunctionBackward"
-_LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "hip_runtime")
+from compiler.parse.output_code import call_source_nodes
+from compiler.profile.chrome import read_spans, trace_file
+from compiler.profile.events import Linked, Site, link_events
 
 
-@dataclass(frozen=True, slots=True)
-class _Site:
-    compile: Compile
-    output: OutputCode
-    kernel: Kernel
+def _nodes(site: Site, call_line: int = 0) -> tuple[str, ...]:
+    """The post-grad nodes a kernel ran; at one call site (``call_line``) of a library
+    kernel, those of that call."""
+    k = site.kernel
+    if call_line:
+        return call_source_nodes(site.output.text, (call_line,))
+    return k.post_grad_nodes or k.source_nodes or call_source_nodes(site.output.text, k.call_lines)
 
 
-class _Regions:
-    """The compiled regions of each thread, for "which region holds this moment"."""
-
-    def __init__(self, spans: Iterable[Span]) -> None:
-        by_tid: dict[str, list[Span]] = defaultdict(list)
-        for s in spans:
-            if s.name.startswith(_REGION) or s.name == _BACKWARD:
-                by_tid[s.tid].append(s)
-        self.spans = {t: sorted(v, key=lambda s: s.ts) for t, v in by_tid.items()}
-        self.starts = {t: [s.ts for s in v] for t, v in self.spans.items()}
-
-    def at(self, tid: str, ts: float) -> Span | None:
-        """The innermost region of ``tid`` open at ``ts``."""
-        spans = self.spans.get(tid, [])
-        i = bisect.bisect_right(self.starts.get(tid, []), ts) - 1
-        while i >= 0:
-            if spans[i].ts <= ts <= spans[i].end:
-                return spans[i]
-            i -= 1
-        return None
-
-
-def _sites(exp: Exploration) -> dict[str, list[_Site]]:
-    out: dict[str, list[_Site]] = defaultdict(list)
-    for c in exp.compiles:
-        for oc in c.output_code:
-            for k in oc.kernels:
-                if k.language != "extern":
-                    out[k.name].append(_Site(c, oc, k))
-    return out
-
-
-def _pick(sites: list[_Site], region: Span, ran: set[str]) -> _Site | None:
-    """The kernel an event ran: the one of its name in the region's compile; in a
-    backward region (which names no compile), the backward whose kernels include every
-    kernel that region ran (``ran``)."""
-    if region.name.startswith(_REGION):
-        cid = region.name[len(_REGION):]
-        narrowed = [s for s in sites if str(s.compile.compile_id) == cid]
-    else:
-        narrowed = [
-            s for s in sites
-            if s.output.key.startswith("backward") and ran <= {k.name for k in s.output.kernels}
-        ]
-    chosen = narrowed or sites
-    # the same name in several compiles with the same code runs the same work
-    if chosen and len({s.kernel.source for s in chosen}) == 1:
-        return chosen[0]
-    return None
-
-
-def _module(site: _Site) -> str:
+def _module(site: Site, call_line: int = 0) -> str:
     graph = site.output.graphs.get("inductor_post_grad_graph")
-    if graph is None or not site.kernel.post_grad_nodes:
+    nodes = _nodes(site, call_line)
+    if graph is None or not nodes:
         return ""
     stacks = {n.name: n.module_stack for n in graph.nodes}
-    found = [stacks[p] for p in site.kernel.post_grad_nodes if stacks.get(p)]
+    found = [stacks[p] for p in nodes if stacks.get(p)]
     common = module_stack.common(found)
     if common:
         return common[-1]
     # fused across sibling modules: name them all, in graph order
     return "+".join(dict.fromkeys(f[-1] for f in found))
+
+
+def _innermost(
+    site: Site, stack: tuple[SourceLoc, ...], files: Any, call_line: int = 0
+) -> tuple[SourceLoc, ...]:
+    """The kernel's innermost user lines (see the module doc)."""
+    if stack:
+        return stack[-1:]
+    sources = node_sources(site.output)
+    lines = [sources[n] for n in _nodes(site, call_line) if n in sources]
+    lines = [loc for loc in lines if is_user_frame(loc, files)]
+    if lines:
+        return tuple(dict.fromkeys(lines))
+    user = [loc for loc in site.kernel.user_lines if is_user_frame(loc, files)]
+    return tuple(user[-1:])
 
 
 def _stack(arg: Any) -> tuple[SourceLoc, ...]:
@@ -135,51 +100,50 @@ def attach_profile(exp: Exploration, path: str | os.PathLike[str]) -> Exploratio
     """
     file, notes = trace_file(path)
     spans = read_spans(file)
-    regions = _Regions(spans)
-    launches = {
-        s.args["correlation"]: s
-        for s in spans
-        if s.cat in _LAUNCH_CATS and "correlation" in s.args
-    }
-    sites = _sites(exp)
     device = any(s.cat == "kernel" for s in spans)
+    profile = linked_profile(exp, link_events(exp, spans), device=device, path=str(file))
+    return replace(exp, profile=replace(profile, notes=(*notes, *profile.notes)))
+
+
+def linked_profile(exp: Exploration, events: list[Linked], *, device: bool, path: str) -> Profile:
+    """The ``Profile`` of linked kernel events (``profile.events.link_events``): time per
+    kernel, per innermost source line and per module.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from compiler.model import Exploration
+        >>> from compiler.profile.chrome import read_spans
+        >>> data = Path("tests/data/profiles")
+        >>> exp = Exploration.from_json((data / "cpu_mlp.exploration.json").read_text())
+        >>> spans = read_spans(data / "cpu_mlp.trace.json.gz")
+        >>> p = linked_profile(exp, link_events(exp, spans), device=False, path="run")
+        >>> p.linked_events, p.kernel_events  # 10 C++ kernel events, 10 library calls
+        (20, 20)
+    """
     provenance = False
-    events = linked = 0
+    count = linked = 0
     total = outside = 0.0
     per: dict[str, dict[str, Any]] = {}
     unlinked: dict[str, int] = defaultdict(int)
-    placed: list[tuple[Span, Span | None]] = []
-    ran: dict[tuple[str, float], set[str]] = defaultdict(set)
-    for s in spans:
-        if s.cat == "kernel":
-            launch = launches.get(s.args.get("correlation"))
-            region = regions.at(launch.tid, launch.ts) if launch else None
-        elif s.cat == "cpu_op" and profiled_kernel_name(s.name) != s.name:
-            region = regions.at(s.tid, s.ts)
-        else:
+    for e in events:
+        total += e.span.dur
+        if e.region is None:
+            outside += e.span.dur
             continue
-        placed.append((s, region))
-        # library kernels (cuBLAS) name no output-code kernel: they tell no compile apart
-        if region is not None and profiled_kernel_name(s.name) in sites:
-            ran[region.tid, region.ts].add(profiled_kernel_name(s.name))
-    for s, region in placed:
-        total += s.dur
-        if region is None:
-            outside += s.dur
-            continue
-        events += 1
-        name = profiled_kernel_name(s.name)
-        site = _pick(sites.get(name, []), region, ran[region.tid, region.ts])
-        if site is None:
-            unlinked[name] += 1
+        count += 1
+        if e.site is None:
+            unlinked[e.name] += 1
             continue
         linked += 1
-        stack = _stack(s.args.get("stack"))
+        stack = _stack(e.span.args.get("stack"))
         provenance = provenance or bool(stack)
-        row = per.setdefault(site.kernel.id, {"site": site, "n": 0, "us": 0.0, "stack": ()})
+        row = per.setdefault(
+            e.site.kernel.id, {"site": e.site, "n": 0, "us": 0.0, "stack": (), "at": {}}
+        )
         row["n"] += 1
-        row["us"] += s.dur
+        row["us"] += e.span.dur
         row["stack"] = row["stack"] or stack
+        row["at"][e.call_line] = row["at"].get(e.call_line, 0.0) + e.span.dur
     files = compiled_files(exp.compiles)
     kernels = []
     lines: dict[str, ProfiledPlace] = {}
@@ -196,17 +160,28 @@ def attach_profile(exp: Exploration, path: str | os.PathLike[str]) -> Exploratio
             stack=tuple(loc for loc in row["stack"] if is_user_frame(loc, files)),
         )
         kernels.append(pk)
-        for loc in dict.fromkeys(pk.stack or site.kernel.user_lines):
-            _add(lines, str(loc), pk, loc)
-        if pk.module:
-            _add(modules, pk.module, pk, None)
+        # a library kernel's calls, each at its own lines and module where its call is known
+        for call_line, us in row["at"].items():
+            for loc in _innermost(site, pk.stack, files, call_line):
+                _add(lines, str(loc), pk, loc, us)
+            module = _module(site, call_line) if call_line else pk.module
+            if module:
+                _add(modules, module, pk, None, us)
+    notes: tuple[str, ...] = ()
     if not device:
         notes += ("a CPU trace: the kernels are Inductor's C++ kernels, timed on the host",)
-    profile = Profile(
-        path=str(file),
+    if unlinked:
+        notes += (
+            "unlinked kernels ran in a compiled region but neither under the name of an "
+            "explored kernel nor under the aten op of one of its output code's library "
+            "calls (kernels of an op the output code does not call, or of a backward that "
+            "more than one backward output code could be)",
+        )
+    return Profile(
+        path=path,
         device="cuda" if device else "cpu",
         provenance=provenance,
-        kernel_events=events,
+        kernel_events=count,
         linked_events=linked,
         total_us=total,
         outside_us=outside,
@@ -216,15 +191,15 @@ def attach_profile(exp: Exploration, path: str | os.PathLike[str]) -> Exploratio
         modules=_ranked(modules),
         notes=notes,
     )
-    return replace(exp, profile=profile)
 
 
 def _add(
-    into: dict[str, ProfiledPlace], key: str, pk: ProfiledKernel, loc: SourceLoc | None
+    into: dict[str, ProfiledPlace], key: str, pk: ProfiledKernel, loc: SourceLoc | None,
+    us: float,
 ) -> None:
     old = into.get(key) or ProfiledPlace(place=key, total_us=0.0, loc=loc)
-    kernels = (*old.kernels, pk.kernel)
-    into[key] = replace(old, total_us=old.total_us + pk.total_us, kernels=kernels)
+    kernels = old.kernels if pk.kernel in old.kernels else (*old.kernels, pk.kernel)
+    into[key] = replace(old, total_us=old.total_us + us, kernels=kernels)
 
 
 def _ranked(places: dict[str, ProfiledPlace]) -> tuple[ProfiledPlace, ...]:
