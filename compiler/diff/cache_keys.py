@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from compiler.diff.kernel_caches import DERIVED_FROM, KernelCaches, kernel_caches, kernel_lines
 from compiler.link.ids import key_of
 from compiler.model import Compile, Exploration
 from compiler.parse.words.cache_keys import CacheRecord, cache_record, kind_of, only_numbers_differ
@@ -38,6 +39,8 @@ class CompileCaches:
     a: tuple[CacheRecord, ...]
     b: tuple[CacheRecord, ...]
     changes: tuple[ComponentChange, ...] = ()
+    # each generated kernel of ``b``: Triton's or the C++ kernel cache, and autotuning
+    kernels: tuple[KernelCaches, ...] = ()
 
     def states(self, which: str = "b") -> dict[str, str]:
         """``{cache: "hit" | "miss" | "bypass"}`` for run ``a`` or ``b``."""
@@ -89,6 +92,7 @@ class CacheDiff:
             for kind, n in shown.items():
                 if n > _PER_KIND:
                     lines.append(f"  ... and {n - _PER_KIND} more {kind} components")
+            lines.extend(kernel_lines(c.kernels, _PER_KIND))
         for k in self.only_a:
             lines.append(f"compile {k}: only in a")
         for k in self.only_b:
@@ -196,20 +200,35 @@ def cache_diff(a: Exploration, b: Exploration) -> CacheDiff:
         if ca is None:
             continue
         ra, rb = cache_records(ca), cache_records(cb)
-        rows.append(CompileCaches(key, cb.code_name, ra, rb, tuple(_changes(ra, rb))))
+        kernels = kernel_caches(a, ca, b, cb, rb)
+        rows.append(CompileCaches(key, cb.code_name, ra, rb, tuple(_changes(ra, rb)), kernels))
     notes = []
     if not any(c.a or c.b for c in rows):
         notes.append(
             "no cache lookups logged: capture with keep_caches=True, or load TORCH_TRACE logs"
         )
-    else:
-        notes.append(
-            "Triton and autotuning caches: torch logs no key details for them to TORCH_TRACE"
-        )
+    if any(c.kernels for c in rows):
+        notes.append(DERIVED_FROM)
+    notes.extend(_counted(b))
     return CacheDiff(
-        compiles=tuple(r for r in rows if r.a or r.b),
+        compiles=tuple(r for r in rows if r.a or r.b or r.kernels),
         only_a=tuple(k for k in by_a if k not in by_b),
         only_b=tuple(k for k in by_b if k not in by_a),
         uncacheable=uncacheable(a) + uncacheable(b),
         notes=tuple(notes),
     )
+
+
+# torch's own counters of the kernel caches (``torch._dynamo.utils.counters``, whole run)
+_COUNTERS = (
+    "inductor.fxgraph_cache_hit", "inductor.fxgraph_cache_miss", "inductor.fxgraph_cache_bypass",
+    "aot_autograd.autograd_cache_hit", "aot_autograd.autograd_cache_miss",
+    "inductor.triton_bundler_save_kernel", "inductor.triton_bundler_read_and_emit_kernel",
+    "inductor.async_compile_cache_hit", "inductor.async_compile_cache_miss",
+    "inductor.select_algorithm_autotune",
+)  # fmt: skip
+
+
+def _counted(b: Exploration) -> list[str]:
+    said = [f"{k.split('.', 1)[1]} {b.counters[k]}" for k in _COUNTERS if b.counters.get(k)]
+    return [f"torch's counters in b: {', '.join(said)}"] if said else []

@@ -1,0 +1,78 @@
+"""Issue 35, point 2: the kernel caches (Triton's, the autotune cache, Inductor's C++ one)
+in ``cache_diff``, kernel by kernel.
+
+torch logs no key for them; the expectations come from torch's own records beside them:
+its FX graph cache key (which changes when a kernel's source does), the kernels of its
+output code, and on the GPU recordings its ``triton_kernel_info`` and counters.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+import compiler
+from compiler.diff.cache_keys import cache_records
+from compiler.parse.words.kernel_keys import kernel_components
+
+RECORDINGS = Path(__file__).parent / "data" / "recordings"
+
+
+# two kernels around a library matmul: the constant lives in the first only. Two functions
+# (two code objects): a closure over the constant would recompile one code object, and
+# Dynamo's automatic dynamic would pass the changed float in as an input.
+def _twice(x):
+    a = torch.sin(x) * 2.0
+    return torch.cos(a @ x) + 1
+
+
+def _thrice(x):
+    a = torch.sin(x) * 3.0
+    return torch.cos(a @ x) + 1
+
+
+@pytest.mark.slow  # two C++ builds: about 13 s on 2 cores
+def test_two_runs_that_differ_in_one_constant_name_the_kernel_whose_key_changed():
+    x = torch.randn(16, 16)
+    a = compiler.explore(_twice, x, keep_caches=True, decompile=False)
+    b = compiler.explore(_thrice, x, keep_caches=True, decompile=False)
+    diff = compiler.cache_diff(a, b)
+    (row,) = diff.compiles
+    # torch's own FX graph keys differ: the program changed
+    # (a hit or a miss, as earlier runs left torch's cache)
+    ka, kb = ([r.key for r in cache_records(e.compiles[0]) if r.cache == "fx_graph"]
+              for e in (a, b))  # fmt: skip
+    assert ka and kb and ka != kb
+    # the kernel whose source holds the constant (torch's output code says which) changed
+    # in its body, as a constant; every other C++ kernel kept its key
+    cpp = [k for k in b.compiles[0].kernels() if k.language == "cpp"]
+    holding = {k.name for k in cpp if "3.0" in k.source}
+    assert len(holding) == 1 and len(cpp) >= 2
+    changed = {k.kernel for k in row.kernels if k.state == "key changed"}
+    assert changed == holding
+    (k,) = [k for k in row.kernels if k.kernel in holding]
+    assert [(c.name, c.kind) for c in k.changes] == [("kernel body", "constant")]
+    assert all(k.state == "same key" for k in row.kernels if k.kernel not in holding)
+    text = str(diff)
+    assert f"{next(iter(holding))}: C++ key changed" in text
+    assert "derived from both Explorations" in text
+
+
+def test_triton_kernel_parts_come_from_its_decorator_and_body():
+    rec = compiler.Exploration.from_json((RECORDINGS / "cuda_mlp_block_timed.json").read_text())
+    k = next(k for k in rec.compiles[0].kernels() if k.language == "triton")
+    parts = {c.name: c.value for c in kernel_components("triton", k.source)}
+    # the device Inductor compiled for, and the kernel's name, as torch wrote them
+    assert "cc=90" in parts["triton_meta[device]"]
+    assert parts["inductor_meta[kernel_name]"] == repr(k.name)
+    assert parts["kernel body"].startswith("@triton.jit") or "def " + k.name in parts["kernel body"]
+    # the same recording against itself: every kernel keeps its key, and the autotune
+    # states shown are torch's (triton_kernel_info)
+    (row,) = compiler.cache_diff(rec, rec).compiles or [None]
+    assert row is not None
+    assert {r.state for r in row.kernels} == {"same key"}
+    states = {r.kernel: r.autotune[1] for r in row.kernels}
+    assert states == {k.name: k.info.get("autotune_cache_state", "")
+                      for k in rec.compiles[0].kernels() if k.language == "triton"}  # fmt: skip
