@@ -52,6 +52,8 @@ class KernelCaches:
     state: str
     autotune: tuple[str, str] = ("", "")  # torch's autotune_cache_state in a and in b
     changes: tuple[KernelChange, ...] = ()
+    # torch's ``compile_time_us`` of the kernel in a and b (triton_kernel_info), if logged
+    build_us: tuple[int | None, int | None] = (None, None)
 
     @property
     def missed(self) -> bool:
@@ -91,8 +93,9 @@ def _one(
         (ka.info.get("autotune_cache_state", "") if ka is not None else ""),
         kb.info.get("autotune_cache_state", ""),
     )
+    build = (_us(ka), _us(kb))
     if ka is None:
-        return KernelCaches(key, kb.name, cache, "new kernel", tune)
+        return KernelCaches(key, kb.name, cache, "new kernel", tune, build_us=build)
     changes = _diff(_parts(ka, versions[0]), _parts(kb, versions[1]))
     if cache == CPP:  # Inductor hashes the whole C++ source
         changes = [KernelChange(c.name, c.kind, (CPP,), c.a, c.b) for c in changes]
@@ -102,7 +105,12 @@ def _one(
         state = "key changed"
     else:
         state = "same key"
-    return KernelCaches(key, kb.name, cache, state, tune, tuple(changes))
+    return KernelCaches(key, kb.name, cache, state, tune, tuple(changes), build)
+
+
+def _us(k: Kernel | None) -> int | None:
+    value = k.info.get("compile_time_us", "") if k is not None else ""
+    return int(value) if value.isdigit() else None
 
 
 def kernel_caches(
@@ -156,6 +164,12 @@ def kernel_lines(rows: tuple[KernelCaches, ...], per_kind: int = 3) -> list[str]
             "  autotune cache (torch's triton_kernel_info): "
             + ", ".join(f"{n} {m}" for m, n in moves.items())
         )
+    for i, run in enumerate("ab"):
+        built = [r.build_us[i] for r in rows if r.build_us[i] is not None]
+        if built:
+            seconds = sum(b for b in built if b is not None) / 1e6
+            lines.append(f"  Triton build in {run}: {seconds:.2f} s (torch's compile_time_us, "
+                         f"{len(built)} kernels)")  # fmt: skip
     shown = 0
     for r in rows:
         if not (r.missed or (r.autotune[1] == "miss" and r.changes)):
