@@ -16,9 +16,10 @@ Triton cache directory, created empty for this run, so the first process is trul
 - ``compile_autotune``: ``mode="max-autotune-no-cudagraphs"``, caches on: GEMM template
   autotuning.
 
-Each writes ``<job>.json.gz`` (the Exploration, compact JSON) and ``<job>.trace.tar.gz``
+Each writes ``<job>.json.gz`` (the Exploration, compact JSON), ``<job>.trace.tar.gz``
 (torch's own ``TORCH_TRACE`` log of that process: the facts the replay tests check
-against), and ``compile_summary.json`` holds each job's seconds and torch's counters.
+against) with its ``compilation_metrics`` records in ``<job>.metrics.json``, and
+``compile_summary.json`` holds each job's seconds and torch's counters.
 A job that fails writes ``<job>.error.txt`` and the others still run. Without CUDA the
 script stops (exit status 2); ``--cpu`` runs the cold, warm and no-FX jobs on the CPU.
 """
@@ -91,6 +92,22 @@ def child(job: str, out: Path, device: str) -> int:
     return 0
 
 
+def _metrics(folder: Path) -> list[dict[str, Any]]:
+    """torch's own ``compilation_metrics`` records of a ``TORCH_TRACE`` folder, verbatim."""
+    out = []
+    for f in sorted(folder.rglob("*.log")):
+        for line in f.read_text(errors="replace").splitlines():
+            if line.startswith("\t") or '"compilation_metrics"' not in line[:300]:
+                continue
+            try:
+                head = json.loads(line[line.index("{") :])
+            except ValueError:
+                continue
+            if isinstance(head.get("compilation_metrics"), dict):
+                out.append(head["compilation_metrics"])
+    return out
+
+
 def _tar(folder: Path, dest: Path) -> None:
     with tarfile.open(dest, "w:gz", compresslevel=9) as tar:
         for f in sorted(folder.rglob("*")):
@@ -146,6 +163,7 @@ def main() -> int:
             status = "FAILED"
         if trace.exists():
             _tar(trace, out / f"{job}.trace.tar.gz")
+            (out / f"{job}.metrics.json").write_text(json.dumps(_metrics(trace), indent=1))
         seconds = time.perf_counter() - t0
         summary["seconds"][job] = round(seconds, 1)
         facts = out / f"{job}.facts.json"
