@@ -76,3 +76,14 @@ def test_triton_kernel_parts_come_from_its_decorator_and_body():
     states = {r.kernel: r.autotune[1] for r in row.kernels}
     assert states == {k.name: k.info.get("autotune_cache_state", "")
                       for k in rec.compiles[0].kernels() if k.language == "triton"}  # fmt: skip
+
+
+def test_a_gpu_compile_shows_its_triton_build_from_torchs_span():
+    # an H100 capture with a fresh cache (tests/data/recordings/README.md): torch timed the
+    # Triton build in this process as ``async_compile.precompile``
+    rec = compiler.Exploration.from_json((RECORDINGS / "cuda_pointwise.json").read_text())
+    (c,) = rec.compiles
+    spans = [p.seconds for p in c.metrics.phases if p.name == "async_compile.precompile"]
+    assert spans
+    (row,) = compiler.compile_time(rec).compiles
+    assert row.phase("C++/Triton build") == pytest.approx(sum(spans))

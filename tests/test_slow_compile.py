@@ -16,11 +16,9 @@ import re
 from pathlib import Path
 
 import pytest
-import torch
 
 import compiler
 from compiler.advise import compile_time
-from compiler.advise.costs import slow_compile
 from compiler.diff.cache_keys import cache_records
 from compiler.model.stages import DYNAMO_GRAPH
 

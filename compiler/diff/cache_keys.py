@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from compiler.advise.costs import time_phases
 from compiler.diff.kernel_caches import DERIVED_FROM, KernelCaches, kernel_caches, kernel_lines
 from compiler.link.ids import key_of
 from compiler.model import Compile, Exploration
@@ -41,6 +42,9 @@ class CompileCaches:
     changes: tuple[ComponentChange, ...] = ()
     # each generated kernel of ``b``: Triton's or the C++ kernel cache, and autotuning
     kernels: tuple[KernelCaches, ...] = ()
+    # seconds building kernels (C++ or Triton) in a and b: torch's ``compile_file`` and
+    # ``async_compile`` spans, as ``compiler.compile_time`` buckets them
+    build_s: tuple[float, float] = (0.0, 0.0)
 
     def states(self, which: str = "b") -> dict[str, str]:
         """``{cache: "hit" | "miss" | "bypass"}`` for run ``a`` or ``b``."""
@@ -92,6 +96,9 @@ class CacheDiff:
             for kind, n in shown.items():
                 if n > _PER_KIND:
                     lines.append(f"  ... and {n - _PER_KIND} more {kind} components")
+            if any(c.build_s):
+                lines.append(f"  kernel build: a {c.build_s[0]:.2f} s, b {c.build_s[1]:.2f} s "
+                             "(torch's compile_file and async_compile spans)")  # fmt: skip
             lines.extend(kernel_lines(c.kernels, _PER_KIND))
         for k in self.only_a:
             lines.append(f"compile {k}: only in a")
@@ -201,7 +208,9 @@ def cache_diff(a: Exploration, b: Exploration) -> CacheDiff:
             continue
         ra, rb = cache_records(ca), cache_records(cb)
         kernels = kernel_caches(a, ca, b, cb, rb)
-        rows.append(CompileCaches(key, cb.code_name, ra, rb, tuple(_changes(ra, rb)), kernels))
+        build = (_build(ca), _build(cb))
+        rows.append(CompileCaches(key, cb.code_name, ra, rb, tuple(_changes(ra, rb)), kernels,
+                                  build))  # fmt: skip
     notes = []
     if not any(c.a or c.b for c in rows):
         notes.append(
@@ -209,6 +218,10 @@ def cache_diff(a: Exploration, b: Exploration) -> CacheDiff:
         )
     if any(c.kernels for c in rows):
         notes.append(DERIVED_FROM)
+    for run, exp in (("a", a), ("b", b)):
+        if exp.source == "live" and exp.options is not None and not exp.options.keep_caches:
+            notes.append(f"{run}: captured with the FX graph and AOTAutograd caches off "
+                         "(keep_caches=False): '-' is a cache not looked up")  # fmt: skip
     notes.extend(_counted(b))
     return CacheDiff(
         compiles=tuple(r for r in rows if r.a or r.b or r.kernels),
@@ -227,6 +240,10 @@ _COUNTERS = (
     "inductor.async_compile_cache_hit", "inductor.async_compile_cache_miss",
     "inductor.select_algorithm_autotune",
 )  # fmt: skip
+
+
+def _build(c: Compile) -> float:
+    return dict(time_phases.phases(c)).get(time_phases.BUILD, 0.0)
 
 
 def _counted(b: Exploration) -> list[str]:
