@@ -216,7 +216,9 @@ def _recompiles(exp: Exploration, times: time_phases.CompileTimes) -> list[Ranke
         out.append(
             finding(
                 "compile_time.recompiles",
-                "warning",
+                # the recompile rules name the guard that failed; this one says what the
+                # recompiles cost in compile time, beside them
+                "info",
                 f"Recompiles of `{frame}` took {spent:.1f} s of {total:.1f} s of compile "
                 f"time ({len(rows)} recompiles)",
                 [
