@@ -12,7 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compiler.advise.costs import time_phases
-from compiler.diff.kernel_caches import DERIVED_FROM, KernelCaches, kernel_caches, kernel_lines
+from compiler.diff.kernel_caches import (
+    DERIVED_FROM,
+    KernelCaches,
+    kernel_caches,
+    kernel_lines,
+    template_autotuning,
+)
 from compiler.link.ids import key_of
 from compiler.model import Compile, Exploration
 from compiler.parse.words.cache_keys import CacheRecord, cache_record, kind_of, only_numbers_differ
@@ -45,6 +51,8 @@ class CompileCaches:
     # seconds building kernels (C++ or Triton) in a and b: torch's ``compile_file`` and
     # ``async_compile`` spans, as ``compiler.compile_time`` buckets them
     build_s: tuple[float, float] = (0.0, 0.0)
+    # GEMM template autotunings that ran (count, seconds) in a and b: torch's spans
+    tuned: tuple[tuple[int, float], tuple[int, float]] = ((0, 0.0), (0, 0.0))
 
     def states(self, which: str = "b") -> dict[str, str]:
         """``{cache: "hit" | "miss" | "bypass"}`` for run ``a`` or ``b``."""
@@ -99,6 +107,11 @@ class CacheDiff:
             if any(c.build_s):
                 lines.append(f"  kernel build: a {c.build_s[0]:.2f} s, b {c.build_s[1]:.2f} s "
                              "(torch's compile_file and async_compile spans)")  # fmt: skip
+            if c.tuned[0][0] or c.tuned[1][0]:
+                (na, ta), (nb, tb) = c.tuned
+                lines.append(f"  GEMM autotuning ran: a {na} ({ta:.2f} s), b {nb} ({tb:.2f} s) "
+                             "(torch's *_template_autotuning spans; torch opens none when "
+                             "a cache has the choice)")  # fmt: skip
             lines.extend(kernel_lines(c.kernels, _PER_KIND))
         for k in self.only_a:
             lines.append(f"compile {k}: only in a")
@@ -209,8 +222,9 @@ def cache_diff(a: Exploration, b: Exploration) -> CacheDiff:
         ra, rb = cache_records(ca), cache_records(cb)
         kernels = kernel_caches(a, ca, b, cb, rb)
         build = (_build(ca), _build(cb))
+        tuned = (template_autotuning(ca), template_autotuning(cb))
         rows.append(CompileCaches(key, cb.code_name, ra, rb, tuple(_changes(ra, rb)), kernels,
-                                  build))  # fmt: skip
+                                  build, tuned))  # fmt: skip
     notes = []
     if not any(c.a or c.b for c in rows):
         notes.append(

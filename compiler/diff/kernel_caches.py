@@ -164,12 +164,11 @@ def kernel_lines(rows: tuple[KernelCaches, ...], per_kind: int = 3) -> list[str]
             "  autotune cache (torch's triton_kernel_info): "
             + ", ".join(f"{n} {m}" for m, n in moves.items())
         )
-    for i, run in enumerate("ab"):
-        built = [r.build_us[i] for r in rows if r.build_us[i] is not None]
-        if built:
-            seconds = sum(b for b in built if b is not None) / 1e6
-            lines.append(f"  Triton build in {run}: {seconds:.2f} s (torch's compile_time_us, "
-                         f"{len(built)} kernels)")  # fmt: skip
+    built = [[r.build_us[i] for r in rows if r.build_us[i] is not None] for i in (0, 1)]
+    if built[0] or built[1]:
+        a, b = (sum(x for x in one if x is not None) / 1e6 for one in built)
+        lines.append(f"  Triton build: a {a:.2f} s, b {b:.2f} s (torch's compile_time_us of "
+                     f"{len(built[0])} and {len(built[1])} kernels)")  # fmt: skip
     shown = 0
     for r in rows:
         if not (r.missed or (r.autotune[1] == "miss" and r.changes)):
@@ -197,3 +196,18 @@ def _cut(text: str, other: str, width: int = 140) -> str:
     first = next((i for i, (x, y) in enumerate(zip(one, two, strict=False)) if x != y), 0)
     start = max(0, first - width // 3)
     return ("..." if start else "") + one[start : start + width] + "..."
+
+
+def template_autotuning(c: Compile) -> tuple[int, float]:
+    """How many GEMM/conv template autotunings ran in ``c``, and their seconds: torch's
+    ``<op>_template_autotuning`` spans, which it opens only when it benchmarks (a choice
+    found in the autotune cache opens none).
+
+    Example:
+        >>> import compiler
+        >>> template_autotuning(compiler.model.Compile(
+        ...     compile_id=compiler.model.CompileId.from_string("0/0")))
+        (0, 0.0)
+    """
+    spans = [p.seconds for p in c.metrics.phases if p.name.endswith("_template_autotuning")]
+    return len(spans), float(sum(spans))
