@@ -18,6 +18,7 @@ from compiler.diff.kernel_caches import (
     kernel_caches,
     kernel_lines,
     template_autotuning,
+    triton_build,
 )
 from compiler.link.ids import key_of
 from compiler.model import Compile, Exploration
@@ -53,6 +54,8 @@ class CompileCaches:
     build_s: tuple[float, float] = (0.0, 0.0)
     # GEMM template autotunings that ran (count, seconds) in a and b: torch's spans
     tuned: tuple[tuple[int, float], tuple[int, float]] = ((0, 0.0), (0, 0.0))
+    # Triton kernels torch timed (count, seconds) in a and b: triton_kernel_info
+    triton_built: tuple[tuple[int, float], tuple[int, float]] = ((0, 0.0), (0, 0.0))
 
     def states(self, which: str = "b") -> dict[str, str]:
         """``{cache: "hit" | "miss" | "bypass"}`` for run ``a`` or ``b``."""
@@ -107,6 +110,14 @@ class CacheDiff:
             if any(c.build_s):
                 lines.append(f"  kernel build: a {c.build_s[0]:.2f} s, b {c.build_s[1]:.2f} s "
                              "(torch's compile_file and async_compile spans)")  # fmt: skip
+            if c.triton_built[0][0] or c.triton_built[1][0]:
+                (na, ta), (nb, tb) = c.triton_built
+                lines.append(f"  Triton build: a {ta:.2f} s ({na} kernels), b {tb:.2f} s ({nb} "
+                             "kernels) (torch's compile_time_us per kernel)")  # fmt: skip
+            saved = [r.time_saved_ms for r in c.b if r.time_saved_ms]
+            if saved:
+                lines.append(f"  torch's estimate of the compile time b's hit saved: "
+                             f"{max(saved) / 1000:.2f} s")  # fmt: skip
             if c.tuned[0][0] or c.tuned[1][0]:
                 (na, ta), (nb, tb) = c.tuned
                 lines.append(f"  GEMM autotuning ran: a {na} ({ta:.2f} s), b {nb} ({tb:.2f} s) "
@@ -223,8 +234,9 @@ def cache_diff(a: Exploration, b: Exploration) -> CacheDiff:
         kernels = kernel_caches(a, ca, b, cb, rb)
         build = (_build(ca), _build(cb))
         tuned = (template_autotuning(ca), template_autotuning(cb))
+        built = (triton_build(ca), triton_build(cb))
         rows.append(CompileCaches(key, cb.code_name, ra, rb, tuple(_changes(ra, rb)), kernels,
-                                  build, tuned))  # fmt: skip
+                                  build, tuned, built))  # fmt: skip
     notes = []
     if not any(c.a or c.b for c in rows):
         notes.append(

@@ -158,17 +158,14 @@ def kernel_lines(rows: tuple[KernelCaches, ...], per_kind: int = 3) -> list[str]
     if tuned:
         moves: dict[str, int] = {}
         for r in tuned:
-            move = f"{r.autotune[0] or '-'} -> {r.autotune[1] or '-'}"
+            # a kernel loaded from the FX graph entry looks nothing up
+            after = r.autotune[1] or ("not looked up" if r.state == "hit (FX bundle)" else "-")
+            move = f"{r.autotune[0] or '-'} -> {after}"
             moves[move] = moves.get(move, 0) + 1
         lines.append(
             "  autotune cache (torch's triton_kernel_info): "
             + ", ".join(f"{n} {m}" for m, n in moves.items())
         )
-    built = [[r.build_us[i] for r in rows if r.build_us[i] is not None] for i in (0, 1)]
-    if built[0] or built[1]:
-        a, b = (sum(x for x in one if x is not None) / 1e6 for one in built)
-        lines.append(f"  Triton build: a {a:.2f} s, b {b:.2f} s (torch's compile_time_us of "
-                     f"{len(built[0])} and {len(built[1])} kernels)")  # fmt: skip
     shown = 0
     for r in rows:
         if not (r.missed or (r.autotune[1] == "miss" and r.changes)):
@@ -211,3 +208,17 @@ def template_autotuning(c: Compile) -> tuple[int, float]:
     """
     spans = [p.seconds for p in c.metrics.phases if p.name.endswith("_template_autotuning")]
     return len(spans), float(sum(spans))
+
+
+def triton_build(c: Compile) -> tuple[int, float]:
+    """How many of ``c``'s Triton kernels torch timed, and their build seconds in all
+    (``compile_time_us`` of its ``triton_kernel_info``).
+
+    Example:
+        >>> import compiler
+        >>> triton_build(compiler.model.Compile(
+        ...     compile_id=compiler.model.CompileId.from_string("0/0")))
+        (0, 0.0)
+    """
+    times = [t for k in c.kernels() if (t := _us(k)) is not None]
+    return len(times), sum(times) / 1e6

@@ -96,21 +96,24 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-_BUNDLED = re.compile(r"cached_kernel_names=\[(?P<names>[^\]]*)\]")
+_BUNDLED = re.compile(r"(?:cached|statically_launched)_kernel_names=\[(?P<names>[^\]]*)\]")
 
 
 def bundled_kernels(meta: str) -> tuple[str, ...]:
-    """The kernel names of torch's printed ``TritonBundlerMetadata``.
+    """The kernel names of torch's printed ``TritonBundlerMetadata``: those written back to
+    Triton's cache and those loaded as static launchers (torch 2.11 on, no Triton at all).
 
     Example:
         >>> bundled_kernels("TritonBundlerMetadata(cached_kernel_names=['k_0', 'k_1'], "
-        ...                 "statically_launched_kernel_names=[])")
-        ('k_0', 'k_1')
+        ...                 "statically_launched_kernel_names=['k_2'])")
+        ('k_0', 'k_1', 'k_2')
     """
-    m = _BUNDLED.search(meta)
-    if m is None:
-        return ()
-    return tuple(n.strip().strip("'\"") for n in m["names"].split(",") if n.strip())
+    return tuple(
+        n.strip().strip("'\"")
+        for m in _BUNDLED.finditer(meta)
+        for n in m["names"].split(",")
+        if n.strip()
+    )
 
 
 _SYSTEM = ("system_info", "cpp_runtime_thread_count", "cuda_matmul_settings", "device")
