@@ -8,6 +8,9 @@ output code, and on the GPU recordings its ``triton_kernel_info`` and counters.
 
 from __future__ import annotations
 
+import gzip
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -87,3 +90,67 @@ def test_a_gpu_compile_shows_its_triton_build_from_torchs_span():
     assert spans
     (row,) = compiler.compile_time(rec).compiles
     assert row.phase("C++/Triton build") == pytest.approx(sum(spans))
+
+
+# A 2-layer GPT-2 explored on an H200 (torch 2.11, Triton 3.6) in four fresh processes
+# sharing one empty cache folder: scripts/record_compile_gpu.py (tests/data/recordings).
+# gpu_gpt2_compile_metrics.json holds torch's own compilation_metrics records of each.
+def _gpu(job: str) -> compiler.Exploration:
+    raw = (RECORDINGS / f"gpu_gpt2_compile_{job}.json.gz").read_bytes()
+    return compiler.Exploration.from_json(gzip.decompress(raw).decode())
+
+
+def _metrics(job: str) -> dict:
+    (record,) = json.loads((RECORDINGS / "gpu_gpt2_compile_metrics.json").read_text())[job]
+    return record
+
+
+def test_gpu_warm_process_loads_every_triton_kernel_from_the_fx_graph_entry():
+    cold, warm = _gpu("cold"), _gpu("warm")
+    (row,) = compiler.cache_diff(cold, warm).compiles
+    # torch: the FX graph and AOTAutograd caches hit, and the entry's bundle named kernels
+    assert _metrics("warm")["inductor_fx_local_cache_hit_count"] == 1
+    assert row.states("b") == {"fx_graph": "hit", "aotautograd": "hit"}
+    hit = json.loads(warm.compiles[0].artifacts["fx_graph_cache_hit"])
+    bundled = set(re.findall(r"'(triton_\w+)'", hit["triton_bundler_meta"]))
+    triton = {k.name for k in warm.compiles[0].kernels() if k.language == "triton"}
+    assert bundled == triton
+    assert warm.counters["inductor.triton_bundler_load_static_autotuner"] == len(triton)
+    assert {r.kernel for r in row.kernels if r.state == "hit (FX bundle)"} == triton
+    text = str(compiler.cache_diff(cold, warm))
+    assert f"{len(triton)} hit (FX bundle)" in text
+    aot = json.loads(warm.compiles[0].artifacts["aotautograd_cache_hit"])
+    assert f"hit saved: {aot['time_saved_ms'] / 1000:.2f} s" in text
+
+
+def test_gpu_rebuilt_kernels_keep_their_keys_and_triton_and_autotune_caches_hit():
+    cold, nofx = _gpu("cold"), _gpu("nofx")
+    (row,) = compiler.cache_diff(cold, nofx).compiles
+    # derived: every Triton kernel's source, triton_meta and Triton version are the same
+    assert row.kernels and {r.state for r in row.kernels} == {"same key"}
+    # torch: building them again took a small part of the cold build (Triton's cache hit)
+    cold_us, warm_us = _metrics("cold")["triton_compile_time_us"], _metrics("nofx")[
+        "triton_compile_time_us"]  # fmt: skip
+    assert warm_us < 0.05 * cold_us
+    # torch: every kernel that missed the autotune cache cold hit it in the new process
+    missed = {r.kernel for r in row.kernels if r.autotune[0] == "miss"}
+    assert missed and all(r.autotune[1] == "hit" for r in row.kernels if r.kernel in missed)
+    assert f"{len(missed)} miss -> hit" in str(compiler.cache_diff(cold, nofx))
+
+
+def test_gpu_compile_time_shows_torchs_triton_build_and_autotuning():
+    for job in ("cold", "autotune"):
+        (row,) = compiler.compile_time(_gpu(job)).compiles
+        m = _metrics(job)
+        assert row.phase("C++/Triton build") == pytest.approx(
+            m["triton_compile_time_us"] / 1e6, abs=0.01)  # fmt: skip
+        assert row.phase("autotuning") == pytest.approx(
+            (m.get("compile_time_autotune_time_us") or 0) / 1e6, abs=0.01)  # fmt: skip
+        assert sum(s for _, s in row.phases) == pytest.approx(m["entire_frame_compile_time_s"])
+    # max-autotune against the default: torch's key names the config, and its GEMM
+    # autotunings ran only in the max-autotune process
+    cold, tuned = _gpu("cold"), _gpu("autotune")
+    diff = compiler.cache_diff(cold, tuned)
+    assert "inductor_config[max_autotune]" in {ch.name for ch in diff.compiles[0].changes}
+    (na, _), (nb, _) = diff.compiles[0].tuned
+    assert (na, nb) == (0, tuned.counters["inductor.select_algorithm_autotune"])
