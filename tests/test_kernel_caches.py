@@ -94,14 +94,15 @@ def test_a_gpu_compile_shows_its_triton_build_from_torchs_span():
 
 # A 2-layer GPT-2 explored on an H200 (torch 2.11, Triton 3.6) in four fresh processes
 # sharing one empty cache folder: scripts/record_compile_gpu.py (tests/data/recordings).
-# gpu_gpt2_compile_metrics.json holds torch's own compilation_metrics records of each.
+# tests/data/compile_metrics/gpu_gpt2_compile.json holds torch's compilation_metrics of each.
 def _gpu(job: str) -> compiler.Exploration:
     raw = (RECORDINGS / f"gpu_gpt2_compile_{job}.json.gz").read_bytes()
     return compiler.Exploration.from_json(gzip.decompress(raw).decode())
 
 
 def _metrics(job: str) -> dict:
-    (record,) = json.loads((RECORDINGS / "gpu_gpt2_compile_metrics.json").read_text())[job]
+    path = RECORDINGS.parent / "compile_metrics" / "gpu_gpt2_compile.json"
+    (record,) = json.loads(path.read_text())[job]
     return record
 
 
