@@ -155,3 +155,17 @@ def test_gpu_compile_time_shows_torchs_triton_build_and_autotuning():
     assert "inductor_config[max_autotune]" in {ch.name for ch in diff.compiles[0].changes}
     (na, _), (nb, _) = diff.compiles[0].tuned
     assert (na, nb) == (0, tuned.counters["inductor.select_algorithm_autotune"])
+
+
+def test_the_warm_cache_advice_quotes_torchs_own_figures_of_these_runs():
+    from compiler.advise.costs.slow_compile import WARM_MEASURED
+
+    cold, warm = (_metrics(j)["entire_frame_compile_time_s"] for j in ("cold", "warm"))
+    assert f"{cold:.1f} s cold and {warm:.1f} s in a second process" in WARM_MEASURED
+    cpu = [_load_cpu(j).compiles[0].metrics.entire_frame_seconds for j in ("cold", "warm")]
+    assert f"({cpu[0]:.1f} s and {cpu[1]:.1f} s on the CPU" in WARM_MEASURED
+
+
+def _load_cpu(job: str) -> compiler.Exploration:
+    raw = (RECORDINGS / f"cpu_gpt2_compile_{job}.json.gz").read_bytes()
+    return compiler.Exploration.from_json(gzip.decompress(raw).decode())
