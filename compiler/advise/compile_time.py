@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compiler.advise._common import Ranked, finding
-from compiler.advise.costs import time_phases
+from compiler.advise.costs import slow_compile, time_phases
 from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, kernel_of, key_of, loc_key, output_code_pane
 from compiler.model import Compile, Exploration
@@ -62,9 +62,14 @@ def findings(exp: Exploration) -> list[Ranked]:
         empty = _no_kernels(exp, c)
         if empty is not None:
             out.append(empty)
+    slow = slow_compile.findings(exp)
+    cold = any(r.finding.kind == "compile_time.cold_build" for r in slow)
     for label, hits in dominated.items():
-        out.append(_phase_finding(exp, label, hits))
+        # the cold-build finding says the same of the kernel build, with the mega-cache
+        if not (cold and label == _BUCKETS[1][0]):
+            out.append(_phase_finding(exp, label, hits))
     out.extend(time_phases.findings(exp))
+    out.extend(slow)
     return out
 
 

@@ -11,6 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from compiler.advise.costs import time_phases
+from compiler.diff.kernel_caches import (
+    DERIVED_FROM,
+    KernelCaches,
+    kernel_caches,
+    kernel_lines,
+    template_autotuning,
+    triton_build,
+)
 from compiler.link.ids import key_of
 from compiler.model import Compile, Exploration
 from compiler.parse.words.cache_keys import CacheRecord, cache_record, kind_of, only_numbers_differ
@@ -38,6 +47,15 @@ class CompileCaches:
     a: tuple[CacheRecord, ...]
     b: tuple[CacheRecord, ...]
     changes: tuple[ComponentChange, ...] = ()
+    # each generated kernel of ``b``: Triton's or the C++ kernel cache, and autotuning
+    kernels: tuple[KernelCaches, ...] = ()
+    # seconds building kernels (C++ or Triton) in a and b: torch's ``compile_file`` and
+    # ``async_compile`` spans, as ``compiler.compile_time`` buckets them
+    build_s: tuple[float, float] = (0.0, 0.0)
+    # GEMM template autotunings that ran (count, seconds) in a and b: torch's spans
+    tuned: tuple[tuple[int, float], tuple[int, float]] = ((0, 0.0), (0, 0.0))
+    # Triton kernels torch timed (count, seconds) in a and b: triton_kernel_info
+    triton_built: tuple[tuple[int, float], tuple[int, float]] = ((0, 0.0), (0, 0.0))
 
     def states(self, which: str = "b") -> dict[str, str]:
         """``{cache: "hit" | "miss" | "bypass"}`` for run ``a`` or ``b``."""
@@ -89,6 +107,23 @@ class CacheDiff:
             for kind, n in shown.items():
                 if n > _PER_KIND:
                     lines.append(f"  ... and {n - _PER_KIND} more {kind} components")
+            if any(c.build_s):
+                lines.append(f"  kernel build: a {c.build_s[0]:.2f} s, b {c.build_s[1]:.2f} s "
+                             "(torch's compile_file and async_compile spans)")  # fmt: skip
+            if c.triton_built[0][0] or c.triton_built[1][0]:
+                (na, ta), (nb, tb) = c.triton_built
+                lines.append(f"  Triton build: a {ta:.2f} s ({na} kernels), b {tb:.2f} s ({nb} "
+                             "kernels) (torch's compile_time_us per kernel)")  # fmt: skip
+            saved = [r.time_saved_ms for r in c.b if r.time_saved_ms]
+            if saved:
+                lines.append(f"  torch's estimate of the compile time b's hit saved: "
+                             f"{max(saved) / 1000:.2f} s")  # fmt: skip
+            if c.tuned[0][0] or c.tuned[1][0]:
+                (na, ta), (nb, tb) = c.tuned
+                lines.append(f"  GEMM autotuning ran: a {na} ({ta:.2f} s), b {nb} ({tb:.2f} s) "
+                             "(torch's *_template_autotuning spans; torch opens none when "
+                             "a cache has the choice)")  # fmt: skip
+            lines.extend(kernel_lines(c.kernels, _PER_KIND))
         for k in self.only_a:
             lines.append(f"compile {k}: only in a")
         for k in self.only_b:
@@ -196,20 +231,47 @@ def cache_diff(a: Exploration, b: Exploration) -> CacheDiff:
         if ca is None:
             continue
         ra, rb = cache_records(ca), cache_records(cb)
-        rows.append(CompileCaches(key, cb.code_name, ra, rb, tuple(_changes(ra, rb))))
+        kernels = kernel_caches(a, ca, b, cb, rb)
+        build = (_build(ca), _build(cb))
+        tuned = (template_autotuning(ca), template_autotuning(cb))
+        built = (triton_build(ca), triton_build(cb))
+        rows.append(CompileCaches(key, cb.code_name, ra, rb, tuple(_changes(ra, rb)), kernels,
+                                  build, tuned, built))  # fmt: skip
     notes = []
     if not any(c.a or c.b for c in rows):
         notes.append(
             "no cache lookups logged: capture with keep_caches=True, or load TORCH_TRACE logs"
         )
-    else:
-        notes.append(
-            "Triton and autotuning caches: torch logs no key details for them to TORCH_TRACE"
-        )
+    if any(c.kernels for c in rows):
+        notes.append(DERIVED_FROM)
+    for run, exp in (("a", a), ("b", b)):
+        if exp.source == "live" and exp.options is not None and not exp.options.keep_caches:
+            notes.append(f"{run}: captured with the FX graph and AOTAutograd caches off "
+                         "(keep_caches=False): '-' is a cache not looked up")  # fmt: skip
+    notes.extend(_counted(b))
     return CacheDiff(
-        compiles=tuple(r for r in rows if r.a or r.b),
+        compiles=tuple(r for r in rows if r.a or r.b or r.kernels),
         only_a=tuple(k for k in by_a if k not in by_b),
         only_b=tuple(k for k in by_b if k not in by_a),
         uncacheable=uncacheable(a) + uncacheable(b),
         notes=tuple(notes),
     )
+
+
+# torch's own counters of the kernel caches (``torch._dynamo.utils.counters``, whole run)
+_COUNTERS = (
+    "inductor.fxgraph_cache_hit", "inductor.fxgraph_cache_miss", "inductor.fxgraph_cache_bypass",
+    "aot_autograd.autograd_cache_hit", "aot_autograd.autograd_cache_miss",
+    "inductor.triton_bundler_save_kernel", "inductor.triton_bundler_read_and_emit_kernel",
+    "inductor.async_compile_cache_hit", "inductor.async_compile_cache_miss",
+    "inductor.select_algorithm_autotune",
+)  # fmt: skip
+
+
+def _build(c: Compile) -> float:
+    return dict(time_phases.phases(c)).get(time_phases.BUILD, 0.0)
+
+
+def _counted(b: Exploration) -> list[str]:
+    said = [f"{k.split('.', 1)[1]} {b.counters[k]}" for k in _COUNTERS if b.counters.get(k)]
+    return [f"torch's counters in b: {', '.join(said)}"] if said else []

@@ -24,6 +24,10 @@ TRACING, GUARDS, KEYS, LOAD, AOT, LOWERING, AUTOTUNE, CODEGEN, BUILD, OTHER = (
 # what a warm process still pays: Dynamo runs, and torch hashes its own sources for the
 # cache keys, in every process
 ALWAYS = (TRACING, GUARDS, KEYS)
+# the spans torch times into ``compile_time_autotune_time_us`` (select_algorithm.py,
+# scheduler.py: ``<op>_template_precompiling``, ``<op>_template_autotuning``,
+# ``benchmark_fused_nodes``; torch 2.11 to 2.14.1)
+_AUTOTUNE_COLUMN = ("_template_precompiling", "_template_autotuning", "benchmark_fused_nodes")
 _OUTLIER = 3.0  # times the median compile
 _MIN_OUTLIER_S = 2.0
 
@@ -142,23 +146,32 @@ def phases(c: Compile) -> tuple[tuple[str, float], ...]:
     """``c``'s buckets, biggest first, adding up to its entire-frame seconds (a backward
     compiled lazily, later, is not in them: ``lazy_backward``)."""
     spans: dict[str, float] = {}
-    autotune = 0.0
+    autotune = column = 0.0
     for p in lazy_backward(c)[0]:
         spans[p.name] = spans.get(p.name, 0.0) + p.seconds
-        if "autotune" in p.name.lower() and p.name.lower() != "autotune":
+        if p.name.endswith(_AUTOTUNE_COLUMN):
+            column += p.seconds
+        elif "autotune" in p.name.lower() and p.name.lower() != "autotune":
             autotune = max(autotune, p.seconds)
+    # torch's own autotuning spans, siblings that it adds up as compile_time_autotune_time_us
+    autotune = column or autotune
     total = c.metrics.entire_frame_seconds or spans.get("entire_frame_compile", 0.0)
     inductor = _sum(spans, "inductor_compile")
     code_gen = _sum(spans, "code_gen")
-    build = _sum(spans, "compile_file", "async_compile.wait")
+    # a Triton kernel built in this process rather than a compile worker is timed as
+    # ``async_compile.precompile`` (torch's ``triton_compile_time_us`` column, like the wait)
+    build = _sum(spans, "compile_file", "async_compile.wait", "async_compile.precompile")
+    # GEMM autotuning runs while lowering, or (torch 2.11, autotuning deferred to the
+    # scheduler) inside code generation: subtract it from the span that can hold it
+    in_code_gen = autotune <= code_gen - build
     got = {
         TRACING: _sum(spans, "bytecode_tracing"),
         GUARDS: _sum(spans, "build_guards"),
         KEYS: _sum(spans, "inductor_codecache_torch_key", "CacheBase.get_system.triton_key"),
         AOT: max(0.0, _sum(spans, "create_aot_dispatcher_function") - inductor),
-        LOWERING: max(0.0, inductor - code_gen - autotune),
+        LOWERING: max(0.0, inductor - code_gen - (0 if in_code_gen else autotune)),
         AUTOTUNE: autotune,
-        CODEGEN: max(0.0, code_gen - build),
+        CODEGEN: max(0.0, code_gen - build - (autotune if in_code_gen else 0)),
         BUILD: min(build, code_gen) if code_gen else build,
         # a cache hit loads the compiled module (and builds its C++ wrapper again)
         LOAD: max(0.0, _sum(spans, "AOTAutogradCache.inductor_load") - (0 if code_gen else build)),

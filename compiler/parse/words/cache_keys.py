@@ -34,6 +34,10 @@ class CacheRecord:
     components: tuple[Component, ...] = ()
     bypass_reason: str = ""
     detail: str = ""  # torch's ``cache_status_detailed``
+    # the Triton kernels torch saved with the FX graph entry (on a miss) or wrote back to
+    # Triton's cache from it (on a hit): ``triton_bundler_meta.cached_kernel_names``
+    bundled: tuple[str, ...] = ()
+    time_saved_ms: float | None = None  # torch's estimate, on an AOTAutograd cache hit
 
 
 def components(lines: list[str]) -> tuple[Component, ...]:
@@ -83,6 +87,32 @@ def cache_record(artifact: str, payload: str) -> CacheRecord | None:
         components=components(lines if isinstance(lines, list) else []),
         bypass_reason=str(data.get("cache_bypass_reason") or ""),
         detail=str(data.get("cache_status_detailed") or ""),
+        bundled=bundled_kernels(str(data.get("triton_bundler_meta") or "")),
+        time_saved_ms=_number(data.get("time_saved_ms")),
+    )
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+_BUNDLED = re.compile(r"(?:cached|statically_launched)_kernel_names=\[(?P<names>[^\]]*)\]")
+
+
+def bundled_kernels(meta: str) -> tuple[str, ...]:
+    """The kernel names of torch's printed ``TritonBundlerMetadata``: those written back to
+    Triton's cache and those loaded as static launchers (torch 2.11 on, no Triton at all).
+
+    Example:
+        >>> bundled_kernels("TritonBundlerMetadata(cached_kernel_names=['k_0', 'k_1'], "
+        ...                 "statically_launched_kernel_names=['k_2'])")
+        ('k_0', 'k_1', 'k_2')
+    """
+    return tuple(
+        n.strip().strip("'\"")
+        for m in _BUNDLED.finditer(meta)
+        for n in m["names"].split(",")
+        if n.strip()
     )
 
 
