@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler.advise._common import Ranked, finding
+from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.costs import slow_compile, time_phases
 from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, kernel_of, key_of, loc_key, output_code_pane
@@ -42,7 +42,8 @@ _BUCKETS = (
     ),
 )
 _DOMINANT = 0.6
-_MIN_SECONDS = 1.0
+# below this a phase share says nothing (a first compile pays torch's one-time set-up)
+_MIN_SECONDS = 5.0
 _UNROLLED = 100  # ops from one source line in one graph: a loop Dynamo unrolled
 
 
@@ -154,6 +155,7 @@ def _phase_finding(
         advice,
         f"{spent:.1f} s of compile time",
         score=spent,
+        cause=cause_key("compile_time.phase", label),
     )
 
 
