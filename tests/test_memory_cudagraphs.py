@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from torch._inductor.custom_graph_pass import CustomGraphPass
 
 import compiler
 from compiler.gpu.memory_peak import PeakMemory, as_counters
+from compiler.model import StageError
 
 
 class SavedInputs(CustomGraphPass):
@@ -95,8 +98,6 @@ def test_activation_memory_budget_is_torchs_config():
     assert callable(torch.compiler.cudagraph_mark_step_begin)
 
 
-
-
 def test_skip_reason_in_torchs_words_links_the_users_line_and_node():
     # the reason as torch formats it (cudagraph_utils), with a stack Dynamo recorded
     from torch._inductor.cudagraph_utils import format_default_skip_message
@@ -141,3 +142,138 @@ def test_gpt2_step_memory_table_eager_against_compiled():
     assert sum(c.total_bytes for c in mem.compiles) > 0
     table = mem.table()
     assert "| eager |" in table and "| compiled |" in table
+
+
+# torch's own records of the same run (scripts/record_pain_gpu.py's pain_logs.jsonl.gz):
+# each as torch formatted it, with torch's own compile ids, tagged with the job
+
+
+def _torch_said(job: str) -> list[str]:
+    lines = gzip.decompress((RECORDINGS / "pain_logs.jsonl.gz").read_bytes()).decode()
+    return [r["message"] for r in map(json.loads, lines.splitlines()) if r["job"] == job]
+
+
+def test_cycling_batches_one_tree_per_distinct_size_as_torch_logged():
+    exp = _recording("pain_cycling.json.gz")
+    said = _torch_said("pain_cycling")
+    keys = [m.rsplit(" ", 1)[1] for m in said if "Recording cudagraph tree for symint key" in m]
+    # torch's recordings name torch's compile id, which the capture renumbered to its own
+    ours = {old: new for new, old in re.findall(r"(\d+/\d+) = (\d+/\d+)", " ".join(exp.notes))}
+    recorded = [m for m in said if re.match(r"\[\d+/\d+\] Recording function=", m)]
+    assert keys == ["8", "16", "4"] and ours == {"2/0": "0/0"} and recorded
+    assert all(m.startswith("[2/0]") for m in recorded)
+    graphs = compiler.cudagraphs(exp)
+    (site,) = graphs.sites
+    assert site.compile_id == "0/0" and site.status == "recorded"
+    assert list(site.keys) == keys and site.recordings == len(recorded)
+    # one recording per distinct size, each for inputs of that batch
+    summary = json.loads((RECORDINGS / "pain_summary.json").read_text())
+    sizes = list(dict.fromkeys(c["batch"] for c in summary["cycling_calls"]))
+    assert [sh.key for sh in site.shapes] == [str(b) for b in sizes]
+    for sh in site.shapes:
+        assert sh.recordings == 1 and sh.sizes[0].startswith(f"{sh.key}, ")
+        assert sh.calls_ms == tuple(
+            c["ms"] for c in summary["cycling_calls"] if str(c["batch"]) == sh.key
+        )
+    assert graphs.pool_bytes == max(c["pool_bytes"] for c in summary["cycling_calls"]) > 0
+    (found,) = [f for f in exp.findings() if f.kind == "cudagraph.per_shape"]
+    assert found.cause == "cudagraph|shapes|0/0" and "pad or bucket" in found.suggestion.lower()
+
+
+def test_mutated_input_skip_names_torchs_reason_line_and_node():
+    exp = _recording("pain_mutated_input.json.gz")
+    (said,) = [m for m in _torch_said("pain_mutated_input") if "skipping cudagraphs" in m]
+    (site,) = compiler.cudagraphs(exp).sites
+    assert site.status == "skipped" and site.skip is not None
+    assert said.startswith(site.skip.reason) and site.skip.cause == "mutated"
+    (frame,) = site.skip.frames
+    assert frame.code == "buf.add_(1)" and f'line {frame.line}, in mutated\n    buf.add_(1)' in said
+    (c,) = exp.compiles
+    node = next(n for n in c.graphs["dynamo_output_graph"].nodes if n.name in site.nodes)
+    assert node.source is not None and node.source.line == frame.line
+    (found,) = [f for f in exp.findings() if f.kind == "cudagraph.skipped"]
+    assert found.cause == f"cudagraph|skip|mutated|record_pain_gpu.py:{frame.line}"
+    assert found.evidence[0].node == node.name
+
+
+def test_cpu_op_partition_keeps_out_the_ops_torch_named_at_the_users_line():
+    exp = _recording("pain_cpu_op.json.gz")
+    said = _torch_said("pain_cpu_op")
+    assert "Created 3 graph partitions: 2 cudagraphable, 1 non-cudagraphable" in said
+    named = [m.split(":")[0].strip() for m in said if "reason=cpu ops" in m]
+    lines = [int(n) for m in said for n in re.findall(r'record_pain_gpu.py", line (\d+)', m)]
+    (site,) = compiler.cudagraphs(exp).sites
+    assert site.status == "partitioned" and site.partitions == ((3, 2, 1),)
+    assert [op.buffer for op in site.kept_out] == named
+    assert [f.line for op in site.kept_out for f in op.frames] == lines
+    # torch's listing names file and line; the code is the Dynamo graph's for that line
+    first = site.kept_out[0].frames[0]
+    assert "y.cpu()" in first.code
+    (c,) = exp.compiles
+    cpu_nodes = [n.name for n in c.graphs["dynamo_output_graph"].nodes
+                 if n.source is not None and n.source.line in lines]  # fmt: skip
+    assert list(site.nodes) == cpu_nodes and cpu_nodes
+    causes = [f.cause for f in exp.findings() if f.kind == "cudagraph.partition"]
+    assert f"cudagraph|partition|cpu ops|record_pain_gpu.py:{first.line}" in causes
+
+
+def test_overwritten_output_error_becomes_the_advisors_finding_with_torchs_fix():
+    exp = _recording("pain_cycling.json.gz")
+    text = (RECORDINGS / "pain_cycling_grad.error.txt").read_text()
+    said = next(line for line in text.splitlines() if line.startswith("RuntimeError: Error"))
+    said += "\n" + text.split(said, 1)[1].split("\n\n", 1)[0]
+    line = int(re.search(r'Stack trace: File "[^"]+", line (\d+)', said)[1])
+    exp = dataclasses.replace(exp, errors=(*exp.errors, StageError(stage="run", message=said)))
+    graphs = compiler.cudagraphs(exp)
+    assert graphs.overwritten is not None and graphs.overwritten.frame.line == line
+    (found,) = [f for f in exp.findings() if f.kind == "cudagraph.overwritten"]
+    assert found.cause == f"cudagraph|overwritten|record_pain_gpu.py:{line}"
+    assert "cudagraph_mark_step_begin()" in found.suggestion and ".clone()" in found.suggestion
+    advice = said[said.index("To prevent") :].split("\n")[0].strip()
+    assert any(e.text == f"torch's advice: {advice}" for e in found.evidence)
+    # the node on the line torch named, in the graph it recorded
+    assert found.evidence[0].node in {n for _, n in graphs.overwritten_nodes}
+
+
+def test_capture_keeps_torchs_cudagraph_messages_under_its_own_compile_ids():
+    # torch's own loggers and message formats, from a backend that speaks as Inductor's
+    # CUDA graph code does: a skip in the compile, a tree and a recording at run time
+    from torch._guards import CompileContext
+    from torch._inductor import cudagraph_trees
+    from torch._inductor.cudagraph_utils import log_cudagraph_skip_and_bump_counter
+
+    torch_ids: list[str] = []
+
+    def backend(gm: torch.fx.GraphModule, _inputs: list[Any]) -> Any:
+        torch_id = CompileContext.current_compile_id()
+        torch_ids.append(str(torch_id))
+        log_cudagraph_skip_and_bump_counter("skipping cudagraphs due to mutated inputs (1 instances)")
+
+        def run(*args: Any) -> Any:
+            cudagraph_trees.log.info("Recording cudagraph tree for symint key %s", 8)
+            cudagraph_trees.log.debug(
+                "[%s] Recording function=%s, mode=%s, cuda_graph_id=%d, inputs: %s",
+                torch_id, "partition_0", "FORWARD", 0, "[0]: Tensor(size=[8, 4])",
+            )  # fmt: skip
+            return gm.forward(*args)
+
+        return run
+
+    torch.compile(torch.sin, backend="eager")(torch.ones(2))  # torch's frame 0, before
+    f = torch.compile(lambda x: x.cos() + 1, backend=backend)
+    exp = compiler.explore(lambda: f(torch.ones(8, 4)), wrap=False, decompile=False)
+    (c,) = exp.compiles
+    assert str(c.compile_id) == "0/0" and torch_ids == ["1/0"]
+    assert any("0/0 = 1/0" in n for n in exp.notes)
+    said = json.loads(c.artifacts["cudagraphs_log"])
+    assert said == [
+        "cudagraphs: skipping cudagraphs due to mutated inputs (1 instances)",
+        "cudagraphs: Recording cudagraph tree for symint key 8",
+        "cudagraphs: Recording function=partition_0, mode=FORWARD, cuda_graph_id=0, "
+        "inputs: [0]: Tensor(size=[8, 4])",
+    ]
+    (site,) = compiler.cudagraphs(exp).sites
+    assert site.compile_id == "0/0" and site.status == "skipped" and site.recordings == 1
+    assert site.keys == ("8",) and site.shapes[0].sizes == ("8, 4",)
+    back = compiler.Exploration.from_json(exp.to_json())
+    assert compiler.cudagraphs(back) == compiler.cudagraphs(exp)
