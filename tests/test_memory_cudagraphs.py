@@ -247,7 +247,9 @@ def test_capture_keeps_torchs_cudagraph_messages_under_its_own_compile_ids():
     def backend(gm: torch.fx.GraphModule, _inputs: list[Any]) -> Any:
         torch_id = CompileContext.current_compile_id()
         torch_ids.append(str(torch_id))
-        log_cudagraph_skip_and_bump_counter("skipping cudagraphs due to mutated inputs (1 instances)")
+        log_cudagraph_skip_and_bump_counter(
+            "skipping cudagraphs due to mutated inputs (1 instances)"
+        )
 
         def run(*args: Any) -> Any:
             cudagraph_trees.log.info("Recording cudagraph tree for symint key %s", 8)
