@@ -73,6 +73,7 @@ class SiteGraphs:
     rerecords: tuple[str, ...] = ()
     shapes: tuple[ShapeRecordings, ...] = ()
     partitions: tuple[tuple[int, int, int], ...] = ()
+    op_nodes: tuple[tuple[str, ...], ...] = ()  # per kept-out op, the nodes on its lines
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,7 @@ def _site(c: Compile, log: CudagraphLog, timed: dict[int, tuple[float, ...]]) ->
         rerecords=log.rerecords,
         shapes=_shapes(log, timed),
         partitions=log.partitions,
+        op_nodes=tuple(_nodes_on(c, list(op.frames)) for op in ops),
     )
 
 

@@ -52,8 +52,10 @@ FINDINGS = PaneId("findings")
 RANKS = PaneId("ranks")
 # The user's own profiled run (``compiler.attach_profile``): the whole exploration's too.
 PROFILE = PaneId("profile")
+# What CUDA graphs did per call site (``compiler.cudagraphs``): the whole exploration's too.
+CUDAGRAPHS = PaneId("cudagraphs")
 # The panes of the whole exploration: every compile lists them, each is built once.
-EXPLORATION_PANES = (FINDINGS, RANKS, PROFILE)
+EXPLORATION_PANES = (FINDINGS, RANKS, PROFILE, CUDAGRAPHS)
 
 
 # --- compiles, output codes, kernels ------------------------------------------------------

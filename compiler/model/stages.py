@@ -149,6 +149,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("findings", "Findings", "group_advisor", "findings", where="exploration"),
     Stage("ranks", "Ranks side by side", "group_advisor", "ranks", where="exploration"),
     Stage("profile", "Profiled run", "group_runtime", "profile", where="exploration"),
+    Stage("cudagraphs", "CUDA graphs", "group_runtime", "cudagraphs", where="exploration"),
 )  # fmt: skip
 
 # The compiler groups a view sorts panes into, in the order the compiler runs them.

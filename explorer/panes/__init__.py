@@ -27,8 +27,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from compiler import Exploration
-from compiler.link.ids import FINDINGS, PROFILE, RANKS
+from compiler.link.ids import CUDAGRAPHS, FINDINGS, PROFILE, RANKS
 
+from .costs.cudagraphs import build_cudagraphs
 from .frame import PaneNotFound, find_compile
 from .index import build_index, kept_selection, pane_refs
 from .index_types import Index
@@ -68,6 +69,8 @@ def build_pane(exp: Exploration, compile_key: str | None, pane_id: str) -> Pane:
         return build_ranks(exp, compile_key, pane_id)
     if pane_id == PROFILE:
         return build_profile(exp, compile_key, pane_id)
+    if pane_id == CUDAGRAPHS:
+        return build_cudagraphs(exp, compile_key, pane_id)
     c = find_compile(exp, compile_key or "")
     ref = next((r for r in pane_refs(c) if r.id == pane_id), None)
     if ref is None:

@@ -15,6 +15,7 @@ from compiler import Compile, Exploration
 from compiler.link import ids
 from compiler.link.user_code import graph_source_lines
 
+from .costs.cudagraphs import has_cudagraphs
 from .index_types import (
     CompileEntry,
     Index,
@@ -258,8 +259,10 @@ def build_index(exp: Exploration, *, whole: Exploration | None = None) -> Index:
     fref = _ref(ids.StageRef(id=ids.FINDINGS, stage="findings")) if findings else None
     rref = _ref(ids.StageRef(id=ids.RANKS, stage="ranks")) if has_ranks(whole or exp) else None
     pref = _ref(ids.StageRef(id=ids.PROFILE, stage="profile")) if exp.profile else None
+    cg = ids.StageRef(id=ids.CUDAGRAPHS, stage="cudagraphs")
+    gref = _ref(cg) if has_cudagraphs(exp) else None
     seen = _collect(exp)
-    compiles = tuple(_entry(c, pane_refs(c, fref, rref, pref)) for c in exp.compiles)
+    compiles = tuple(_entry(c, pane_refs(c, fref, rref, pref, gref)) for c in exp.compiles)
     first = compiles[0] if compiles else None
     stage = first.default_stage if first is not None else None
     if stage is not None and any(f.severity == "problem" for f in findings):

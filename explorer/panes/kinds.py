@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .costs.cudagraphs import CudagraphsPane, build_cudagraphs
 from .frame import build_code, build_graph, build_graph_breaks, build_recompile_reasons
 from .inductor import build_output_code, build_schedule, build_triton_lowering
 from .ranks import build_ranks
@@ -120,6 +121,12 @@ KINDS: tuple[PaneKind, ...] = (
     PaneKind(cls=RanksPane, build=build_ranks, module="ranks.js", renderer="renderRanks"),
     PaneKind(
         cls=ProfilePane, build=build_profile, module="runtime.js", renderer="renderProfile"
+    ),
+    PaneKind(
+        cls=CudagraphsPane,
+        build=build_cudagraphs,
+        module="cudagraphs.js",
+        renderer="renderCudagraphs",
     ),
 )
 

@@ -48,6 +48,7 @@ def _classes() -> list[type]:
         for v in vars(module).values()
         if isinstance(v, type) and dataclasses.is_dataclass(v) and v.__module__ == module.__name__
     ]
+    todo.extend(k.cls for k in KINDS)  # a kind's class may live beside its builder
     out: set[type] = set()  # a set: ``Pane`` names PaneHead again
     while todo:
         cls = todo.pop()

@@ -7,6 +7,7 @@ import { renderCode, renderGraph, renderGraphBreaks, renderRecompileReasons, ren
 import { renderOutputCode, renderSchedule, renderTritonLowering } from "./inductor.js";
 import { renderAutotuning, renderKernelTiming, renderMetrics, renderProfile } from "./runtime.js";
 import { renderRanks } from "./ranks.js";
+import { renderCudagraphs } from "./cudagraphs.js";
 
 /** @type {Object<string, Renderer>} */
 const RENDERERS = {
@@ -23,6 +24,7 @@ const RENDERERS = {
   findings: renderFindings,
   ranks: renderRanks,
   profile: renderProfile,
+  cudagraphs: renderCudagraphs,
 };
 
 export { RENDERERS };

@@ -84,6 +84,46 @@
  * @property {(string|null)} default_stage
  */
 /**
+ * @typedef {object} CudagraphCall
+ * @property {number} batch
+ * @property {number} ms
+ * @property {number} pool_mib
+ */
+/**
+ * @typedef {object} CudagraphShape
+ * @property {string} key
+ * @property {number} trees
+ * @property {number} warmups
+ * @property {number} recordings
+ * @property {string[]} sizes
+ * @property {number[]} calls_ms
+ */
+/**
+ * @typedef {object} CudagraphSite
+ * @property {string} compile
+ * @property {string} label
+ * @property {string} status
+ * @property {string} summary
+ * @property {(EvidenceLink|null)} reason
+ * @property {EvidenceLink[]} kept_out
+ * @property {CudagraphShape[]} shapes
+ * @property {string[]} rerecords
+ */
+/**
+ * @typedef {object} CudagraphsPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {string} summary
+ * @property {CudagraphSite[]} sites
+ * @property {CudagraphCall[]} calls
+ * @property {number} pool_mib
+ * @property {EvidenceLink[]} problems
+ */
+/**
  * @typedef {object} DivergenceEntry
  * @property {string} kind
  * @property {string} compile_id
@@ -522,6 +562,6 @@
  * @property {number} shared_memory
  * @property {LoweredStageInfo[]} stages
  */
-/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane|RanksPane|ProfilePane} Pane */
+/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane|RanksPane|ProfilePane|CudagraphsPane} Pane */
 
 export {}; // a module: other files take these types with @import
