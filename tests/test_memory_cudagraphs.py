@@ -10,7 +10,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
+from test_export import open_page  # noqa: F401 (a pytest fixture)
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
 import compiler
@@ -279,3 +281,70 @@ def test_capture_keeps_torchs_cudagraph_messages_under_its_own_compile_ids():
     assert site.keys == ("8",) and site.shapes[0].sizes == ("8, 4",)
     back = compiler.Exploration.from_json(exp.to_json())
     assert compiler.cudagraphs(back) == compiler.cudagraphs(exp)
+
+
+# -- the CUDA-graph pane and the report, from the replayed recordings ----------------------
+
+
+def test_the_cudagraphs_pane_lists_sites_shapes_and_links_torchs_reason():
+    from explorer.panes import build_index, build_pane, pane_json
+
+    exp = _recording("pain_mutated_input.json.gz")
+    assert "cudagraphs" in [r.id for r in build_index(exp).compiles[0].panes]
+    pane = build_pane(exp, None, "cudagraphs")
+    (site,) = pane.sites
+    (said,) = [m for m in _torch_said("pain_mutated_input") if "skipping cudagraphs" in m]
+    assert site.status == "skipped" and site.reason is not None
+    assert said.startswith(site.reason.text.split(" at `")[0]) and "buf.add_(1)" in site.reason.text
+    # the link names a node of the graph pane it opens, on the line torch named
+    graph = build_pane(exp, site.reason.compile, site.reason.stage)
+    node = next(n for n in exp.compiles[0].graphs["dynamo_output_graph"].nodes
+                if n.name == site.reason.node)  # fmt: skip
+    assert graph.kind == "graph" and f"{node.source.filename}:{node.source.line}" == site.reason.src
+    cycling = build_pane(_recording("pain_cycling.json.gz"), None, "cudagraphs")
+    keys = [m.rsplit(" ", 1)[1] for m in _torch_said("pain_cycling") if "symint key" in m]
+    assert [s.key for s in cycling.sites[0].shapes] == keys
+    assert cycling.pool_mib > 0 and len(cycling.calls) == 8
+    assert pane_json(cycling)["sites"][0]["shapes"][0]["recordings"] == 1
+    # a recording where torch said nothing about CUDA graphs lists no such pane
+    plain = compiler.Exploration.from_json((RECORDINGS / "cuda_pointwise.json").read_text())
+    assert "cudagraphs" not in [r.id for r in build_index(plain).compiles[0].panes]
+
+
+def test_the_report_shows_each_shapes_recordings_and_the_cause():
+    from explorer.report import summarize
+
+    text = summarize(_recording("pain_cycling.json.gz"))
+    assert "## CUDA graphs" in text
+    for key in ("8", "16", "4"):
+        assert f"symint key {key}: 1 trees, 1 warm-ups, 1 recordings" in text
+    text = summarize(_recording("pain_mutated_input.json.gz"))
+    assert "**skipped**, skipping cudagraphs due to mutated inputs" in text
+    assert "`buf.add_(1)`" in text
+
+
+@pytest.mark.slow
+def test_the_exported_cudagraphs_pane_opens_the_node_torch_blamed(open_page, tmp_path):  # noqa: F811
+    from playwright.sync_api import expect
+
+    from explorer.export import to_html
+
+    exp = _recording("pain_mutated_input.json.gz")
+    (said,) = [m for m in _torch_said("pain_mutated_input") if "skipping cudagraphs" in m]
+    path = tmp_path / "cudagraphs.html"
+    to_html(exp, path)
+    page, problems = open_page(path)
+    page.locator('.tce-tab[data-stage="cudagraphs"]').click()
+    expect(page.locator(".tce-cg-summary")).to_contain_text("1 skipped")
+    site = page.locator(".tce-cg-site")
+    expect(site).to_have_count(1)
+    expect(site.locator(".tce-cg-status")).to_have_text("skipped")
+    reason = site.locator(".tce-cg-reason")
+    expect(reason).to_contain_text(said.split(".")[0])
+    expect(reason).to_contain_text("`buf.add_(1)`")
+    expect(site.locator(".tce-cg-shape")).to_have_count(1)
+    reason.click()
+    current = page.locator(".tce-tab.tce-current")
+    expect(current).to_have_attribute("data-stage", "dynamo_output_graph")
+    expect(page.locator(".gc-side-name")).to_have_text("add_")
+    assert problems == []
