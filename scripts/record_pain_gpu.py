@@ -10,11 +10,14 @@ Writes into OUT (gzip-compressed, small):
   8, 16, 4, 8, 16, 4, 8, 16 under ``no_grad``: one CUDA graph tree per distinct size
   ("Recording cudagraph tree for symint key 8"), each call's time and the CUDA graph
   pool's bytes after it.
-- ``pain_cycling_grad.json.gz``: the same with grad on, each step a forward and a
-  backward, ``torch.compiler.cudagraph_mark_step_begin()`` before each step as torch's
-  error message advises.
+- ``pain_cycling_grad.json.gz``: the same with grad on, each step a training step as a
+  user writes it: gradients set to None, ``torch.compiler.cudagraph_mark_step_begin()``,
+  a forward and a backward.
 - ``pain_cycling_grad_plain.json.gz``: the same loop without ``cudagraph_mark_step_begin``
   (torch tells steps apart by itself).
+- ``pain_cycling_grad_pitfall.json.gz``: the loop that failed before: steps marked, but
+  the gradients never cleared, so each backward accumulates into ``.grad`` tensors a CUDA
+  graph wrote into its pool.
 - Where a run raises (torch's "accessing tensor output of CUDAGraphs that has been
   overwritten by a subsequent run"), its recording is still written, with what was
   recorded before the error and torch's whole error text among its errors: the pitfall
@@ -132,9 +135,13 @@ def _ms(fn: Callable[[], Any]) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def cycling(name: str, grad: bool, mark_step: bool) -> Callable[[], Any]:
+def cycling(name: str, grad: bool, mark_step: bool, zero_grad: bool = True) -> Callable[[], Any]:
     """A loop over ``SIZES`` of one reduce-overhead model, each call timed with the CUDA
-    graph pool's bytes after it (kept in ``SUMMARY[<name>_calls]``)."""
+    graph pool's bytes after it (kept in ``SUMMARY[<name>_calls]``). With grad on, each
+    step is a forward and a backward; ``zero_grad`` sets the gradients to None first, as
+    a training step's ``optimizer.zero_grad()`` does: without it the backward accumulates
+    into ``.grad`` tensors an earlier CUDA graph replay wrote into its pool (the pitfall
+    torch reports as "accessing tensor output of CUDAGraphs that has been overwritten")."""
     model = Mlp().to(DEV)
     xs = {b: torch.randn(b, 64, device=DEV) for b in set(SIZES)}
     calls: list[dict[str, Any]] = []
@@ -147,6 +154,8 @@ def cycling(name: str, grad: bool, mark_step: bool) -> Callable[[], Any]:
             if grad:
 
                 def step(b: int = b) -> None:
+                    if zero_grad:
+                        model.zero_grad(set_to_none=True)
                     if mark_step:
                         # a new step: outputs of the last one may be overwritten
                         torch.compiler.cudagraph_mark_step_begin()
@@ -164,11 +173,14 @@ def cycling(name: str, grad: bool, mark_step: bool) -> Callable[[], Any]:
     return run
 
 
-def cycling_job(name: str, grad: bool, mark_step: bool) -> Callable[[], Any]:
+def cycling_job(
+    name: str, grad: bool, mark_step: bool, zero_grad: bool = True
+) -> Callable[[], Any]:
     def job() -> Any:
         # a fresh start: Dynamo's caches and torch's CUDA graph trees of earlier jobs go
         torch._dynamo.reset()
-        return compiler.explore(cycling(name, grad, mark_step), wrap=False, decompile=False)
+        run = cycling(name, grad, mark_step, zero_grad)
+        return compiler.explore(run, wrap=False, decompile=False)
 
     return job
 
@@ -254,6 +266,10 @@ def main() -> int:
         "pain_cycling": cycling_job("cycling", grad=False, mark_step=False),
         "pain_cycling_grad": cycling_job("cycling_grad", grad=True, mark_step=True),
         "pain_cycling_grad_plain": cycling_job("cycling_grad_plain", grad=True, mark_step=False),
+        # the loop that failed on the H100 (no zero_grad): the pitfall, recorded
+        "pain_cycling_grad_pitfall": cycling_job(
+            "cycling_grad_pitfall", grad=True, mark_step=True, zero_grad=False
+        ),
         "pain_gpt2_step": gpt2_job,
     }
     only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--only=")), [])

@@ -213,11 +213,16 @@ def _overwritten(exp: Exploration, graphs: CudaGraphs) -> Ranked:
         f"A CUDA graph output was read after a later run overwrote it{at}",
         evidence,
         "CUDA graph trees give every output of a replay memory in one pool, reused by the "
-        "next replay: a tensor kept from one call (an output held across steps, or the "
-        "activations a pending backward still needs) is overwritten by the next call. "
-        "Call `torch.compiler.cudagraph_mark_step_begin()` at the start of each step (each "
-        "forward and its backward), or `.clone()` an output you keep beyond the step, "
-        "outside the compiled function.",
+        "next replay: a tensor kept from one call is overwritten by the next. Call "
+        "`torch.compiler.cudagraph_mark_step_begin()` at the start of each step, and "
+        "`.clone()` an output you keep beyond the step, outside the compiled function. "
+        "The tensor may be a gradient: a backward recorded in a CUDA graph writes each "
+        "parameter's first `.grad` into the pool, so accumulating into it at the next step "
+        "reads memory a later run overwrote (the stack then names the forward line of the "
+        "layer). Set the gradients to None before each backward (`optimizer.zero_grad()` or "
+        "`model.zero_grad(set_to_none=True)`), or allocate `.grad` before the first "
+        "compiled backward if you accumulate."
+        + (" torch says this one is a gradient." if over.grad else ""),
         "the run stops with a RuntimeError",
         score=1.2,
         cause=cause_key("cudagraph", "overwritten", _where(f) if f else ""),

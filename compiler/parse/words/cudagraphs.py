@@ -48,7 +48,10 @@ _SIZE = re.compile(r"size=\[(?P<size>[^\]]*)\]")
 _WARMUP = re.compile(r"^Running warmup function=")
 _RERECORD = re.compile(r"^Re-recording function=.*reason=(?P<reason>.*)$", re.S)
 _PENDING = "pending, uninvoked backward"
-_OVERWRITTEN = "accessing tensor output of CUDAGraphs that has been overwritten"
+# torch 2.13 names a backward's output apart: "accessing gradient tensor output of ..."
+_OVERWRITTEN = re.compile(
+    r"accessing (?P<grad>gradient )?tensor output of CUDAGraphs that has been overwritten"
+)
 _CALL = re.compile(r"^call: batch (?P<b>\d+), (?P<ms>[\d.]+) ms, pool (?P<pool>\d+) bytes$")
 _MAPPED = re.compile(r"(?P<ours>[\w:/]+) = (?P<torch>[\w:/]+)")
 _KINDS = {"cudagraphs": "cudagraphs", "__cudagraphs": "cudagraphs", "perf_hints": "perf_hints",
@@ -132,6 +135,7 @@ class Overwritten:
 
     frame: UserFrame | None
     advice: str
+    grad: bool = False  # torch said the tensor is a gradient (a ``.grad`` kept across steps)
 
 
 def frames(text: str) -> tuple[UserFrame, ...]:
@@ -176,13 +180,15 @@ def overwritten(text: str) -> Overwritten | None:
     >>> o.frame.line, o.advice.startswith("To prevent overwriting")
     (7, True)
     """
-    if _OVERWRITTEN not in text:
+    m = _OVERWRITTEN.search(text)
+    if m is None:
         return None
-    tail = text[text.index(_OVERWRITTEN) :]
+    tail = text[m.start() :]
     found = _FRAME.search(tail)
     frame = UserFrame(found["file"], int(found["line"]), found["func"]) if found else None
-    advice = tail[tail.index("To prevent") :].split("\n")[0] if "To prevent" in tail else ""
-    return Overwritten(frame, advice.strip())
+    start = next((tail.index(w) for w in ("To prevent", "This can happen") if w in tail), -1)
+    advice = tail[start:].split("\n")[0] if start >= 0 else ""
+    return Overwritten(frame, advice.strip(), bool(m["grad"]))
 
 
 def messages(artifact: str) -> list[str]:
