@@ -2290,7 +2290,7 @@ function site(s, ctx) {
       h("th", { cls: "tce-num", text: "warm-ups" }),
       h("th", { cls: "tce-num", text: "recordings" }),
       h("th", { text: "recorded for inputs" }),
-      h("th", { text: "calls at this size (ms)" })
+      h("th", { text: "calls at this size (ms): warm-up, recording, replays" })
     ])]);
     for (const sh of s.shapes) {
       t.append(h("tr", { cls: "tce-cg-shape", attrs: { "data-key": sh.key } }, [

@@ -44,7 +44,7 @@ function site(s, ctx) {
     const t = h("table", { cls: "tce-table tce-cg-shapes" }, [h("tr", {}, [
       h("th", { text: "symint key" }), h("th", { cls: "tce-num", text: "trees" }),
       h("th", { cls: "tce-num", text: "warm-ups" }), h("th", { cls: "tce-num", text: "recordings" }),
-      h("th", { text: "recorded for inputs" }), h("th", { text: "calls at this size (ms)" }),
+      h("th", { text: "recorded for inputs" }), h("th", { text: "calls at this size (ms): warm-up, recording, replays" }),
     ])]);
     for (const sh of s.shapes) {
       t.append(h("tr", { cls: "tce-cg-shape", attrs: { "data-key": sh.key } }, [
