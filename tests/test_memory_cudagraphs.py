@@ -162,11 +162,11 @@ def test_cycling_batches_one_tree_per_distinct_size_as_torch_logged():
     # torch's recordings name torch's compile id, which the capture renumbered to its own
     ours = {old: new for new, old in re.findall(r"(\d+/\d+) = (\d+/\d+)", " ".join(exp.notes))}
     recorded = [m for m in said if re.match(r"\[\d+/\d+\] Recording function=", m)]
-    assert keys == ["8", "16", "4"] and ours == {"2/0": "0/0"} and recorded
-    assert all(m.startswith("[2/0]") for m in recorded)
+    (torch_id,) = {m[1 : m.index("]")] for m in recorded}
+    assert keys == ["8", "16", "4"] and recorded
     graphs = compiler.cudagraphs(exp)
     (site,) = graphs.sites
-    assert site.compile_id == "0/0" and site.status == "recorded"
+    assert site.compile_id == ours.get(torch_id, torch_id) == "0/0" and site.status == "recorded"
     assert list(site.keys) == keys and site.recordings == len(recorded)
     # one recording per distinct size, each for inputs of that batch
     summary = json.loads(gzip.decompress((RECORDINGS / "pain_summary.json.gz").read_bytes()))
