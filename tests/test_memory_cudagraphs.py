@@ -263,9 +263,17 @@ def test_capture_keeps_torchs_cudagraph_messages_under_its_own_compile_ids():
 
         return run
 
+    from compiler import _compat
+
+    def state() -> list[tuple[str, int, bool, int]]:
+        return [(lg.name, lg.level, lg.propagate, len(lg.handlers))
+                for lg in _compat.cudagraph_loggers()]  # fmt: skip
+
     torch.compile(torch.sin, backend="eager")(torch.ones(2))  # torch's frame 0, before
     f = torch.compile(lambda x: x.cos() + 1, backend=backend)
+    before = state()
     exp = compiler.explore(lambda: f(torch.ones(8, 4)), wrap=False, decompile=False)
+    assert state() == before  # capture leaves torch's loggers as it found them
     (c,) = exp.compiles
     assert str(c.compile_id) == "0/0" and torch_ids == ["1/0"]
     assert any("0/0 = 1/0" in n for n in exp.notes)
