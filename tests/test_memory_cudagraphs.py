@@ -17,7 +17,6 @@ from torch._inductor.custom_graph_pass import CustomGraphPass
 
 import compiler
 from compiler.gpu.memory_peak import PeakMemory, as_counters
-from compiler.model import StageError
 
 
 class SavedInputs(CustomGraphPass):
@@ -203,38 +202,83 @@ def test_cpu_op_partition_keeps_out_the_ops_torch_named_at_the_users_line():
     said = _torch_said("pain_cpu_op")
     assert "Created 3 graph partitions: 2 cudagraphable, 1 non-cudagraphable" in said
     named = [m.split(":")[0].strip() for m in said if "reason=cpu ops" in m]
-    lines = [int(n) for m in said for n in re.findall(r'record_pain_gpu.py", line (\d+)', m)]
+    lines = {int(n) for m in said for n in re.findall(r'record_pain_gpu.py", line (\d+)', m)}
     (site,) = compiler.cudagraphs(exp).sites
     assert site.status == "partitioned" and site.partitions == ((3, 2, 1),)
-    assert [op.buffer for op in site.kept_out] == named
-    assert [f.line for op in site.kept_out for f in op.frames] == lines
-    # torch's listing names file and line; the code is the Dynamo graph's for that line
-    first = site.kept_out[0].frames[0]
-    assert "y.cpu()" in first.code
+    kept = [op.buffer for op in site.kept_out]
+    assert named and set(named) <= set(kept)
+    assert {f.line for op in site.kept_out for f in op.frames} == lines
+    # the op that moves the activation to the CPU, at the user's line, with torch's code
+    op = next(op for op in site.kept_out if op.buffer == named[0])
+    (frame,) = op.frames
+    assert "y.cpu()" in frame.code and "device_put" in op.fx
     (c,) = exp.compiles
     cpu_nodes = [n.name for n in c.graphs["dynamo_output_graph"].nodes
                  if n.source is not None and n.source.line in lines]  # fmt: skip
     assert list(site.nodes) == cpu_nodes and cpu_nodes
     causes = [f.cause for f in exp.findings() if f.kind == "cudagraph.partition"]
-    assert f"cudagraph|partition|cpu ops|record_pain_gpu.py:{first.line}" in causes
+    assert f"cudagraph|partition|cpu ops|record_pain_gpu.py:{frame.line}" in causes
+
+
+def _overwritten_text() -> str:
+    """torch's RuntimeError as the H100/H200 run raised it (its traceback, kept)."""
+    text = (RECORDINGS / "pain_cycling_grad_pitfall.error.txt").read_text()
+    said = next(line for line in text.splitlines() if line.startswith("RuntimeError: Error"))
+    return said + "\n" + text.split(said, 1)[1].split("\n\n", 1)[0]
 
 
 def test_overwritten_output_error_becomes_the_advisors_finding_with_torchs_fix():
-    exp = _recording("pain_cycling.json.gz")
-    text = (RECORDINGS / "pain_cycling_grad.error.txt").read_text()
-    said = next(line for line in text.splitlines() if line.startswith("RuntimeError: Error"))
-    said += "\n" + text.split(said, 1)[1].split("\n\n", 1)[0]
+    # the loop without zero_grad: the second step's backward accumulates into .grad
+    # tensors the first step's CUDA graph wrote into its pool; the recording keeps what
+    # ran before torch raised, and torch's error
+    exp = _recording("pain_cycling_grad_pitfall.json.gz")
+    said = _overwritten_text()
     line = int(re.search(r'Stack trace: File "[^"]+", line (\d+)', said)[1])
-    exp = dataclasses.replace(exp, errors=(*exp.errors, StageError(stage="run", message=said)))
+    first = said.split("\n")[0].removeprefix("RuntimeError: ")
+    assert [e.stage for e in exp.errors if first in e.message] == ["run", "run"]
     graphs = compiler.cudagraphs(exp)
     assert graphs.overwritten is not None and graphs.overwritten.frame.line == line
     (found,) = [f for f in exp.findings() if f.kind == "cudagraph.overwritten"]
     assert found.cause == f"cudagraph|overwritten|record_pain_gpu.py:{line}"
     assert "cudagraph_mark_step_begin()" in found.suggestion and ".clone()" in found.suggestion
+    assert "zero_grad" in found.suggestion
     advice = said[said.index("To prevent") :].split("\n")[0].strip()
     assert any(e.text == f"torch's advice: {advice}" for e in found.evidence)
     # the node on the line torch named, in the graph it recorded
     assert found.evidence[0].node in {n for _, n in graphs.overwritten_nodes}
+    # the same loop clearing gradients each step ran through, marked or not
+    for name in ("pain_cycling_grad.json.gz", "pain_cycling_grad_plain.json.gz"):
+        assert compiler.cudagraphs(_recording(name)).overwritten is None
+
+
+def test_cycling_with_grad_records_forward_and_backward_per_distinct_size():
+    for job in ("pain_cycling_grad", "pain_cycling_grad_plain"):
+        exp = _recording(f"{job}.json.gz")
+        said = _torch_said(job)
+        keys = [m.rsplit(" ", 1)[1] for m in said if "Recording cudagraph tree for symint" in m]
+        recorded = [m for m in said if re.match(r"\[\d+/\d+\] Recording function=", m)]
+        (site,) = compiler.cudagraphs(exp).sites
+        distinct = list(dict.fromkeys(keys))
+        assert distinct == ["8", "16", "4"] and [sh.key for sh in site.shapes] == distinct
+        # a tree and a recording each for the forward and the backward of every size
+        assert [sh.trees for sh in site.shapes] == [keys.count(k) for k in distinct] == [2] * 3
+        assert sum(sh.recordings for sh in site.shapes) == len(recorded) == 6
+        summary = json.loads(gzip.decompress((RECORDINGS / "pain_summary.json.gz").read_bytes()))
+        calls = summary[f"{job.removeprefix('pain_')}_calls"]
+        assert compiler.cudagraphs(exp).pool_bytes == max(c["pool_bytes"] for c in calls) > 0
+
+
+def test_recordings_that_kept_torchs_ids_in_their_notes_still_replay():
+    # recorded before capture kept CUDA graph messages per compile: torch's messages are
+    # in the notes with torch's ids ([2/0]), mapped through the capture's id note
+    exp = _recording("pain_cycling_legacy_notes.json.gz")
+    raw = [n.partition(": ")[2] for n in exp.notes if n.startswith("__cudagraphs: ")]
+    tagged = {m[1 : m.index("]")] for m in raw if re.match(r"\[\d+/\d+\] Recording function", m)}
+    keys = [m.rsplit(" ", 1)[1] for m in raw if "Recording cudagraph tree for symint" in m]
+    assert tagged == {"2/0"} and any("0/0 = 2/0" in n for n in exp.notes)
+    (site,) = compiler.cudagraphs(exp).sites
+    assert site.compile_id == "0/0" and list(site.keys) == keys == ["8", "16", "4"]
+    assert site.recordings == sum(1 for m in raw if "Recording function" in m) == 3
 
 
 def test_capture_keeps_torchs_cudagraph_messages_under_its_own_compile_ids():

@@ -118,7 +118,9 @@ def cudagraphs(exp: Exploration) -> CudaGraphs:
         site = _site(c, log, per_batch)
         if site is not None:
             sites.append(site)
-    over = next((o for e in exp.errors if (o := overwritten(e.message)) is not None), None)
+    # the fullest telling of torch's error: a classified one may have cut its advice off
+    told = [o for e in exp.errors if (o := overwritten(e.message)) is not None]
+    over = max(told, key=lambda o: (bool(o.advice), o.frame is not None), default=None)
     nodes: tuple[tuple[str, str], ...] = ()
     if over is not None and over.frame is not None:
         nodes = tuple(

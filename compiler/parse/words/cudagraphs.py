@@ -31,7 +31,7 @@ from compiler.parse.words.settings import cudagraph_skip_cause
 # The compile artifact (``Compile.artifacts``) that holds a compile's CUDA graph messages.
 ARTIFACT = "cudagraphs_log"
 
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[\w<>.]+)')
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[\w<>.]*[\w>])')
 _PARTITIONS = re.compile(
     r"Created (?P<n>\d+) graph partitions: (?P<ok>\d+) cudagraphable, (?P<no>\d+) non-cudagraphable"
 )
