@@ -70,19 +70,21 @@ class LogSink(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.records: list[dict[str, Any]] = []
+        self.last: logging.LogRecord | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         if "__cudagraphs" not in record.name and "__perf_hints" not in record.name:
             return
-        if self.records and self.records[-1].get("id") == id(record):
+        if record is self.last:
             return  # the same record seen by a second handler up the hierarchy
+        # held, so that no later record can take its id (comparing ids dropped records)
+        self.last = record
         try:
             text = record.getMessage()
         except Exception as exc:
             text = f"<unformattable: {exc}> {record.msg}"
         self.records.append(
             {
-                "id": id(record),
                 "job": JOB["name"],
                 "logger": record.name,
                 "level": record.levelname,
