@@ -7,20 +7,34 @@ Writes into OUT (gzip-compressed, small):
 - ``pain_mutated_input.json.gz``: reduce-overhead on a function that mutates its input
   (``buf.add_(1)``): "skipping cudagraphs due to mutated inputs".
 - ``pain_cycling.json.gz``: reduce-overhead, ``dynamic=True``, batch sizes cycling
-  8, 16, 4, 8, 16, 4, 8, 16: one CUDA graph recording per distinct size; each call's
-  time and the CUDA graph pool's bytes after it; then the same with grad on (the
-  "pending, uninvoked backwards" message).
+  8, 16, 4, 8, 16, 4, 8, 16 under ``no_grad``: one CUDA graph tree per distinct size
+  ("Recording cudagraph tree for symint key 8"), each call's time and the CUDA graph
+  pool's bytes after it.
+- ``pain_cycling_grad.json.gz``: the same with grad on, each step a training step as a
+  user writes it: gradients set to None, ``torch.compiler.cudagraph_mark_step_begin()``,
+  a forward and a backward.
+- ``pain_cycling_grad_plain.json.gz``: the same loop without ``cudagraph_mark_step_begin``
+  (torch tells steps apart by itself).
+- ``pain_cycling_grad_pitfall.json.gz``: the loop that failed before: steps marked, but
+  the gradients never cleared, so each backward accumulates into ``.grad`` tensors a CUDA
+  graph wrote into its pool.
+- Where a run raises (torch's "accessing tensor output of CUDAGraphs that has been
+  overwritten by a subsequent run"), its recording is still written, with what was
+  recorded before the error and torch's whole error text among its errors: the pitfall
+  the advisor explains.
 - ``pain_gpt2_step.json.gz``: a 4-layer GPT-2 training step (width 512, 8 heads,
   vocabulary 5000, batch 8 x 256; transformers config, no weights): the compile's AOT
   graphs (saved for backward), and eager against compiled peak memory, forward and
   backward apart, measured by ``compiler.gpu.memory_peak.peak_memory``.
 - ``pain_logs.jsonl.gz``: every record of torch's ``cudagraphs`` and ``perf_hints``
-  artifact loggers, tagged with the job that made it.
+  artifact loggers, tagged with the job that made it, as torch formatted it (its own
+  compile ids): the facts the replay tests check the recordings against.
 - ``pain_summary.json``: per job the seconds it took, the measured memory and call times.
 
 A job that fails writes ``<job>.error.txt`` and the others still run. Without CUDA the
 script says so and stops (exit status 2); with ``--cpu`` it then runs every job on the
-CPU as a dry run (no CUDA graphs, no memory table).
+CPU as a dry run (no CUDA graphs, no memory table). ``--only=pain_cycling,pain_cpu_op``
+runs those jobs only.
 """
 
 from __future__ import annotations
@@ -43,6 +57,7 @@ import torch  # noqa: E402
 
 import compiler  # noqa: E402
 from compiler.gpu.memory_peak import as_counters, graph_pool_bytes, peak_memory  # noqa: E402
+from compiler.model import StageError  # noqa: E402
 
 JOB = {"name": ""}
 DEV = "cuda"
@@ -55,19 +70,21 @@ class LogSink(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.records: list[dict[str, Any]] = []
+        self.last: logging.LogRecord | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         if "__cudagraphs" not in record.name and "__perf_hints" not in record.name:
             return
-        if self.records and self.records[-1].get("id") == id(record):
+        if record is self.last:
             return  # the same record seen by a second handler up the hierarchy
+        # held, so that no later record can take its id (comparing ids dropped records)
+        self.last = record
         try:
             text = record.getMessage()
         except Exception as exc:
             text = f"<unformattable: {exc}> {record.msg}"
         self.records.append(
             {
-                "id": id(record),
                 "job": JOB["name"],
                 "logger": record.name,
                 "level": record.levelname,
@@ -120,20 +137,30 @@ def _ms(fn: Callable[[], Any]) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def cycling(grad: bool) -> Callable[[], Any]:
+def cycling(name: str, grad: bool, mark_step: bool, zero_grad: bool = True) -> Callable[[], Any]:
+    """A loop over ``SIZES`` of one reduce-overhead model, each call timed with the CUDA
+    graph pool's bytes after it (kept in ``SUMMARY[<name>_calls]``). With grad on, each
+    step is a forward and a backward; ``zero_grad`` sets the gradients to None first, as
+    a training step's ``optimizer.zero_grad()`` does: without it the backward accumulates
+    into ``.grad`` tensors an earlier CUDA graph replay wrote into its pool (the pitfall
+    torch reports as "accessing tensor output of CUDAGraphs that has been overwritten")."""
     model = Mlp().to(DEV)
     xs = {b: torch.randn(b, 64, device=DEV) for b in set(SIZES)}
     calls: list[dict[str, Any]] = []
-    SUMMARY[f"cycling{'_grad' if grad else ''}_calls"] = calls
+    SUMMARY[f"{name}_calls"] = calls
 
     def run() -> None:
         calls.clear()
         compiled = torch.compile(model, mode="reduce-overhead", dynamic=True)
         for b in SIZES:
             if grad:
-                torch.compiler.cudagraph_mark_step_begin()
 
                 def step(b: int = b) -> None:
+                    if zero_grad:
+                        model.zero_grad(set_to_none=True)
+                    if mark_step:
+                        # a new step: outputs of the last one may be overwritten
+                        torch.compiler.cudagraph_mark_step_begin()
                     compiled(xs[b]).sum().backward()
             else:
 
@@ -146,6 +173,18 @@ def cycling(grad: bool) -> Callable[[], Any]:
             calls.append({"batch": b, "ms": round(ms, 3), "pool_bytes": pool})
 
     return run
+
+
+def cycling_job(
+    name: str, grad: bool, mark_step: bool, zero_grad: bool = True
+) -> Callable[[], Any]:
+    def job() -> Any:
+        # a fresh start: Dynamo's caches and torch's CUDA graph trees of earlier jobs go
+        torch._dynamo.reset()
+        run = cycling(name, grad, mark_step, zero_grad)
+        return compiler.explore(run, wrap=False, decompile=False)
+
+    return job
 
 
 def gpt2_step() -> tuple[Any, Callable[[], Any], Any]:
@@ -226,31 +265,47 @@ def main() -> int:
             mode="reduce-overhead",
             **opts,
         ),
-        "pain_cycling": lambda: compiler.explore(cycling(False), wrap=False, decompile=False),
-        "pain_cycling_grad": lambda: compiler.explore(cycling(True), wrap=False, decompile=False),
+        "pain_cycling": cycling_job("cycling", grad=False, mark_step=False),
+        "pain_cycling_grad": cycling_job("cycling_grad", grad=True, mark_step=True),
+        "pain_cycling_grad_plain": cycling_job("cycling_grad_plain", grad=True, mark_step=False),
+        # the loop that failed on the H100 (no zero_grad): the pitfall, recorded
+        "pain_cycling_grad_pitfall": cycling_job(
+            "cycling_grad_pitfall", grad=True, mark_step=True, zero_grad=False
+        ),
         "pain_gpt2_step": gpt2_job,
     }
+    only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--only=")), [])
     start = time.perf_counter()
     for name, job in jobs.items():
+        if only and name not in only:
+            continue
         JOB["name"] = name
         t0 = time.perf_counter()
         try:
-            exp = job()
-            # torch's own words about CUDA graphs, kept in the recording beside the compile
-            # (the capture keeps only counts of them).
-            said = [
-                f"{r['logger'].rsplit('.', 1)[-1]}: {r['message'][:4000]}"
-                for r in sink.records
-                if r["job"] == name
-            ]
+            try:
+                exp = job()
+                status = f"{len(exp.compiles)} compiles"
+            except compiler.ExploreError as exc:
+                if exc.exploration is None:
+                    raise
+                # what was recorded before the error, with torch's whole error text
+                # (its advice included): a pitfall is a recording too
+                (out / f"{name}.error.txt").write_text(traceback.format_exc())
+                said = str(exc.__cause__ or exc)
+                exp = dataclasses.replace(
+                    exc.exploration,
+                    errors=(*exc.exploration.errors, StageError(stage="run", message=said)),
+                )
+                status = f"raised ({said[:100]}), {len(exp.compiles)} compiles recorded"
+            # each call the job timed (the capture records torch's CUDA graph messages
+            # per compile itself)
             calls = [
                 f"call: batch {c['batch']}, {c['ms']} ms, pool {c['pool_bytes']} bytes"
                 for c in SUMMARY.get(name.replace("pain_", "") + "_calls", [])
             ]
-            exp = dataclasses.replace(exp, notes=(*exp.notes, *said[:200], *calls))
+            exp = dataclasses.replace(exp, notes=(*exp.notes, *calls))
             data = exp.to_json().encode()
             (out / f"{name}.json.gz").write_bytes(gzip.compress(data, 9))
-            status = f"{len(exp.compiles)} compiles"
         except Exception:
             (out / f"{name}.error.txt").write_text(traceback.format_exc())
             status = "FAILED (see .error.txt)"

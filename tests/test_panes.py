@@ -31,7 +31,7 @@ RECORDING = Path(__file__).parent / "data" / "recordings" / "cuda_pointwise.json
 EVIL = programs.MARKUP
 REGENERATE = (
     "python -c \"from explorer.panes import typedefs; print(typedefs(), end='')\" "
-    "> explorer/static/panes/typedefs.js"
+    "> explorer/static/panes/typedefs.js (and typedefs('costs') > .../typedefs_costs.js)"
 )
 
 
@@ -299,6 +299,7 @@ def test_markup_in_user_code_stays_plain_text_in_the_panes_and_the_html(tmp_path
 
 def test_the_committed_typedefs_match_the_pane_classes():
     committed = static_text("panes/typedefs.js")
+    assert static_text("panes/typedefs_costs.js") == typedefs("costs"), REGENERATE
     assert committed == typedefs(), (
         "explorer/static/panes/typedefs.js is out of date with explorer/panes/types.py; "
         f"regenerate it with: {REGENERATE}"
@@ -309,7 +310,7 @@ def test_the_committed_typedefs_match_the_pane_classes():
 
 def test_every_pane_of_a_capture_has_the_fields_its_typedef_names():
     exp = compiler.explore(programs.data_dependent, torch.ones(4), backend="aot_eager")
-    text = typedefs()
+    text = typedefs() + typedefs("costs")
     for c in build_index(exp).compiles:
         for ref in c.panes:
             data = pane_json(build_pane(exp, c.key, ref.id))

@@ -460,6 +460,33 @@ def cudagraph_trees_logger() -> logging.Logger:
     return logging.getLogger("torch._inductor.cudagraph_trees.__cudagraphs")
 
 
+# The artifacts torch tells CUDA graphs' story through: ``cudagraphs`` (the scheduler's
+# partitions, cudagraph_utils' skip reasons, cudagraph_trees' trees, warm-ups and
+# recordings) and ``perf_hints`` (Inductor's hints, some about CUDA graphs).
+CUDAGRAPH_ARTIFACTS = ("cudagraphs", "perf_hints")
+
+
+def cudagraph_loggers() -> list[logging.Logger]:
+    """Every registered artifact logger of ``CUDAGRAPH_ARTIFACTS``: torch names each
+    ``<module>.__<artifact>`` and registers it (``getArtifactLogger``, 2.11/2.13); the
+    modules that say most about CUDA graphs are imported first so theirs exist.
+
+    >>> "torch._inductor.scheduler.__cudagraphs" in [lg.name for lg in cudagraph_loggers()]
+    True
+    """
+    import torch._inductor.cudagraph_trees
+    import torch._inductor.cudagraph_utils
+    import torch._inductor.scheduler  # noqa: F401
+    from torch._logging._internal import log_registry
+
+    names: set[str] = log_registry.get_artifact_log_qnames()  # type: ignore[no-untyped-call]
+    return [
+        logging.getLogger(q)
+        for q in sorted(names)
+        if q.rsplit(".__", 1)[-1] in CUDAGRAPH_ARTIFACTS
+    ]
+
+
 def torch_version() -> str:
     """``torch.__version__`` as a string."""
     return str(torch.__version__)

@@ -451,6 +451,7 @@ def _cudagraph_events() -> Iterator[list[Any]]:
     try:
         yield sink
     finally:
+        handler.finish()
         log.removeHandler(handler)
         log.setLevel(level)
         log.propagate = propagate

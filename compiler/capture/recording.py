@@ -100,26 +100,67 @@ class _TraceHandler(logging.Handler):
 
 
 class _CudagraphHandler(logging.Handler):
-    """Counts CUDA graph warm-ups and recordings per compile from Inductor's log."""
+    """Keeps what torch says about CUDA graphs (its ``cudagraphs`` and ``perf_hints``
+    artifact logs, ``_compat.cudagraph_loggers``): one event per message, tagged with
+    torch's compile id, which ``Recording.exploration`` renumbers with every other event;
+    warm-ups and recordings are counted too.
+
+    A message says its compile by the compile running (scheduler partitions, skips) or,
+    at run time, by torch's id as its first argument (``[%s] Recording function=...``).
+    One that says neither (``Recording cudagraph tree for symint key 8`` on torch 2.11)
+    waits for the next message that does: torch logs it just before warming up or
+    recording the same function; what still waits at the end goes to the last compile
+    named (``finish``).
+    """
 
     _WHAT = (("Recording function", "recording"), ("Running warmup function", "warmup"))
 
     def __init__(self, sink: list[Event]) -> None:
         super().__init__(logging.DEBUG)
         self.sink = sink
+        self.waiting: list[Event] = []
+        self.last: CompileId | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         message = str(record.msg)
-        for needle, what in self._WHAT:
-            if needle in message:
-                # Warm-up and recording happen on the first calls, after the compile:
-                # the compile id is the message's first argument, not the context.
-                event = _event(CUDAGRAPH_EVENT, {"what": what}, None)
-                if event.compile_id is None and record.args:
-                    args = record.args if isinstance(record.args, tuple) else (record.args,)
-                    with contextlib.suppress(ValueError):
-                        event.compile_id = CompileId.from_string(str(args[0]))
-                self.sink.append(event)
+        what = next((w for needle, w in self._WHAT if needle in message), "")
+        raw = record.args if isinstance(record.args, tuple) else (record.args,)
+        args = raw if record.args else ()
+        event = _event(CUDAGRAPH_EVENT, {"what": what} if what else {}, None)
+        if message.startswith("[%s] ") and args:
+            # torch's own id as the first argument: taken off the text, kept as the
+            # event's id so that capture's renumbering reaches it
+            if event.compile_id is None:
+                with contextlib.suppress(ValueError):
+                    event.compile_id = CompileId.from_string(str(args[0]))
+            message, args = message[len("[%s] ") :], args[1:]
+        try:
+            text = message % args if args else message
+        except Exception:  # a message torch cannot format must not break the user's run
+            text = message
+        artifact = record.name.rsplit(".__", 1)[-1]
+        event.payload = f"{artifact}: {text[:_MESSAGE_CHARS]}"
+        if event.compile_id is None:
+            self.waiting.append(event)
+            return
+        self.last = event.compile_id
+        for early in self.waiting:
+            early.compile_id = event.compile_id
+        self.sink.extend(self.waiting)
+        self.waiting.clear()
+        self.sink.append(event)
+
+    def finish(self) -> None:
+        """Give the messages no compile named to the last compile named (where none was,
+        they stay without a compile: counted, but in no compile's log)."""
+        for early in self.waiting:
+            early.compile_id = self.last
+        self.sink.extend(self.waiting)
+        self.waiting.clear()
+
+
+# A recording's input list can run to kilobytes per call: its head names the shapes.
+_MESSAGE_CHARS = 2000
 
 
 class _FusionIRHandler(logging.Handler):
@@ -456,15 +497,15 @@ def recording(
     trace_log = _compat.trace_logger()
     trace_handler = _TraceHandler(rec.events)
     fusion_loggers = [(s, _compat.fusion_ir_logger(s)) for s in _compat.FUSION_IR_ARTIFACTS]
-    cudagraph_log = _compat.cudagraph_trees_logger()
+    cudagraph_logs = _compat.cudagraph_loggers()
     saved_levels = [(trace_log, trace_log.level, trace_log.propagate)] + [
-        (lg, lg.level, lg.propagate) for _, lg in fusion_loggers
+        (lg, lg.level, lg.propagate) for lg in [*(lg for _, lg in fusion_loggers), *cudagraph_logs]
     ]
-    saved_levels.append((cudagraph_log, cudagraph_log.level, cudagraph_log.propagate))
     fusion_handlers: list[tuple[logging.Logger, logging.Handler]] = [
         (lg, _FusionIRHandler(s, rec.events)) for s, lg in fusion_loggers
     ]
-    fusion_handlers.append((cudagraph_log, _CudagraphHandler(rec.events)))
+    cudagraph_handler = _CudagraphHandler(rec.events)
+    fusion_handlers.extend((lg, cudagraph_handler) for lg in cudagraph_logs)
     inductor = {"trace.provenance_tracking_level": 1}
     functorch: dict[str, Any] = {}
     if not keep_caches:
@@ -498,6 +539,7 @@ def recording(
                 yield rec
             finally:
                 rec.counters_after = _compat.counters_snapshot()
+                cudagraph_handler.finish()
     finally:
         if hook is not None:
             hook.remove()

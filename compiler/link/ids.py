@@ -55,8 +55,10 @@ PROFILE = PaneId("profile")
 # Where the run's compile time and memory went (``compiler.compile_time``, ``compiler.memory``).
 COMPILE_TIME = PaneId("compile_time")
 MEMORY = PaneId("memory")
+# What CUDA graphs did per call site (``compiler.cudagraphs``): the whole exploration's too.
+CUDAGRAPHS = PaneId("cudagraphs")
 # The panes of the whole exploration: every compile lists them, each is built once.
-EXPLORATION_PANES = (FINDINGS, RANKS, PROFILE, COMPILE_TIME, MEMORY)
+EXPLORATION_PANES = (FINDINGS, RANKS, PROFILE, COMPILE_TIME, MEMORY, CUDAGRAPHS)
 
 
 # --- compiles, output codes, kernels ------------------------------------------------------

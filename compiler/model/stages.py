@@ -152,6 +152,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("compile_time", "Compile time of the run", "group_runtime", "compile_time",
           where="exploration"),
     Stage("memory", "Memory", "group_runtime", "memory", where="exploration"),
+    Stage("cudagraphs", "CUDA graphs", "group_runtime", "cudagraphs", where="exploration"),
 )  # fmt: skip
 
 # The compiler groups a view sorts panes into, in the order the compiler runs them.

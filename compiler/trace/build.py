@@ -44,6 +44,7 @@ from compiler.parse.output_code import (
     split_kernels,
 )
 from compiler.parse.resume_names import resume_name
+from compiler.parse.words.cudagraphs import ARTIFACT as CUDAGRAPH_LOG
 from compiler.trace.events import Event
 from compiler.trace.fold import (
     CompileState,
@@ -213,7 +214,7 @@ def _finish(state: CompileState, source: str, derived: Derived) -> Compile:
         recompile_reasons=tuple(state.recompiles),
         output_code=tuple(outputs),
         metrics=metrics,
-        artifacts=dict(state.artifacts),
+        artifacts=_with_cudagraph_log(state),
         errors=tuple(errors),
         autotuning=tuple(state.autotuning),
     )
@@ -343,3 +344,11 @@ def _link_kernel(
         post_grad_nodes=provenance.kernel_to_post.get(kernel.name, ()),
         user_stack=tuple(stack),
     )
+
+
+def _with_cudagraph_log(state: CompileState) -> dict[str, str]:
+    """The compile's artifacts, with torch's CUDA graph messages as one more (a JSON list,
+    read by ``compiler.parse.words.cudagraphs.messages``)."""
+    if not state.cudagraph_log:
+        return dict(state.artifacts)
+    return {**state.artifacts, CUDAGRAPH_LOG: json.dumps(state.cudagraph_log)}

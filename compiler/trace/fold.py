@@ -80,6 +80,8 @@ class CompileState:
     errors: list[StageError] = field(default_factory=list)
     autotuning: list[Autotuning] = field(default_factory=list)
     cudagraph: dict[str, int] = field(default_factory=dict)
+    # torch's CUDA graph messages about this compile, in order (live capture only)
+    cudagraph_log: list[str] = field(default_factory=list)
 
 
 # AOTInductor's generated code, logged as ``graph_dump`` events: the stage each becomes
@@ -191,9 +193,11 @@ def _module_stack(state: CompileState, event: Event, *_: Any) -> None:
 
 
 def _cudagraph(state: CompileState, event: Event, *_: Any) -> None:
-    if isinstance(event.metadata, dict):
+    if isinstance(event.metadata, dict) and event.metadata.get("what"):
         what = str(event.metadata.get("what"))
         state.cudagraph[what] = state.cudagraph.get(what, 0) + 1
+    if event.payload is not None:
+        state.cudagraph_log.append(event.payload)
 
 
 def _autotune(state: CompileState, event: Event, *_: Any) -> None:

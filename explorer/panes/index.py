@@ -16,6 +16,7 @@ from compiler.link import ids
 from compiler.link.user_code import graph_source_lines
 
 from .costs.compile_time import has_compile_time
+from .costs.cudagraphs import has_cudagraphs
 from .costs.memory import has_memory
 from .index_types import (
     CompileEntry,
@@ -45,7 +46,11 @@ def _ref(ref: ids.StageRef, suffix: str = "") -> PaneRef:
     )
 
 # the run's cost panes (``explorer.panes.costs``), listed where they have something to show
-_COSTS = ((ids.COMPILE_TIME, has_compile_time), (ids.MEMORY, has_memory))
+_COSTS = (
+    (ids.COMPILE_TIME, has_compile_time),
+    (ids.MEMORY, has_memory),
+    (ids.CUDAGRAPHS, has_cudagraphs),
+)
 
 
 def pane_refs(c: Compile, *shared: PaneRef | None) -> tuple[PaneRef, ...]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .costs.compile_time import CompileTimePane, build_compile_time
+from .costs.cudagraphs import CudagraphsPane, build_cudagraphs
 from .costs.memory import MemoryPane, build_memory
 from .frame import build_code, build_graph, build_graph_breaks, build_recompile_reasons
 from .inductor import build_output_code, build_schedule, build_triton_lowering
@@ -130,6 +131,12 @@ KINDS: tuple[PaneKind, ...] = (
         renderer="renderCompileTime",
     ),
     PaneKind(cls=MemoryPane, build=build_memory, module="memory.js", renderer="renderMemory"),
+    PaneKind(
+        cls=CudagraphsPane,
+        build=build_cudagraphs,
+        module="cudagraphs.js",
+        renderer="renderCudagraphs",
+    ),
 )
 
 _BY_NAME = {k.kind: k for k in KINDS}

@@ -1,10 +1,13 @@
 """JSDoc typedefs of the pane and index classes: the Python-to-JS contract, written.
 
-``explorer/static/panes/typedefs.js`` holds ``typedefs()``; ``tests/test_panes.py``
-regenerates and compares. After changing a class in ``explorer/panes/types.py`` run::
+``explorer/static/panes/typedefs.js`` holds ``typedefs()`` and ``typedefs_costs.js``
+``typedefs("costs")``; ``tests/test_panes.py`` regenerates and compares. After changing a
+pane class run::
 
     python -c "from explorer.panes import typedefs; print(typedefs(), end='')" \
         > explorer/static/panes/typedefs.js
+    python -c "from explorer.panes import typedefs; print(typedefs('costs'), end='')" \
+        > explorer/static/panes/typedefs_costs.js
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ def _classes() -> list[type]:
         for module in (pane_types, index_types)
         for v in vars(module).values()
         if isinstance(v, type) and dataclasses.is_dataclass(v) and v.__module__ == module.__name__
-    ] + [k.cls for k in KINDS]  # kinds whose classes live beside their builders (panes/costs)
+    ]
+    todo.extend(k.cls for k in KINDS)  # a kind's class may live beside its builder
     out: set[type] = set()  # a set: ``Pane`` names PaneHead again
     while todo:
         cls = todo.pop()
@@ -64,11 +68,32 @@ def _named(tp: Any) -> list[Any]:
     return [tp, *(t for a in typing.get_args(tp) for t in _named(a))]
 
 
-def typedefs() -> str:
-    """The typedefs file text, one ``@typedef`` per pane/index class, sorted by name.
+COSTS_FILE = "typedefs_costs.js"
+
+
+def _in_costs(cls: type) -> bool:
+    """Whether ``cls`` is a class of the cost panes (``explorer/panes/costs``), whose
+    typedefs have a file of their own (``typedefs_costs.js``) to keep each under 600 lines."""
+    return cls.__module__.startswith(f"{__package__}.costs")
+
+
+def _block(cls: type) -> list[str]:
+    hints = typing.get_type_hints(cls)
+    lines = ["/**", f" * @typedef {{object}} {cls.__name__}"]
+    lines += [f" * @property {{{_js(hints[f.name])}}} {f.name}" for f in dataclasses.fields(cls)]
+    return [*lines, " */"]
+
+
+def typedefs(part: str = "panes") -> str:
+    """A typedefs file's text, one ``@typedef`` per class, sorted by name: ``"panes"``
+    (``typedefs.js``: the pane and index classes, and each cost pane's class by name, so
+    that every module imports its types from one file) or ``"costs"``
+    (``typedefs_costs.js``: the cost panes' classes in full).
 
     Example:
         >>> "@typedef {object} GraphPane" in typedefs()
+        True
+        >>> "@typedef {object} CompileTimePane" in typedefs("costs")
         True
     """
     lines = [
@@ -77,13 +102,30 @@ def typedefs() -> str:
         "// do not edit. The Python-to-JS contract of the explorer's panes and index.",
         "",
     ]
-    for cls in _classes():
-        hints = typing.get_type_hints(cls)
-        lines.append("/**")
-        lines.append(f" * @typedef {{object}} {cls.__name__}")
-        for f in dataclasses.fields(cls):
-            lines.append(f" * @property {{{_js(hints[f.name])}}} {f.name}")
-        lines.append(" */")
+    classes = _classes()
+    if part == "costs":
+        own = [c for c in classes if _in_costs(c)]
+        used = sorted(
+            {
+                t.__name__
+                for c in own
+                for hint in typing.get_type_hints(c).values()
+                for t in _named(hint)
+                if dataclasses.is_dataclass(t) and not _in_costs(t)
+            }
+        )
+        if used:
+            lines.append(f'/** @import {{ {", ".join(used)} }} from "./typedefs.js" */')
+        for cls in own:
+            lines += _block(cls)
+        lines += ["", "export {}; // a module: typedefs.js names these types for the others", ""]
+        return "\n".join(lines)
+    for cls in classes:
+        if _in_costs(cls):
+            name = cls.__name__
+            lines.append(f'/** @typedef {{import("./{COSTS_FILE}").{name}}} {name} */')
+        else:
+            lines += _block(cls)
     kinds = "|".join(k.cls.__name__ for k in KINDS)
     lines.append(f"/** @typedef {{{kinds}}} Pane */")
     lines.append("")

@@ -3,14 +3,16 @@ user's line and the graph's nodes there, ops kept out of CUDA graph partitions, 
 recording per distinct shape, and backwards left pending between calls.
 
 Cause keys: ``cudagraph|skip|<cause>|<file:line>``, ``cudagraph|partition|<reason>|<file:line>``,
-``cudagraph|shapes|<compile>``, ``cudagraph|pending_backward``.
+``cudagraph|shapes|<compile>``, ``cudagraph|pending_backward``,
+``cudagraph|overwritten|<file:line>`` (torch's run-time error for a CUDA graph output read
+after a later run overwrote it).
 """
 
 from __future__ import annotations
 
 from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.findings import Evidence
-from compiler.link.cudagraphs import SiteGraphs, cudagraphs
+from compiler.link.cudagraphs import CudaGraphs, SiteGraphs, cudagraphs
 from compiler.link.ids import compile_pane, key_of, src_key
 from compiler.model import Compile, Exploration
 from compiler.parse.words.cudagraphs import UserFrame
@@ -45,6 +47,8 @@ def findings(exp: Exploration) -> list[Ranked]:
         out.extend(_kept_out(c, site))
         if len(site.keys) > 1:
             out.append(_shapes(c, site, graphs.pool_bytes, graphs.first_call_ms()))
+    if graphs.overwritten is not None:
+        out.append(_overwritten(exp, graphs))
     if graphs.pending_backwards:
         out.append(
             finding(
@@ -146,12 +150,22 @@ def _kept_out(c: Compile, site: SiteGraphs) -> list[Ranked]:
 
 
 def _shapes(c: Compile, site: SiteGraphs, pool: int, first: dict[int, float]) -> Ranked:
-    times = ", ".join(f"batch {b}: {ms:.1f} ms" for b, ms in first.items())
     text = f"{len(site.keys)} CUDA graph trees recorded, one per symint key: " + ", ".join(
         site.keys
     )
     evidence = [Evidence(text=text, compile=key_of(c))]
-    if times:
+    for sh in site.shapes:
+        ms = ", ".join(f"{t:.1f}" for t in sh.calls_ms[:3])
+        evidence.append(
+            Evidence(
+                text=f"symint key {sh.key}: {sh.warmups} warm-ups, {sh.recordings} recordings"
+                + (f", inputs [{sh.sizes[0]}]" if sh.sizes else "")
+                + (f"; calls at this size: {ms} ms (warm-up, recording, replay)" if ms else ""),
+                compile=key_of(c),
+            )
+        )
+    if not site.shapes and first:
+        times = ", ".join(f"batch {b}: {ms:.1f} ms" for b, ms in first.items())
         evidence.append(Evidence(text=f"first call per size (warm-up/recording): {times}"))
     if pool:
         evidence.append(Evidence(text=f"CUDA graph pool: {pool / 2**20:.1f} MiB"))
@@ -168,4 +182,48 @@ def _shapes(c: Compile, site: SiteGraphs, pool: int, first: dict[int, float]) ->
         f"{len(site.keys)} recordings",
         score=0.4,
         cause=cause_key("cudagraph", "shapes", c.compile_id),
+    )
+
+
+def _overwritten(exp: Exploration, graphs: CudaGraphs) -> Ranked:
+    """torch's run-time error: an output of a CUDA graph was read (a saved activation
+    in a backward, a tensor kept across steps) after a later replay reused its memory."""
+    over = graphs.overwritten
+    assert over is not None
+    f = over.frame
+    at = f" made at {_where(f)} (`{f.function}`)" if f else ""
+    nodes = graphs.overwritten_nodes
+    by_id = {str(c.compile_id): c for c in exp.compiles}
+    first = by_id.get(nodes[0][0]) if nodes else None
+    evidence = [
+        Evidence(
+            text="torch: accessing tensor output of CUDAGraphs that has been overwritten by "
+            f"a subsequent run{at}",
+            compile=key_of(first) if first else None,
+            stage=compile_pane("dynamo_output_graph") if nodes else None,
+            node=nodes[-1][1] if nodes else None,
+            src=src_key(f.filename, f.line) if f else None,
+        )
+    ]
+    if over.advice:
+        evidence.append(Evidence(text=f"torch's advice: {over.advice}"))
+    return finding(
+        "cudagraph.overwritten",
+        "problem",
+        f"A CUDA graph output was read after a later run overwrote it{at}",
+        evidence,
+        "CUDA graph trees give every output of a replay memory in one pool, reused by the "
+        "next replay: a tensor kept from one call is overwritten by the next. Call "
+        "`torch.compiler.cudagraph_mark_step_begin()` at the start of each step, and "
+        "`.clone()` an output you keep beyond the step, outside the compiled function. "
+        "The tensor may be a gradient: a backward recorded in a CUDA graph writes each "
+        "parameter's first `.grad` into the pool, so accumulating into it at the next step "
+        "reads memory a later run overwrote (the stack then names the forward line of the "
+        "layer). Set the gradients to None before each backward (`optimizer.zero_grad()` or "
+        "`model.zero_grad(set_to_none=True)`), or allocate `.grad` before the first "
+        "compiled backward if you accumulate."
+        + (" torch says this one is a gradient." if over.grad else ""),
+        "the run stops with a RuntimeError",
+        score=1.2,
+        cause=cause_key("cudagraph", "overwritten", _where(f) if f else ""),
     )

@@ -9,6 +9,7 @@ import { renderAutotuning, renderKernelTiming, renderMetrics, renderProfile } fr
 import { renderRanks } from "./ranks.js";
 import { renderCompileTime } from "./compile_time.js";
 import { renderMemory } from "./memory.js";
+import { renderCudagraphs } from "./cudagraphs.js";
 
 /** @type {Object<string, Renderer>} */
 const RENDERERS = {
@@ -27,6 +28,7 @@ const RENDERERS = {
   profile: renderProfile,
   compile_time: renderCompileTime,
   memory: renderMemory,
+  cudagraphs: renderCudagraphs,
 };
 
 export { RENDERERS };

@@ -83,41 +83,13 @@
  * @property {string} name
  * @property {(string|null)} default_stage
  */
-/**
- * @typedef {object} CompileSaved
- * @property {string} compile
- * @property {string} compile_id
- * @property {string} title
- * @property {SavedRow[]} rows
- */
-/**
- * @typedef {object} CompileTimeBar
- * @property {string} compile
- * @property {(string|null)} stage
- * @property {(string|null)} graph
- * @property {string} compile_id
- * @property {string} name
- * @property {(string|null)} src
- * @property {number} seconds
- * @property {PhaseSeconds[]} phases
- * @property {string} recompile
- */
-/**
- * @typedef {object} CompileTimePane
- * @property {string} kind
- * @property {string} id
- * @property {string} stage
- * @property {string} label
- * @property {string} group
- * @property {PaneError[]} errors
- * @property {string} summary
- * @property {string[]} legend
- * @property {PhaseSeconds[]} totals
- * @property {CompileTimeBar[]} bars
- * @property {number} longest
- * @property {string} recompiles
- * @property {string} warm
- */
+/** @typedef {import("./typedefs_costs.js").CompileSaved} CompileSaved */
+/** @typedef {import("./typedefs_costs.js").CompileTimeBar} CompileTimeBar */
+/** @typedef {import("./typedefs_costs.js").CompileTimePane} CompileTimePane */
+/** @typedef {import("./typedefs_costs.js").CudagraphCall} CudagraphCall */
+/** @typedef {import("./typedefs_costs.js").CudagraphShape} CudagraphShape */
+/** @typedef {import("./typedefs_costs.js").CudagraphSite} CudagraphSite */
+/** @typedef {import("./typedefs_costs.js").CudagraphsPane} CudagraphsPane */
 /**
  * @typedef {object} DivergenceEntry
  * @property {string} kind
@@ -315,19 +287,7 @@
  * @property {string} error
  * @property {string} note
  */
-/**
- * @typedef {object} MemoryPane
- * @property {string} kind
- * @property {string} id
- * @property {string} stage
- * @property {string} label
- * @property {string} group
- * @property {PaneError[]} errors
- * @property {string} summary
- * @property {CompileSaved[]} compiles
- * @property {PeakRow[]} peaks
- * @property {FindingItem[]} advice
- */
+/** @typedef {import("./typedefs_costs.js").MemoryPane} MemoryPane */
 /**
  * @typedef {object} Meta
  * @property {string} dtype
@@ -383,24 +343,14 @@
  * @property {string} group
  * @property {string} kind
  */
-/**
- * @typedef {object} PeakRow
- * @property {string} label
- * @property {string[]} cells
- * @property {boolean} above_eager
- */
+/** @typedef {import("./typedefs_costs.js").PeakRow} PeakRow */
 /**
  * @typedef {object} Phase
  * @property {string} name
  * @property {number} seconds
  * @property {number} depth
  */
-/**
- * @typedef {object} PhaseSeconds
- * @property {string} name
- * @property {number} seconds
- * @property {number} slot
- */
+/** @typedef {import("./typedefs_costs.js").PhaseSeconds} PhaseSeconds */
 /**
  * @typedef {object} ProfilePane
  * @property {string} kind
@@ -472,18 +422,7 @@
  * @property {PaneError[]} errors
  * @property {RecompileItem[]} items
  */
-/**
- * @typedef {object} SavedRow
- * @property {string} node
- * @property {(string|null)} stage
- * @property {string} kind
- * @property {string} shape
- * @property {string} dtype
- * @property {(number|null)} bytes
- * @property {string} size
- * @property {(string|null)} src
- * @property {string} module
- */
+/** @typedef {import("./typedefs_costs.js").SavedRow} SavedRow */
 /**
  * @typedef {object} SchedulePane
  * @property {string} kind
@@ -595,6 +534,6 @@
  * @property {number} shared_memory
  * @property {LoweredStageInfo[]} stages
  */
-/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane|RanksPane|ProfilePane|CompileTimePane|MemoryPane} Pane */
+/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane|RanksPane|ProfilePane|CompileTimePane|MemoryPane|CudagraphsPane} Pane */
 
 export {}; // a module: other files take these types with @import
