@@ -15,10 +15,10 @@ device and host time, CUDA graph replays):
   lab's question (does max-autotune pay for its compile time?) is answered from measured
   compiles and steps of one model in all three modes;
 
-and ``capstone_modes.json``: per recording, the first step's wall seconds under capture
-(compiling, plus what a max-autotune mode tunes at the first launch of each kernel and the
-CUDA graph warm-up), torch's compile seconds (``compiler.compile_time``, plus the backward
-graphs' Inductor time) and the seconds in its autotuning phase. ``matmul`` re-records
+Each recording's ``notes`` end with ``FIRST_STEP``: the first step's wall seconds under
+capture (compiling, plus what a max-autotune mode tunes at the first launch of each kernel,
+and the CUDA graph warm-up), which torch's compile seconds (``compiler.compile_time``, plus
+the backward graphs' Inductor time) do not hold. ``matmul`` re-records
 ``matmul_max_autotune.json`` (``scripts/record_gpu.py``'s case, with ``call_timing``); it is
 not in the default set.
 
@@ -35,7 +35,7 @@ one-time start-up (CUDA context, importing Triton) is not charged to the first m
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import signal
 import subprocess
@@ -67,7 +67,7 @@ RECORDINGS = (
 # seconds each recording's process may take on the GPU machine (the whole run: < 3 minutes)
 LIMIT_S = {"capstone_gpt2_default": 55, "capstone_mlp_default": 40, "matmul_max_autotune": 60}
 LIMIT_DEFAULT_S = 70  # the max-autotune modes
-SUMMARY = "capstone_modes.json"
+FIRST_STEP = "first step under capture (scripts/record_capstone_gpu.py): {:.2f} s"
 
 
 def gpt2(device: str, small: bool) -> tuple[nn.Module, Callable[[nn.Module], torch.Tensor]]:
@@ -146,6 +146,7 @@ def record_one(name: str, out: Path, device: str) -> None:
         first = time.perf_counter() - start
         exp = _measured(exp, step)
     exp = compiler.with_sass(exp)
+    exp = dataclasses.replace(exp, notes=(*exp.notes, FIRST_STEP.format(first)))
     frames_s, backward_s, autotune_s = compile_seconds(exp)
     path = out / f"{name}.json"
     path.write_text(exp.to_json())
@@ -153,7 +154,6 @@ def record_one(name: str, out: Path, device: str) -> None:
     kernels = [k for c in exp.compiles for k in c.kernels()]
     staged = sum(1 for k in kernels for v in k.variants if v.chosen and v.stages)
     summary = {
-        "first_step_s": round(first, 2),
         "compile_s": round(frames_s, 2),
         "backward_compile_s": round(backward_s, 2),
         "autotuning_s": round(autotune_s, 2),
@@ -163,12 +163,11 @@ def record_one(name: str, out: Path, device: str) -> None:
         "autotuned_ops": sum(len(c.autotuning) for c in exp.compiles),
         "bytes": path.stat().st_size,
     }
-    (out / f"{name}.summary.json").write_text(json.dumps(summary))
     print(
         f"{name}: {summary['compiles']} compiles, {len(kernels)} kernels ({staged} with "
         f"stages), {summary['autotuned_ops']} autotuned ops, compile {frames_s:.1f} s + "
         f"backward {backward_s:.1f} s (autotuning {autotune_s:.1f} s), first step "
-        f"{first:.1f} s under capture"
+        f"{first:.2f} s under capture"
         + (
             f", step eager {t.eager_ms:.3f} ms / compiled {t.compiled_ms:.3f} ms "
             f"({t.speedup:.2f}x), device {t.device_ms or 0:.3f} ms"
@@ -201,7 +200,7 @@ def main() -> None:
     ]  # fmt: skip
     if not names:
         raise SystemExit(f"no recording matches {chosen}; choose from {['gpt2', 'mlp', *every]}")
-    failed, summaries = [], {}
+    failed = []
     began = time.perf_counter()
     limited = not cpu or bool(os.environ.get("CAPSTONE_LIMIT_S"))
     for name in names:
@@ -222,20 +221,12 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                print(f"{name}: stopped after {limit} s, not recorded", flush=True)
-                summaries[name] = {"stopped_after_s": limit}
+                print(f"{name}: stopped after {limit:.0f} s, not recorded", flush=True)
                 failed.append(name)
                 continue
             print(f"{name}: process {time.perf_counter() - start:.1f} s", flush=True)
-            part = out / f"{name}.summary.json"
-            if code or not part.exists():
+            if code:
                 failed.append(name)
-                continue
-            summaries[name] = json.loads(part.read_text())
-            part.unlink()
-    summary_path = out / SUMMARY
-    old = json.loads(summary_path.read_text()) if summary_path.exists() else {}
-    summary_path.write_text(json.dumps({**old, **summaries}, indent=1, sort_keys=True) + "\n")
     print(f"all: {time.perf_counter() - began:.0f} s", flush=True)
     if failed:
         raise SystemExit(f"failed: {failed}")
