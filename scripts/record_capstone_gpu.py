@@ -9,11 +9,14 @@ device and host time, CUDA graph replays):
 - ``capstone_gpt2_default.json``: a training step (forward, loss, backward, AdamW) of a
   2-layer GPT-2 at the released width (768, 12 heads, 50257 tokens) built from its
   transformers config (no weights), batch 8 x 256 tokens, default mode;
-- ``capstone_mlp_<mode>.json``: a training step of an MLP (1024 -> 4096 -> GELU -> 1024,
-  batch 1024, MSE loss, AdamW) for ``<mode>`` in ``default``, ``max_autotune_no_cudagraphs``
-  and ``max_autotune``: small enough that max-autotune finishes in about a minute, so the
-  lab's question (does max-autotune pay for its compile time?) is answered from measured
-  compiles and steps of one model in all three modes;
+- ``capstone_mlp_<mode>.json``: a training step of a 4-layer bf16 MLP (square 1024 x 1024
+  layers with GELU between them, batch 2048 rows, MSE loss, AdamW) for ``<mode>`` in
+  ``default``, ``max_autotune_no_cudagraphs`` and ``max_autotune``, so the lab's question
+  (does max-autotune pay for its compile time?) is answered from measured compiles and steps
+  of one model in all three modes. Square layers of one shape leave three distinct matrix
+  products to autotune (the forward's, and the backward's two), each tuned once; bf16 keeps
+  every Triton template within the GPU's shared memory (fp32 1024 x 4096 layers spent most
+  of 70 s on templates that failed for lack of it, and did not finish);
 
 Each recording's ``notes`` end with ``FIRST_STEP``: the first step's wall seconds under
 capture (compiling, plus what a max-autotune mode tunes at the first launch of each kernel,
@@ -86,11 +89,13 @@ def gpt2(device: str, small: bool) -> tuple[nn.Module, Callable[[nn.Module], tor
 
 
 def mlp(device: str, small: bool) -> tuple[nn.Module, Callable[[nn.Module], torch.Tensor]]:
-    """An MLP whose step is mostly three fp32 matrix products each way."""
-    width, hidden, rows = (32, 64, 16) if small else (1024, 4096, 1024)
-    model = nn.Sequential(nn.Linear(width, hidden), nn.GELU(), nn.Linear(hidden, width))
-    model = model.to(device).train()
-    x, y = torch.randn(rows, width, device=device), torch.randn(rows, width, device=device)
+    """Four square bf16 layers with GELU between them: one matrix-product shape each way."""
+    width, rows = (32, 16) if small else (1024, 2048)
+    layers: list[nn.Module] = []
+    for i in range(4):
+        layers += [nn.Linear(width, width)] + ([nn.GELU()] if i < 3 else [])
+    model = nn.Sequential(*layers).to(device, torch.bfloat16).train()
+    x, y = (torch.randn(rows, width, device=device, dtype=torch.bfloat16) for _ in range(2))
     return model, lambda m: nn.functional.mse_loss(m(x), y)
 
 
