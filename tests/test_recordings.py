@@ -80,8 +80,7 @@ def test_notebook_recordings_load_and_render_on_cpu_within_the_size_budget():
     }  # fmt: skip
     total = sum(f.stat().st_size for f in files)
     assert total < 10 * 1024 * 1024
-    # the capstone's real models are recorded without Triton's lowered stages (size): their
-    # own test below
+    # the capstone's real models: their own test below
     for f in (f for f in files if f.stem not in capstone):
         exp = compiler.Exploration.from_json(f.read_text())
         assert exp.unknown_keys == () and exp.environment.device.startswith("cuda")
@@ -135,3 +134,10 @@ def test_capstone_recordings_are_timed_training_steps_of_library_models():
         assert t is not None and t.runs >= 10 and t.eager_ms > 0 and t.compiled_ms > 0, f.name
         # max-autotune modes record the candidates they timed; the default mode has none
         assert bool([a for c in exp.compiles for a in c.autotuning]) == ("autotune" in f.stem)
+        # Triton's lowered stages, like every GPU recording (issue 37): each chosen variant
+        # holds every stage's text, and nearly every Triton kernel has its chosen variant
+        triton = [k for k in kernels if k.language == "triton"]
+        chosen = [v for k in triton for v in k.variants if v.chosen]
+        assert len(chosen) >= 0.9 * len(triton), (f.name, len(chosen), len(triton))
+        assert all(v.stages and all(s.text for s in v.stages) for v in chosen), f.name
+        assert {"ttir", "ptx", "sass"} <= {s.stage for s in chosen[0].stages}, f.name
