@@ -203,13 +203,13 @@ def _explore(
             finally:
                 saved.restore()
 
-    own = OwnRun(cuda=torch.cuda.is_available()) if measure else None
+    own_run = OwnRun(cuda=torch.cuda.is_available()) if measure else None
     torch_ids: dict[str, str] = {}
 
     def call() -> object:
-        if own is None:
+        if own_run is None:
             return run(*example_inputs, **kwargs)
-        with own.profiling():
+        with own_run.profiling():
             return run(*example_inputs, **kwargs)
 
     try:
@@ -252,13 +252,13 @@ def _explore(
             "with no cache entry that the target names). explore(..., reset=True) records from "
             "a fresh start (and drops every other compile of the process)."
         )
-    times = own_times(exploration, own, torch_ids) if own is not None else None
+    times = own_times(exploration, own_run, torch_ids) if own_run is not None else None
     if times is not None and times.durations:
         exploration = own_measured(exploration, times)
         notes.append(times.note())
-    elif own is not None:
-        if own.skipped:
-            notes.append(f"Your run was not profiled: {own.skipped}.")
+    elif own_run is not None:
+        if own_run.skipped:
+            notes.append(f"Your run was not profiled: {own_run.skipped}.")
         elif times is not None and times.profile.kernel_events:
             exploration = dataclasses.replace(exploration, profile=times.profile)
         saved = snapshot(target, *example_inputs, **kwargs)
