@@ -35,6 +35,9 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[\
 _PARTITIONS = re.compile(
     r"Created (?P<n>\d+) graph partitions: (?P<ok>\d+) cudagraphable, (?P<no>\d+) non-cudagraphable"
 )
+# torch's reason for every op when graph partitioning runs with CUDA graphs off
+# (torch/_inductor/scheduler.py): not a cause, the mode's default
+_DISABLED = "when cudagraphs is disabled"
 _OP = re.compile(r"^\s*(?P<buf>\w+): reason=(?P<reason>[^,]+)(?:, ir=[^,]*)?(?:, fx=(?P<fx>.*))?$")
 _TAG = re.compile(r"^\[(?P<cid>[^\]]*)\] ")
 _TREE = re.compile(
@@ -270,6 +273,7 @@ def read(lines: tuple[str, ...] | list[str]) -> CudagraphLog:
     rerecords: list[str] = []
     pending = 0
     order: list[str] = []
+    listing = False  # a "Created N graph partitions" line was just read
     for raw in lines:
         kind, sep, msg = raw.partition(": ")
         if not sep or kind not in _KINDS:
@@ -280,7 +284,15 @@ def read(lines: tuple[str, ...] | list[str]) -> CudagraphLog:
             skips.append(skip(msg[msg.index("skipping cudagraphs due to") :]))
         elif m := _PARTITIONS.search(msg):
             parts.append((int(m["n"]), int(m["ok"]), int(m["no"])))
+            listing = True
         elif (m := _OP.match(msg)) and "reason=" in msg:
+            if _DISABLED in m["reason"]:
+                # CUDA graphs are off for this compile (torch lists every op as kept out):
+                # no op is the cause, and the listing is no partition of CUDA graphs
+                if listing:
+                    parts.pop()
+                    listing = False
+                continue
             ops.append(PartitionOp(m["buf"], m["reason"].strip(), (m["fx"] or "").strip()))
         elif _FRAME.search(msg) and ops:
             # the op's stack arrives one line a message: file line, then code line
