@@ -354,3 +354,23 @@ def test_the_torch_hooks_own_compiles_relies_on_are_there():
     compiled = torch.compile(block, backend="eager")
     assert Block.forward.__code__ in _compat.compiled_codes(compiled)
     assert _compat.compiled_codes(torch.compile(doubled)) == [doubled.__code__]
+
+
+def affine(t, w, shift: int):
+    return t * w + shift
+
+
+def test_two_captures_of_a_function_leave_its_next_plain_compile_compiling():
+    # the first capture's dropped entries are no eager mark: the second capture must not
+    # put a mark back that torch never set (found by running notebook 2 without resets)
+    compiler.explore(affine, torch.randn(8), torch.randn(8), 3, backend="eager")
+    mine = torch.compile(affine, backend="eager")
+
+    def run():
+        for n in (8, 16, 32):
+            mine(torch.randn(n), torch.randn(n), 3)
+
+    assert compiler.explore(run, wrap=False).compiles
+    backend = CountingBackend()
+    torch.compile(affine, backend=backend)(torch.randn(8), torch.randn(8), 3)
+    assert backend.graphs == 1

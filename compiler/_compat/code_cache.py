@@ -309,14 +309,18 @@ def _sentinel(backend: Any, known: list[tuple[object, object]]) -> object:
     return own
 
 
-def _live_entries(code: CodeType) -> int:
-    """Cache entries of ``code`` other than the ones the explorer dropped."""
+# Codes a capture put torch's eager mark back on: still marked (until a reset, which also
+# empties Dynamo's record of converted codes, checked beside this).
+_MARKS_PUT_BACK: dict[int, CodeType] = {}
+
+
+def _looks_marked(code: CodeType) -> bool:
+    """Whether torch's eager mark is on ``code`` (torch has no getter): a capture put it
+    back, or the code holds no cache entry at all. A code holding only entries the
+    explorer dropped compiled fine: its lack of live entries is no mark."""
     from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
 
-    return sum(
-        getattr(e.guard_manager, "invalidation_reason", None) != _DROPPED
-        for e in _debug_get_cache_entry_list(code)
-    )
+    return id(code) in _MARKS_PUT_BACK or not _debug_get_cache_entry_list(code)
 
 
 def _lift_marks(
@@ -333,7 +337,7 @@ def _lift_marks(
         # torch's own frames (a module's __call__) are skipped by rule, not by a failure
         if trace_rules.check(code) or code not in convert_frame.input_codes:
             continue
-        if not _live_entries(code):
+        if _looks_marked(code):
             set_code_exec_strategy(code, _strategy("DEFAULT"))
             lifted.append(code)
     return lifted
@@ -348,9 +352,11 @@ def _put_marks_back(marked: dict[int, CodeType], lifted: list[CodeType]) -> int:
     for key, code in marked.items():
         if key not in again:
             set_code_exec_strategy(code, _strategy("DEFAULT"))
+            _MARKS_PUT_BACK.pop(key, None)
             undone += 1
     for code in lifted:
         set_code_exec_strategy(code, _strategy("SKIP"))
+        _MARKS_PUT_BACK[id(code)] = code
     return undone
 
 
