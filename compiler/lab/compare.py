@@ -2,7 +2,8 @@
 
 Two lowerings of one kernel on two machines differ in what is not code: the folder of
 the kernel's module file and of torch's ``triton_helpers.py`` (every ``loc(...)``,
-``.file`` and debug string names them), the PTX ISA ``.version`` (that of the ptxas
+``.file`` and debug string names them, and a device assert's ``assertFile`` global spells
+the module's path out byte by byte), the PTX ISA ``.version`` (that of the ptxas
 Triton bundles) and the DWARF debug sections at the end of the PTX, which spell those
 paths out byte by byte. Lines of torch's ``triton_helpers.py`` move between torch
 versions too (the recordings were made with torch 2.11). So the comparison reads file
@@ -23,6 +24,11 @@ from compiler.model import TritonVariant
 _PATH = re.compile(r'"(?:[^"]*/)?(?P<base>[^"/]+\.(?:py|cubin|ptx))"')
 _VERSION = re.compile(r"^\.version\s+\S+")
 _DIRECTORY = re.compile(r'directory: "[^"]*"')
+# a device assert's file name, as the PTX global the assert message points to: the kernel
+# module's full path spelled out byte by byte (``assertFile_0[85] = {47, 116, ...}``)
+_ASSERT_FILE = re.compile(
+    r"^(?P<head>\.global \.align 1 \.b8 assertFile_\d+)\[\d+\] = \{(?P<bytes>[\d, ]*)\};"
+)
 NORMALISED = (
     "compared with file paths as base names, the PTX .version and the PTX debug sections "
     "left out; reproduced means equal PTX instructions (.loc/.file lines and comments aside)"
@@ -40,8 +46,19 @@ def code_part(stage: str, text: str) -> list[str]:
     return lines
 
 
+def _assert_file(m: re.Match[str]) -> str:
+    path = bytes(int(b) for b in m["bytes"].split(",") if b.strip()).decode("utf-8", "replace")
+    return f'{m["head"]} = "{path.rstrip(chr(0)).rsplit("/", 1)[-1]}";'
+
+
 def comparable(line: str) -> str:
-    """``line`` with file paths read as base names and ``.version`` blanked."""
+    """``line`` with file paths read as base names and ``.version`` blanked.
+
+    Example:
+        >>> comparable(".global .align 1 .b8 assertFile_0[6] = {47, 116, 47, 107, 46, 0};")
+        '.global .align 1 .b8 assertFile_0 = "k.";'
+    """
+    line = _ASSERT_FILE.sub(_assert_file, line.strip()) if "assertFile_" in line else line
     line = _PATH.sub(lambda m: f'"{m["base"]}"', line)
     line = _DIRECTORY.sub('directory: ""', line)
     return _VERSION.sub(".version", line)
@@ -55,7 +72,7 @@ def ptx_instructions(ptx: str) -> list[str]:
         code = line.split("//", 1)[0].strip()
         if not code or code.startswith((".loc", ".file", ".version")):
             continue
-        out.append(code)
+        out.append(comparable(code) if "assertFile_" in code else code)
     return out
 
 
