@@ -253,11 +253,13 @@ def _output_code(
         )
     known = {k.name for k in kernels}
     # Library calls appear in the node map, and in the stack-trace map even when the
-    # node map is empty.
+    # node map is empty. torch keeps the stack-trace map for the whole process
+    # (torch/_inductor/debug.py), so it names earlier compiles' calls too: a call counts
+    # only where this code makes it.
     library_calls = [*provenance.kernel_to_post, *(stacks if isinstance(stacks, dict) else ())]
     for key in library_calls:
         name = kernel_name(str(key))
-        if name not in known and name.startswith("extern_kernels."):
+        if name not in known and name.startswith("extern_kernels.") and calls_of.get(name):
             kernels.append(extern_kernel(text, name, lines, calls_of))
             known.add(name)
     # Library calls the maps do not name (attention, ops Inductor falls back to).
