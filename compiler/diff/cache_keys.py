@@ -15,6 +15,7 @@ from compiler.advise.costs import time_phases
 from compiler.diff.kernel_caches import (
     DERIVED_FROM,
     KernelCaches,
+    changed_components,
     kernel_caches,
     kernel_lines,
     template_autotuning,
@@ -22,7 +23,7 @@ from compiler.diff.kernel_caches import (
 )
 from compiler.link.ids import key_of
 from compiler.model import Compile, Exploration
-from compiler.parse.words.cache_keys import CacheRecord, cache_record, kind_of, only_numbers_differ
+from compiler.parse.words.cache_keys import CacheRecord, cache_record, kind_of
 
 _SHOWN = 160
 
@@ -195,16 +196,7 @@ def _changes(a: tuple[CacheRecord, ...], b: tuple[CacheRecord, ...]) -> list[Com
             if ra.key and rb.key and ra.key != rb.key:
                 out.append(ComponentChange(rb.cache, "key", "key", ra.key, rb.key))
             continue
-        mine = {x.name: x for x in ra.components}
-        theirs = {x.name: x for x in rb.components}
-        for name in [*mine, *(n for n in theirs if n not in mine)]:
-            xa, xb = mine.get(name), theirs.get(name)
-            if xa is not None and xb is not None and xa.hash == xb.hash:
-                continue
-            va, vb = (xa.value if xa else "(absent)"), (xb.value if xb else "(absent)")
-            kind = kind_of(name)
-            if kind == "graph" and only_numbers_differ(va, vb):
-                kind = "constant"
+        for name, kind, va, vb in changed_components(ra.components, rb.components, kind_of):
             # the AOTAutograd key holds the FX graph key's parts: name each change once
             if (name, va) in seen:
                 continue

@@ -13,6 +13,7 @@ keys the autotune cache) and the Triton version.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from compiler.model import Compile, Exploration, Kernel, OutputCode
@@ -60,7 +61,18 @@ class KernelCaches:
         return self.state in ("key changed", "new kernel")
 
 
-def _diff(pa: tuple[Component, ...], pb: tuple[Component, ...]) -> list[KernelChange]:
+def changed_components(
+    pa: tuple[Component, ...], pb: tuple[Component, ...], kind_of: Callable[[str], str]
+) -> list[tuple[str, str, str, str]]:
+    """(name, kind, a's value, b's value) of each key component whose hash differs, ``a``'s
+    order first, ``(absent)`` for a side without it; a graph change in numbers only is a
+    ``constant`` one. ``kind_of``: the kind a component's name has in its cache's key.
+
+    Example:
+        >>> one = Component("k", "h1", "x = 1")
+        >>> changed_components((one,), (Component("k", "h2", "x = 2"),), lambda n: "graph")
+        [('k', 'constant', 'x = 1', 'x = 2')]
+    """
     mine, theirs = {x.name: x for x in pa}, {x.name: x for x in pb}
     out = []
     for name in [*mine, *(n for n in theirs if n not in mine)]:
@@ -68,12 +80,19 @@ def _diff(pa: tuple[Component, ...], pb: tuple[Component, ...]) -> list[KernelCh
         if xa is not None and xb is not None and xa.hash == xb.hash:
             continue
         va, vb = (xa.value if xa else "(absent)"), (xb.value if xb else "(absent)")
-        kind = kernel_kind(name)
+        kind = kind_of(name)
         if kind == "graph" and only_numbers_differ(va, vb):
             kind = "constant"
-        caches = (TRITON, AUTOTUNE) if enters_triton_key(name) else (AUTOTUNE,)
-        out.append(KernelChange(name, kind, caches, va, vb))
+        out.append((name, kind, va, vb))
     return out
+
+
+def _diff(pa: tuple[Component, ...], pb: tuple[Component, ...]) -> list[KernelChange]:
+    return [
+        KernelChange(name, kind, (TRITON, AUTOTUNE) if enters_triton_key(name) else (AUTOTUNE,),
+                     va, vb)
+        for name, kind, va, vb in changed_components(pa, pb, kernel_kind)
+    ]  # fmt: skip
 
 
 def _parts(k: Kernel, triton_version: str) -> tuple[Component, ...]:
