@@ -88,8 +88,8 @@ def test_a_loop_recompiling_on_every_step_runs_once_under_measure(tmp_path):
     assert not any(e.stage == "timing" for e in exp.errors)
 
 
-def test_a_one_step_target_is_the_one_the_rule_would_call_again_on_cuda(tmp_path):
-    # on a CPU capture makes no extra calls: the timing error says what CUDA would do
+def test_a_one_step_target_is_the_one_the_rule_calls_again_on_cuda(tmp_path):
+    # on a CPU capture makes no extra calls: the timing error says what CUDA does
     log = tmp_path / "runs.txt"
     compiled = torch.compile(broken_step, backend="eager")
 
@@ -99,10 +99,12 @@ def test_a_one_step_target_is_the_one_the_rule_would_call_again_on_cuda(tmp_path
         return compiled(torch.randn(4))
 
     exp = compiler.explore(step, wrap=False, measure=True)
+    if torch.cuda.is_available():  # warm-ups, profiled, eager and compiled calls
+        assert log.read_text().count("run") > 1 and exp.call_timing is not None
+        return
     assert log.read_text() == "run\n"
     errors = [e for e in exp.errors if e.stage == "timing"]
-    if not torch.cuda.is_available():
-        assert errors and "called each compiled frame once" in errors[0].message
+    assert errors and "called each compiled frame once" in errors[0].message
 
 
 def said(x):
