@@ -85,7 +85,7 @@ class OwnRun:
     def printed_note(self) -> str:
         """What the notes say of the lines torch's profiler printed ("" where none).
 
-        >>> OwnRun(cuda=False, printed=["USDT: profiler_start"]).printed_note()[-35:]
+        >>> OwnRun(cuda=False, printed=["USDT: profiler_start"]).printed_note()[-33:]
         'your output: USDT: profiler_start'
         """
         if not self.printed:
