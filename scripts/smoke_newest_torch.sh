@@ -50,7 +50,13 @@ echo "$main" >"$own/zz_project_venv.pth"
 
 "$VENV/bin/python" -c 'import sys, torch; print(f"smoke_newest_torch.sh: torch {torch.__version__}, python {sys.version.split()[0]}")'
 # the decompiler on Dynamo's output, higher-order ops, the compat surface, one capture
-# through Inductor: the parts a torch release moves first
+# through Inductor: the parts a torch release moves first. Then observation: Dynamo's
+# per-code cache and its canary of private names, the fast observation tests (the user's
+# compile survives, eager marks and seen sizes come back, a loop ends as a plain run
+# ends), measure=True's rule and profile, and the graph-break registry of this torch
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider -m "not slow" \
     tests/test_decompile.py tests/test_subgraphs.py tests/test_compat.py \
-    "tests/test_capture.py::test_decompiling_waits_until_the_decompiled_source_is_first_read"
+    "tests/test_capture.py::test_decompiling_waits_until_the_decompiled_source_is_first_read" \
+    tests/test_code_cache.py tests/test_observe.py tests/test_measure.py \
+    --deselect "tests/test_observe.py::test_compare_and_try_fixes_leave_a_stateful_target_as_they_found_it" \
+    "tests/test_diagnosis_breaks.py::test_the_registry_is_the_installed_torchs"

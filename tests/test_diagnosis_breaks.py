@@ -12,20 +12,15 @@ import importlib.util
 import inspect
 import json
 import os
-import subprocess
 import sys
 import threading
 from pathlib import Path
 
-import pytest
 import torch
 from torch._dynamo.utils import counters
 
 import compiler
 from compiler import _compat
-
-ROOT = Path(__file__).resolve().parent.parent
-VENV_2141 = Path("/work/wt/_venv2141/bin/python")
 
 
 def _registry_file(python_torch_dir: str) -> dict[str, list[dict[str, object]]]:
@@ -45,6 +40,7 @@ def _id_of(gb_type: str) -> str:
 
 
 def test_the_registry_is_the_installed_torchs():
+    # on every torch the suite runs on: 2.13 here, 2.14.1 in scripts/smoke_newest_torch.sh
     raw = _torch_registry()
     ours = _compat.graph_break_registry()
     assert set(ours) == set(raw)
@@ -53,26 +49,6 @@ def test_the_registry_is_the_installed_torchs():
         assert ours[gb_id][0]["Hints"] == raw[gb_id][0]["Hints"]
         page = torch._dynamo.exc.get_gbid_documentation_link(str(raw[gb_id][0]["Gb_type"]))
         assert page and ours[gb_id][0]["Link"] == page
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not VENV_2141.exists(), reason="no torch 2.14.1 venv on this machine")
-def test_the_registry_is_read_from_torch_2_14_1_too():
-    code = (
-        "import json, torch, pathlib; from compiler import _compat\n"
-        "r = _compat.graph_break_registry()\n"
-        "f = pathlib.Path(torch.__file__).parent / '_dynamo' / 'graph_break_registry.json'\n"
-        "raw = json.loads(f.read_text())\n"
-        "print(json.dumps([torch.__version__, sorted(r) == sorted(raw), len(raw),\n"
-        "    r['GB0025'][0]['Link'] ==\n"
-        "    torch._dynamo.exc.get_gbid_documentation_link(raw['GB0025'][0]['Gb_type'])]))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([str(VENV_2141), "-c", code], capture_output=True, text=True,
-                         env=env, timeout=120, check=True)  # fmt: skip
-    version, same, count, link = json.loads(out.stdout.strip().splitlines()[-1])
-    assert version.startswith("2.14.1") and same and link
-    assert count != len(_torch_registry()) or torch.__version__.startswith("2.14")
 
 
 def test_torchs_own_optimizer_break_is_a_note_not_an_edit_of_torch():

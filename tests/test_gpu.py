@@ -445,6 +445,110 @@ def check_own_run_timing(device: str) -> None:
     assert runs and (min(runs) >= 12 if device == "cuda" else set(runs) == {12}), runs
 
 
+def test_a_compiled_optimizer_step_under_lambdalr_is_not_called_again_by_measure(tmp_path):
+    # issue 42: the step recompiles on its float lr (torch 2.11: until the limit, 8), each
+    # compile run once; capture once called this loop 67 times until Adam overflowed
+    check_compiled_optimizer_step("cuda", tmp_path / "runs.txt")
+
+
+def test_gpt2_generate_with_a_compiled_forward_is_timed_from_its_own_decode_steps(tmp_path):
+    # issue 42: generate() recompiles its forward (prompt length, then the KV cache); the
+    # profile once read a recompile's call lines in another compile's code (IndexError)
+    check_generate("cuda", tmp_path / "runs.txt")
+
+
+def _optimizer_loop(device: str, log, steps: int = 12):
+    """A model, AdamW with a float lr under LambdaLR and ``@torch.compile def opt_step():
+    opt.step()``; the forward is compiled too. ``log`` gets a line per run of the loop."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)
+    ).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 0.9**step)
+    forward = torch.compile(model)
+
+    @torch.compile
+    def opt_step():
+        opt.step()
+
+    data = torch.randn(steps, 16, 32, device=device)
+
+    def run():
+        with open(log, "a") as f:
+            f.write("run\n")
+        for i in range(steps):
+            forward(data[i]).square().mean().backward()
+            opt_step()
+            opt.zero_grad()
+            sched.step()
+
+    return run, model, opt, sched
+
+
+def check_compiled_optimizer_step(device: str, log) -> None:
+    """The GPU test's logic, runnable on a CPU (``cpp`` kernels) as well."""
+    from test_observe import _state, assert_same_state
+
+    run, model, opt, sched = _optimizer_loop(device, log.with_suffix(".plain"))
+    run()
+    plain = _state(model, opt, sched)
+    run, model, opt, sched = _optimizer_loop(device, log)
+    exp = compiler.explore(run, wrap=False, measure=True)
+    assert log.read_text() == "run\n", "measure=True called the loop again"
+    assert_same_state(_state(model, opt, sched), plain, exact=False)
+    assert exp.call_timing is None and not [e for e in exp.errors if e.stage == "timing"]
+    timed = [k for c in exp.compiles for k in c.kernels() if k.timing is not None]
+    assert timed, exp.notes
+    # the optimizer step's own compiles: timed from its steady calls, or, where each of
+    # its compiles ran once, the notes name its warm-up calls and say nothing was timed
+    step = [c for c in exp.compiles if c.code_name == "opt_step" or "step" in c.code_name]
+    assert step, [c.label for c in exp.compiles]
+    assert any(k.timing for c in step for k in c.kernels()) or any(
+        "No steady call could be timed" in n or "warm-up calls" in n for n in exp.notes
+    ), exp.notes
+
+
+def check_generate(device: str, log) -> None:
+    """The GPU test's logic, runnable on a CPU (``cpp`` kernels) as well."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=256,
+                                     n_positions=64, bos_token_id=0, eos_token_id=0)  # fmt: skip
+
+    def make():
+        torch.manual_seed(0)
+        m = transformers.GPT2LMHeadModel(config).to(device).eval()
+        m.forward = torch.compile(m.forward)
+        return m
+
+    prompt = torch.randint(1, 256, (1, 6), device=device)
+
+    def generate(m, where):
+        with open(where, "a") as f:
+            f.write("run\n")
+        with torch.no_grad():
+            return m.generate(prompt, max_new_tokens=10, do_sample=False, pad_token_id=0,
+                              min_new_tokens=10)  # fmt: skip
+
+    plain_model = make()
+    plain = generate(plain_model, log.with_suffix(".plain"))
+    m = make()
+    out = {}
+    exp = compiler.explore(lambda: out.setdefault("ids", generate(m, log)), wrap=False,
+                           measure=True)  # fmt: skip
+    assert log.read_text() == "run\n", "measure=True called generate() again"
+    assert torch.equal(out["ids"], plain)
+    assert all(torch.equal(p, q) for p, q in zip(m.parameters(), plain_model.parameters(),
+                                                 strict=True))  # fmt: skip
+    assert not exp.errors, exp.errors
+    timed = [k for c in exp.compiles for k in c.kernels() if k.timing is not None]
+    assert timed, exp.notes
+    assert exp.profile is not None and exp.profile.kernels
+    # every profiled kernel's compile holds a kernel of that id (its own output code)
+    keys = {str(c.compile_id): {k.id for k in c.kernels()} for c in exp.compiles}
+    assert all(k.kernel in keys[k.compile] for k in exp.profile.kernels)
+
+
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs (NCCL)")
 def test_two_gpus_over_nccl_identical_ranks_agree_and_a_planted_size_is_found(tmp_path):
     # scripts/record_ranks_gpu.py: a GPT-2 step under torch.compile(DDP(model)), one rank a

@@ -14,6 +14,78 @@ from typing import Any
 
 import torch
 
+# Every private name of torch this module reads, as (module, name, since): ``since`` is the
+# first torch release that has it where the module does without it on older ones, None
+# where it is needed (checked on 2.11 CUDA, 2.13 CPU and 2.14.1). tests/test_code_cache.py
+# checks each on the installed torch; ``lacking`` names the needed ones a torch lacks, and
+# ``own_compiles`` then switches nothing and says so (``OwnCompiles.lacking``). Read through
+# ``_private``, never imported unguarded.
+PRIVATE_NAMES: tuple[tuple[str, str, tuple[int, int] | None], ...] = (
+    ("torch", "_TorchCompileInductorWrapper", None),
+    ("torch._dynamo", "lookup_backend", None),
+    ("torch._C._dynamo.eval_frame", "_debug_get_cache_entry_list", None),
+    ("torch._C._dynamo.eval_frame", "set_code_exec_strategy", None),
+    ("torch._C._dynamo.eval_frame", "_FrameAction", None),
+    ("torch._C._dynamo.eval_frame", "_FrameExecStrategy", None),
+    ("torch._C._dynamo.eval_frame", "get_eval_frame_isolate_recompiles_id", (2, 13)),
+    ("torch._C._dynamo.eval_frame", "set_eval_frame_isolate_recompiles_id", (2, 13)),
+    ("torch._dynamo.eval_frame", "_callback_from_stance", None),
+    ("torch._dynamo.eval_frame", "_TorchDynamoContext", None),
+    ("torch._dynamo.eval_frame", "_stance", None),
+    ("torch._dynamo.eval_frame", "innermost_backend", (2, 13)),
+    ("torch._dynamo.eval_frame", "_next_isolate_recompiles_id", (2, 13)),
+    ("torch._dynamo.convert_frame", "input_codes", None),
+    ("torch._dynamo.convert_frame", "FRAME_COMPILE_COUNTER", None),
+    ("torch._dynamo.convert_frame", "CatchErrorsWrapper", None),
+    ("torch._dynamo.convert_frame", "put_code_state", None),
+    ("torch._dynamo.guards", "DeletedGuardManagerWrapper", None),
+    ("torch._dynamo.resume_execution", "ContinueExecutionCache", None),
+    ("torch._dynamo.trace_rules", "check", None),
+    ("torch._dynamo.pgo", "_CODE_STATE", None),
+    ("torch._dynamo.pgo", "CodeState", None),
+    ("torch._dynamo.pgo", "put_code_state", None),
+)
+# Read on the objects those hand out, not importable: a cache entry's ``guard_manager``
+# and ``backend``, its manager's ``extra_state.invalidate(entry, dead)``, a dead manager's
+# ``id_matched_objs``, a callback's ``_torchdynamo_orig_backend``, ``hooks`` and
+# ``_clone_with_backend``, a compiled function's ``_torchdynamo_orig_callable``, a
+# conversion result's ``guarded_code`` and ``apply_to_code``, ``_FrameAction.SKIP``/``DEFAULT``.
+
+
+def _private(module: str, name: str) -> Any:
+    """torch's private ``module.name``, or None where this torch lacks it.
+
+    >>> _private("torch._dynamo.convert_frame", "input_codes") is not None
+    True
+    >>> _private("torch._dynamo.convert_frame", "no_such_name") is None
+    True
+    """
+    return getattr(_module(module), name, None)
+
+
+def _module(name: str) -> Any:
+    """torch's private module ``name``, or None where this torch lacks it."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def lacking() -> list[str]:
+    """The needed private names (``PRIVATE_NAMES``) this torch lacks, as ``module.name``.
+
+    >>> lacking()
+    []
+    """
+    return [
+        f"{module}.{name}"
+        for module, name, since in PRIVATE_NAMES
+        if since is None and not hasattr(_module(module), name)  # some hold None (_CODE_STATE)
+    ]
+
+
 # --- Dynamo's per-code cache: what capture compiles beside the user's compiles -------------
 
 
@@ -49,10 +121,13 @@ _DROPPED = "dropped by the explorer"
 def _drop_entries(codes: list[CodeType], matches: Callable[[Any], bool]) -> int:
     """Invalidate the entries of ``codes`` and their resume functions whose backend
     ``matches``, as Dynamo does when a guarded object dies. Returns how many."""
-    from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
-    from torch._dynamo.guards import DeletedGuardManagerWrapper
-    from torch._dynamo.resume_execution import ContinueExecutionCache
-
+    _debug_get_cache_entry_list = _private(
+        "torch._C._dynamo.eval_frame", "_debug_get_cache_entry_list"
+    )
+    DeletedGuardManagerWrapper = _private("torch._dynamo.guards", "DeletedGuardManagerWrapper")
+    ContinueExecutionCache = _private("torch._dynamo.resume_execution", "ContinueExecutionCache")
+    if None in (_debug_get_cache_entry_list, DeletedGuardManagerWrapper, ContinueExecutionCache):
+        return 0  # a torch without them: nothing can be dropped (OwnCompiles.lacking says so)
     pending, done, dropped = list(codes), set(), 0
     while pending:
         code = pending.pop()
@@ -78,9 +153,9 @@ def _drop_entries(codes: list[CodeType], matches: Callable[[Any], bool]) -> int:
 
 def evict_backend(backend: object) -> int:
     """Drop the entries compiled with ``backend`` (by identity) in every code Dynamo saw."""
-    from torch._dynamo import convert_frame
-
-    codes = [c for ref in list(convert_frame.input_codes.seen) if (c := ref()) is not None]
+    input_codes = _private("torch._dynamo.convert_frame", "input_codes")
+    seen = list(getattr(input_codes, "seen", ()))
+    codes = [c for ref in seen if (c := ref()) is not None]
     return 0 if backend is None else _drop_entries(codes, lambda b: b is backend)
 
 
@@ -88,15 +163,19 @@ def evict_compiled(compiled: object) -> tuple[str, int]:
     """Drop a ``torch.compile`` result's cache entries (its code's and resume functions',
     with a backend equal to its own): its next call compiles again. Compiled modules share
     one code (``wrap_inline``'s ``inner``): modules with an equal backend lose theirs too."""
-    from torch._dynamo import eval_frame
-
-    _TorchDynamoContext = eval_frame._TorchDynamoContext
-    innermost_backend = getattr(eval_frame, "innermost_backend", lambda b: b)  # 2.13+
+    _TorchDynamoContext = _private("torch._dynamo.eval_frame", "_TorchDynamoContext")
+    innermost_backend = (
+        _private("torch._dynamo.eval_frame", "innermost_backend") or (lambda b: b)  # 2.13+
+    )
     wrapper = compiled.forward if isinstance(compiled, torch.nn.Module) else compiled
     original = getattr(wrapper, "_torchdynamo_orig_callable", None)
     code = getattr(getattr(original, "__func__", original), "__code__", None)
     cells = [c.cell_contents for c in getattr(wrapper, "__closure__", None) or ()]
-    ctx = next((c for c in cells if isinstance(c, _TorchDynamoContext)), None)
+    ctx = (
+        next((c for c in cells if isinstance(c, _TorchDynamoContext)), None)
+        if _TorchDynamoContext is not None
+        else None
+    )
     if not isinstance(code, CodeType) or ctx is None or not callable(ctx.callback):
         return "", 0
     backend = innermost_backend(ctx.callback)
@@ -115,9 +194,8 @@ def evict_compiled(compiled: object) -> tuple[str, int]:
 
 def frame_compile_counts() -> dict[int, int]:
     """How many compiles Dynamo has numbered per frame id so far (the ``k`` of ``N/k``)."""
-    from torch._dynamo import convert_frame
-
-    return {k: v for k, v in convert_frame.FRAME_COMPILE_COUNTER.items() if isinstance(k, int)}
+    counter = _private("torch._dynamo.convert_frame", "FRAME_COMPILE_COUNTER") or {}
+    return {k: v for k, v in counter.items() if isinstance(k, int)}
 
 
 # --- a capture's own backend for every compiled call, and torch's eager marks --------------
@@ -127,21 +205,24 @@ def frame_compile_counts() -> dict[int, int]:
 class OwnCompiles:
     """What ``own_compiles`` did: whether torch let it (``active``), the codes whose eager
     mark it lifted for the capture (``unmarked``, by name), how many of its own cache
-    entries it dropped afterwards (``dropped``) and how many marks the capture's own
-    compiles left that it took back (``marks_undone``)."""
+    entries it dropped afterwards (``dropped``), how many marks the capture's own
+    compiles left that it took back (``marks_undone``), the private names this torch
+    lacks (``lacking``) and what failed in putting things back (``failed``)."""
 
     active: bool = False
     unmarked: list[str] = field(default_factory=list)
     dropped: int = 0
     marks_undone: int = 0
+    # the needed private names this torch lacks (``lacking``): nothing was switched
+    lacking: list[str] = field(default_factory=list)
+    # what failed while putting the process back (dropping entries, marks), as sentences
+    failed: list[str] = field(default_factory=list)
 
 
 def owns_compiles() -> bool:
     """Whether this torch lets ``own_compiles`` give a block's compiled calls a backend of
     their own (every compiled call installs its callback through one function)."""
-    from torch._dynamo import eval_frame
-
-    return hasattr(eval_frame, "_callback_from_stance")
+    return _private("torch._dynamo.eval_frame", "_callback_from_stance") is not None
 
 
 def _innermost(callback: object) -> object:
@@ -178,18 +259,16 @@ def own_compiles(unmark: Iterable[CodeType] = ()) -> Iterator[OwnCompiles]:
     no code, which (2.13, 2.14) marks the code (SKIP this frame) unless torch's stance is
     not the default one. The mark is put back on exit.
     """
-    from torch._C._dynamo import eval_frame as c_eval_frame
-    from torch._dynamo import convert_frame
-    from torch._dynamo import eval_frame as py_eval_frame
-
-    original = getattr(py_eval_frame, "_callback_from_stance", None)
-    state = OwnCompiles(active=original is not None)
-    if original is None:
+    missing = lacking()
+    py_eval_frame = _module("torch._dynamo.eval_frame")
+    original = _private("torch._dynamo.eval_frame", "_callback_from_stance")
+    state = OwnCompiles(active=original is not None and not missing, lacking=missing)
+    if not state.active:
         yield state
         return
-    get_region = getattr(c_eval_frame, "get_eval_frame_isolate_recompiles_id", None)
-    set_region = getattr(c_eval_frame, "set_eval_frame_isolate_recompiles_id", None)
-    regions = getattr(py_eval_frame, "_next_isolate_recompiles_id", None)
+    get_region = _private("torch._C._dynamo.eval_frame", "get_eval_frame_isolate_recompiles_id")
+    set_region = _private("torch._C._dynamo.eval_frame", "set_eval_frame_isolate_recompiles_id")
+    regions = _private("torch._dynamo.eval_frame", "_next_isolate_recompiles_id")
     region = next(regions) if get_region and set_region and regions is not None else None
     prior_region = get_region() if get_region is not None else None
     made: dict[int, tuple[object, Callable[..., Any]]] = {}
@@ -217,44 +296,66 @@ def own_compiles(unmark: Iterable[CodeType] = ()) -> Iterator[OwnCompiles]:
             made[id(callback)] = (callback, _own_callback(out, sentinel, observe))
         return made[id(callback)][1]
 
-    lifted = _lift_marks(unmark, py_eval_frame, convert_frame)
-    state.unmarked = [code.co_name for code in lifted]
-    shapes = _SeenShapes()
-    py_eval_frame._callback_from_stance = own
+    lifted: list[CodeType] = []  # filled as marks are lifted: each goes back, even after a failure
+    shapes: _SeenShapes | None = None
     try:
+        _lift_marks(unmark, lifted)
+        state.unmarked = [code.co_name for code in lifted]
+        shapes = _SeenShapes()
+        py_eval_frame._callback_from_stance = own
         yield state
     finally:
         py_eval_frame._callback_from_stance = original
-        shapes.close()
+        if shapes is not None:
+            shapes.close()
         if set_region is not None and prior_region is not None:
             set_region(prior_region)
         own_ids = {id(sentinel) for _, sentinel in sentinels}
-        state.dropped = _drop_entries(list(touched.values()), lambda b: id(b) in own_ids)
-        state.marks_undone = _put_marks_back(marked, lifted)
+        try:
+            state.dropped = _drop_entries(list(touched.values()), lambda b: id(b) in own_ids)
+        except Exception as exc:  # the marks go back all the same; the capture says so
+            state.failed.append(f"dropping the capture's cache entries failed: {exc!r}")
+        finally:
+            try:
+                state.marks_undone = _put_marks_back(marked, lifted)
+            except Exception as exc:
+                state.failed.append(f"putting torch's eager marks back failed: {exc!r}")
 
 
 class _SeenShapes:
     """Dynamo's record of the sizes each code was called with (``pgo._CODE_STATE``, keyed by
     file, line and name: automatic dynamic marks a size dynamic once it changed), set aside
     for the block and put back: the block's compiles start from none, as after a reset, and
-    the sizes they see do not make the user's next recompile dynamic."""
+    the sizes they see do not make the user's next recompile dynamic. Nor are they written
+    to the user's saved profile: after each successful compile torch writes the code state
+    to disk (``convert_frame`` calls ``pgo.put_code_state``; local writes are on by default
+    once a cache key exists, ``torch.compiler.config.job_id``), which the block skips."""
 
     def __init__(self) -> None:
         import collections
-        import importlib
 
         self.pgo: Any = None
-        try:
-            pgo = importlib.import_module("torch._dynamo.pgo")
-        except ImportError:  # a torch without it
-            return
-        if hasattr(pgo, "_CODE_STATE") and hasattr(pgo, "CodeState"):
+        self.writers: list[tuple[Any, Any]] = []
+        pgo = _module("torch._dynamo.pgo")
+        if pgo is not None and hasattr(pgo, "_CODE_STATE") and hasattr(pgo, "CodeState"):
             self.pgo, self.saved = pgo, vars(pgo)["_CODE_STATE"]
             vars(pgo)["_CODE_STATE"] = collections.defaultdict(pgo.CodeState)
+        # convert_frame imports the writer by name: both names are set aside
+        for module in (_module("torch._dynamo.convert_frame"), pgo):
+            if module is not None and "put_code_state" in vars(module):
+                self.writers.append((module, vars(module)["put_code_state"]))
+                vars(module)["put_code_state"] = _no_write
 
     def close(self) -> None:
         if self.pgo is not None:
             vars(self.pgo)["_CODE_STATE"] = self.saved
+        for module, writer in self.writers:
+            vars(module)["put_code_state"] = writer
+        self.writers = []
+
+
+def _no_write() -> None:
+    """Stands in for ``pgo.put_code_state`` while a capture compiles."""
 
 
 def _own_callback(out: Any, sentinel: object, observe: Callable[[Any, Any], Any]) -> Any:
@@ -266,7 +367,7 @@ def _own_callback(out: Any, sentinel: object, observe: Callable[[Any, Any], Any]
     the backend and the clone it needs. Other callbacks (a stance's) are wrapped as they
     are."""
     inner = getattr(out, "_torchdynamo_orig_backend", None)
-    catch_errors = getattr(_convert_frame_module(), "CatchErrorsWrapper", None)
+    catch_errors = _private("torch._dynamo.convert_frame", "CatchErrorsWrapper")
     if catch_errors is not None and type(out) is catch_errors and callable(inner):
 
         def observed(frame: Any, cache_entry: Any, hooks: Any, frame_state: Any, *,
@@ -287,12 +388,6 @@ def _own_callback(out: Any, sentinel: object, observe: Callable[[Any, Any], Any]
     return own
 
 
-def _convert_frame_module() -> Any:
-    from torch._dynamo import convert_frame
-
-    return convert_frame
-
-
 def _sentinel(backend: Any, known: list[tuple[object, object]]) -> object:
     """The block's own backend for ``backend``: one per backend as Dynamo tells them apart
     (the same or equal, as ``backend_match`` compares), so that two compiled modules with
@@ -310,61 +405,60 @@ def _sentinel(backend: Any, known: list[tuple[object, object]]) -> object:
 
 
 # Codes a capture put torch's eager mark back on: still marked (until a reset, which also
-# empties Dynamo's record of converted codes, checked beside this).
-_MARKS_PUT_BACK: dict[int, CodeType] = {}
+# empties Dynamo's record of converted codes, checked beside this). Weak: a code that dies
+# leaves it, and no id() of a dead code can name a new one.
+_MARKS_PUT_BACK: weakref.WeakSet[CodeType] = weakref.WeakSet()
 
 
 def _looks_marked(code: CodeType) -> bool:
     """Whether torch's eager mark is on ``code`` (torch has no getter): a capture put it
     back, or the code holds no cache entry at all. A code holding only entries the
     explorer dropped compiled fine: its lack of live entries is no mark."""
-    from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
+    entries = _private("torch._C._dynamo.eval_frame", "_debug_get_cache_entry_list")
+    return code in _MARKS_PUT_BACK or (entries is not None and not entries(code))
 
-    return id(code) in _MARKS_PUT_BACK or not _debug_get_cache_entry_list(code)
 
-
-def _lift_marks(
-    codes: Iterable[CodeType], py_eval_frame: Any, convert_frame: Any
-) -> list[CodeType]:
-    from torch._C._dynamo.eval_frame import set_code_exec_strategy
-    from torch._dynamo import trace_rules
-
-    stance = getattr(getattr(py_eval_frame, "_stance", None), "stance", "default")
-    if stance != "default":  # other stances return no code without a failure
-        return []
-    lifted = []
+def _lift_marks(codes: Iterable[CodeType], lifted: list[CodeType]) -> None:
+    """Lift torch's eager mark from each of ``codes`` that looks marked, appending each to
+    ``lifted`` as it goes (so a failure half-way still puts back those lifted)."""
+    set_strategy = _private("torch._C._dynamo.eval_frame", "set_code_exec_strategy")
+    check = _private("torch._dynamo.trace_rules", "check")
+    input_codes = _private("torch._dynamo.convert_frame", "input_codes")
+    stance = getattr(_private("torch._dynamo.eval_frame", "_stance"), "stance", "default")
+    if stance != "default" or None in (set_strategy, check, input_codes):
+        return  # other stances return no code without a failure
     for code in dict.fromkeys(codes):
         # torch's own frames (a module's __call__) are skipped by rule, not by a failure
-        if trace_rules.check(code) or code not in convert_frame.input_codes:
+        if check(code) or code not in input_codes:
             continue
         if _looks_marked(code):
-            set_code_exec_strategy(code, _strategy("DEFAULT"))
+            set_strategy(code, _strategy("DEFAULT"))
             lifted.append(code)
-    return lifted
 
 
 def _put_marks_back(marked: dict[int, CodeType], lifted: list[CodeType]) -> int:
     """Codes the block's compiles marked go back to no mark, lifted ones to torch's mark."""
-    from torch._C._dynamo.eval_frame import set_code_exec_strategy
-
+    set_strategy = _private("torch._C._dynamo.eval_frame", "set_code_exec_strategy")
+    if set_strategy is None:
+        return 0
     again = {id(code) for code in lifted}
     undone = 0
     for key, code in marked.items():
         if key not in again:
-            set_code_exec_strategy(code, _strategy("DEFAULT"))
-            _MARKS_PUT_BACK.pop(key, None)
+            set_strategy(code, _strategy("DEFAULT"))
+            _MARKS_PUT_BACK.discard(code)
             undone += 1
     for code in lifted:
-        set_code_exec_strategy(code, _strategy("SKIP"))
-        _MARKS_PUT_BACK[id(code)] = code
+        set_strategy(code, _strategy("SKIP"))
+        _MARKS_PUT_BACK.add(code)
     return undone
 
 
 def _strategy(action: str) -> Any:
     """``(action, DEFAULT)``: what a failed compile leaves (SKIP), or no mark (DEFAULT)."""
-    from torch._C._dynamo.eval_frame import _FrameAction, _FrameExecStrategy
-
-    return _FrameExecStrategy(getattr(_FrameAction, action), _FrameAction.DEFAULT)
+    frame_action = _private("torch._C._dynamo.eval_frame", "_FrameAction")
+    exec_strategy = _private("torch._C._dynamo.eval_frame", "_FrameExecStrategy")
+    return exec_strategy(getattr(frame_action, action), frame_action.DEFAULT)
 
 
 def compiled_codes(target: object) -> list[CodeType]:

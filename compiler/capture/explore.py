@@ -18,6 +18,8 @@ from compiler.errors import CompileError, ExploreError, OptionError, TargetError
 from compiler.gpu.kernel_timing import REPEATS
 from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
 from compiler.model import CallTiming, Exploration, Options
+from compiler.profile.calls import calls_again, frame_calls, untimed_note
+from compiler.profile.events import region_calls
 from compiler.profile.own_run import OwnRun, own_measured, own_times
 
 
@@ -73,8 +75,9 @@ def explore(
             again. The profiled run becomes ``Exploration.profile``; on CUDA the bytes
             each kernel moves and its bandwidth against the device's measured copy
             bandwidth (FLOPs for matmuls) come with it. Eager against compiled call time
-            and peak memory are not measured then (they need extra calls). Only where the
-            run calls no compiled code twice (a one-call function), and on CUDA only, the
+            and peak memory are not measured then (they need extra calls). Only where
+            the run called each compiled frame once, counted over its recompiles (one
+            step; ``compiler.profile.calls.calls_again``), and on CUDA only, the
             target is called again: 3 warm-up calls and 20 profiled ones for the kernels,
             as many eager and compiled calls for ``Exploration.call_timing`` (eager
             against compiled time per call, device and host time, CUDA graph replays,
@@ -252,26 +255,34 @@ def _explore(
             "with no cache entry that the target names). explore(..., reset=True) records from "
             "a fresh start (and drops every other compile of the process)."
         )
-    times = own_times(exploration, own_run, torch_ids) if own_run is not None else None
-    if times is not None and times.durations:
-        exploration = own_measured(exploration, times)
-        notes.append(times.note())
-    elif own_run is not None:
-        if own_run.skipped:
-            notes.append(f"Your run was not profiled: {own_run.skipped}.")
-        elif times is not None and times.profile.kernel_events:
-            exploration = dataclasses.replace(exploration, profile=times.profile)
-        saved = snapshot(target, *example_inputs, **kwargs)
-        try:
-            exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
-        finally:
-            saved.restore()
-        if exploration.call_timing is not None:
-            notes.append(
-                f"Timed from {REPEATS} extra calls after 3 warm-ups (your run called no "
-                "compiled code twice), and eager against compiled from as many more: the "
-                f"target's state was {saved.describe()}"
-            )
+    if own_run is not None:
+        # the profile room decides from the run's calls per compiled frame (calls_again)
+        frames = frame_calls(region_calls(own_run.spans), torch_ids)
+        times = own_times(exploration, own_run, torch_ids)
+        if times.durations:
+            exploration = own_measured(exploration, times)
+            notes.append(times.note())
+        else:
+            if times.profile.kernel_events:
+                exploration = dataclasses.replace(exploration, profile=times.profile)
+            if own_run.skipped:
+                notes.append(f"Your run was not profiled: {own_run.skipped}; nor called again.")
+            elif calls_again(frames):
+                saved = snapshot(target, *example_inputs, **kwargs)
+                try:
+                    exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
+                finally:
+                    saved.restore()
+                if exploration.call_timing is not None:
+                    notes.append(
+                        f"Timed from {REPEATS} extra calls after 3 warm-ups (your run called "
+                        "each compiled frame once), and eager against compiled from as many "
+                        f"more: the target's state was {saved.describe()}"
+                    )
+            elif frames:
+                notes.append(untimed_note(frames))
+        if own_run.printed:
+            notes.append(own_run.printed_note())
     if notes:
         exploration = dataclasses.replace(exploration, notes=(*exploration.notes, *notes))
     return exploration
@@ -386,8 +397,8 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
     if not torch.cuda.is_available():
         note = StageError(
             stage="timing",
-            message="your run called no compiled code more than once, so its kernels could "
-            "only be timed by calling the target again, which capture does on CUDA only.",
+            message="your run called each compiled frame once, so its kernels could only be "
+            "timed by calling the target again, which capture does on CUDA only.",
         )
         return dataclasses.replace(exploration, errors=(*exploration.errors, note))
     names = {

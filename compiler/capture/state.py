@@ -343,6 +343,12 @@ def own_compiles(
                     "target's run compiled them again with their own backend, and later calls "
                     "use those."
                 )
+        if own.lacking:
+            notes.append(
+                f"This torch lacks {', '.join(own.lacking)}, which the capture needs to compile "
+                "beside the process's own compiles: it recorded what the run compiled without "
+                "that isolation, and reset nothing."
+            )
         if own.unmarked:
             notes.append(
                 f"torch had marked {', '.join(sorted(set(own.unmarked)))} to run eagerly (an "

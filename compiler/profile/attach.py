@@ -123,7 +123,7 @@ def linked_profile(exp: Exploration, events: list[Linked], *, device: bool, path
     provenance = False
     count = linked = 0
     total = outside = 0.0
-    per: dict[str, dict[str, Any]] = {}
+    per: dict[tuple[str, str], dict[str, Any]] = {}
     unlinked: dict[str, int] = defaultdict(int)
     for e in events:
         total += e.span.dur
@@ -137,9 +137,10 @@ def linked_profile(exp: Exploration, events: list[Linked], *, device: bool, path
         linked += 1
         stack = _stack(e.span.args.get("stack"))
         provenance = provenance or bool(stack)
-        row = per.setdefault(
-            e.site.kernel.id, {"site": e.site, "n": 0, "us": 0.0, "stack": (), "at": {}}
-        )
+        # a kernel id names a kernel within one output code (``forward/extern_kernels.mm``):
+        # each recompile has its own, whose call lines are lines of its own output code
+        at = (e.site.compile.key or str(e.site.compile.compile_id), e.site.kernel.id)
+        row = per.setdefault(at, {"site": e.site, "n": 0, "us": 0.0, "stack": (), "at": {}})
         row["n"] += 1
         row["us"] += e.span.dur
         row["stack"] = row["stack"] or stack
@@ -148,7 +149,7 @@ def linked_profile(exp: Exploration, events: list[Linked], *, device: bool, path
     kernels = []
     lines: dict[str, ProfiledPlace] = {}
     modules: dict[str, ProfiledPlace] = {}
-    for kid, row in sorted(per.items(), key=lambda kv: -float(kv[1]["us"])):
+    for (_, kid), row in sorted(per.items(), key=lambda kv: -float(kv[1]["us"])):
         site = row["site"]
         pk = ProfiledKernel(
             kernel=kid,

@@ -131,6 +131,20 @@ def sites(exp: Exploration) -> dict[str, list[Site]]:
     return out
 
 
+def region_calls(spans: Iterable[Span]) -> list[str]:
+    """torch's compile id of each call of compiled code (each ``Torch-Compiled Region``
+    event, the backward's aside), in the order the calls started.
+
+    Example:
+        >>> from pathlib import Path
+        >>> from compiler.profile.chrome import read_spans
+        >>> region_calls(read_spans(Path("tests/data/profiles/cpu_mlp.trace.json.gz")))
+        ['0/0', '0/0']
+    """
+    regions = sorted((s for s in spans if s.name.startswith(_REGION)), key=lambda s: s.ts)
+    return [s.name[len(_REGION) :] for s in regions]
+
+
 def _region_compile(region: Span, ids: Mapping[str, str]) -> str:
     """The exploration's compile id of a forward region (torch's own, renumbered)."""
     cid = region.name[len(_REGION) :]

@@ -36,6 +36,10 @@ class OwnRun:
     cuda: bool
     spans: list[Span] = field(default_factory=list)
     skipped: str = ""
+    # what torch's profiler printed as it started and stopped (kineto's ``profiler_start``
+    # and ``profiler_stop`` lines, C++ writes to fd 1 and 2): kept here for the notes,
+    # out of the user's output
+    printed: list[str] = field(default_factory=list)
 
     @contextlib.contextmanager
     def profiling(self) -> Iterator[None]:
@@ -60,14 +64,78 @@ class OwnRun:
         if self.cuda:
             activities.append(ProfilerActivity.CUDA)
         prof: Any = profile(activities=activities)
-        with _compat.patched_configs({"cpp.enable_kernel_profile": True}, {}), prof:
-            yield
-            if self.cuda:
-                torch.cuda.synchronize()
+        with _compat.patched_configs({"cpp.enable_kernel_profile": True}, {}):
+            # only the profiler's own start and stop print aside: the target's prints
+            # between them reach the user's output as in a plain run
+            with printed_aside(self.printed):
+                prof.__enter__()
+            try:
+                yield
+                if self.cuda:
+                    torch.cuda.synchronize()
+            finally:
+                with printed_aside(self.printed):
+                    prof.__exit__(None, None, None)
         with tempfile.TemporaryDirectory(prefix="explorer_profile_") as tmp:
             path = Path(tmp) / "run.json"
-            prof.export_chrome_trace(str(path))
+            with printed_aside(self.printed):
+                prof.export_chrome_trace(str(path))
             self.spans = read_spans(path)
+
+    def printed_note(self) -> str:
+        """What the notes say of the lines torch's profiler printed ("" where none).
+
+        >>> OwnRun(cuda=False, printed=["USDT: profiler_start"]).printed_note()[-33:]
+        'your output: USDT: profiler_start'
+        """
+        if not self.printed:
+            return ""
+        n = len(self.printed)
+        return (
+            f"torch's profiler printed {n} line{'s' if n > 1 else ''} as capture started and "
+            f"stopped it, kept here and out of your output: {' | '.join(self.printed)}"
+        )
+
+
+@contextlib.contextmanager
+def printed_aside(into: list[str]) -> Iterator[None]:
+    """What the process writes to its standard output and error descriptors (fd 1 and 2,
+    where C++ code such as torch's profiler prints) inside the block, as lines in ``into``
+    instead of the user's output. Python's own streams are flushed first, so what the
+    user printed before the block still goes where it was going.
+
+    >>> import os
+    >>> lines: list[str] = []
+    >>> with printed_aside(lines):
+    ...     _ = os.write(1, b"from C++\\n")
+    >>> lines
+    ['from C++']
+    """
+    import os
+    import sys
+
+    def flush() -> None:
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            with contextlib.suppress(Exception):
+                stream.flush()  # type: ignore[union-attr]
+
+    flush()
+    saved: list[tuple[int, int]] = []
+    with tempfile.TemporaryFile() as sink:
+        try:
+            for fd in (1, 2):
+                with contextlib.suppress(OSError):  # a closed descriptor stays closed
+                    saved.append((fd, os.dup(fd)))
+                    os.dup2(sink.fileno(), fd)
+            yield
+        finally:
+            flush()
+            for fd, old in saved:
+                os.dup2(old, fd)
+                os.close(old)
+            sink.seek(0)
+            text = sink.read().decode(errors="replace")
+            into.extend(line.rstrip() for line in text.splitlines() if line.strip())
 
 
 @dataclass(frozen=True)
