@@ -11,9 +11,10 @@ from typing import Any
 
 from compiler import _compat
 from compiler.capture.failures import classify_failure
-from compiler.capture.recording import describe_target, recording
-from compiler.capture.spec import CompileSpec, evict_fresh
-from compiler.capture.state import own_compiles, snapshot
+from compiler.capture.observe import Boundary, Observation, observe
+from compiler.capture.recording import Recording, describe_target, recording
+from compiler.capture.spec import CompileSpec
+from compiler.capture.state import snapshot
 from compiler.errors import CompileError, ExploreError, OptionError, TargetError
 from compiler.gpu.kernel_timing import REPEATS
 from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
@@ -107,6 +108,10 @@ def explore(
     What extra calls (``measure=True``, or classifying a failure) may change and capture
     cannot put back: iterators and generators (a data loader's position), files, and
     objects the target does not reach through its closure, globals, bound object or inputs.
+    All of it is one observation (``compiler.capture.observe``), which is also where the
+    explorer's own failures stop (a recording hook, a parser, linking the profile, timing,
+    putting state back): each is in ``Exploration.errors`` with its stage and traceback,
+    and the target's run ends as a plain run would.
 
     Returns:
         The Exploration: one ``Compile`` per compile id, recompiles and resume
@@ -125,8 +130,6 @@ def explore(
         >>> sorted(exp.compiles[0].graphs)[:2]
         ['aot_inference_graph', 'dynamo_output_graph']
     """
-    import torch
-
     if not callable(target):
         msg = (
             f"explore() needs a function or an nn.Module to run, but got a "
@@ -149,27 +152,25 @@ def explore(
                        options={} if options is None else options,
                        keep_caches=keep_caches).check(wrap=wrap)  # fmt: skip
     opts = spec.record(wrapped=wrap)
+    recorded: list[Exploration] = []
     notes: list[str] = []
-    if reset:
-        torch.compiler.reset()
-    run = spec.compile(target, fresh=not reset) if wrap else target
-    try:
-        with own_compiles(target, example_inputs, wrap=wrap, reset=reset, notes=notes) as own:
+    with observe(target, example_inputs, kwargs, wrap=wrap, reset=reset) as obs:
+        run = obs.compiled(spec, target) if wrap else target
+        try:
             exploration = _explore(run, target, example_inputs, kwargs, spec, opts, notes,
                                    wrap=wrap, wrap_defaulted=wrap_defaulted, measure=measure,
                                    decompile=decompile, triton_stages=triton_stages,
-                                   own=own.active)  # fmt: skip
-    finally:
-        if wrap and not reset:
-            evict_fresh(run)
-    if own.marks_undone:
-        note = (
-            f"{own.marks_undone} code(s) the capture failed or skipped to compile were marked "
-            "by torch to run eagerly; the marks were taken back after the capture, so the "
-            "process compiles them as it did before."
-        )
-        exploration = dataclasses.replace(exploration, notes=(*exploration.notes, note))
-    return exploration
+                                   own=obs.own is not None and obs.own.active, obs=obs,
+                                   recorded=recorded)  # fmt: skip
+        except ExploreError:
+            raise  # what the user's run raised, classified (documented)
+        except Exception as exc:
+            if not recorded:
+                raise
+            # the user's run is over: what failed is the explorer's own work after it
+            obs.boundary.caught("measure", exc)
+            exploration = dataclasses.replace(recorded[-1], notes=(*recorded[-1].notes, *notes))
+    return obs.finish(exploration)
 
 
 def _explore(
@@ -187,6 +188,8 @@ def _explore(
     decompile: bool,
     triton_stages: bool | None,
     own: bool = False,
+    obs: Observation,
+    recorded: list[Exploration],
 ) -> Exploration:
     import torch
 
@@ -196,12 +199,8 @@ def _explore(
 
         def rerun() -> object:
             # a failure is classified by running the target eagerly: an extra call
-            saved = snapshot(target, *example_inputs, **kwargs)
-            try:
-                with torch.no_grad():
-                    return target(*example_inputs, **kwargs)
-            finally:
-                saved.restore()
+            with obs.extra_calls(), torch.no_grad():
+                return target(*example_inputs, **kwargs)
 
     own_run = OwnRun(cuda=torch.cuda.is_available()) if measure else None
     torch_ids: dict[str, str] = {}
@@ -209,7 +208,7 @@ def _explore(
     def call() -> object:
         if own_run is None:
             return run(*example_inputs, **kwargs)
-        with own_run.profiling():
+        with obs.boundary.around("profile", own_run.profiling()):
             return run(*example_inputs, **kwargs)
 
     try:
@@ -223,7 +222,9 @@ def _explore(
             device=_input_device(example_inputs, kwargs),
             rerun_eagerly=rerun,
             torch_ids=torch_ids,
+            boundary=obs.boundary,
         )
+        recorded.append(exploration)
     except CompileError as error:
         cause = error.__cause__
         internal = cause is not None and not (
@@ -289,10 +290,13 @@ def record_run(
     rerun_eagerly: Callable[[], object] | None = None,
     cell: str = "",
     torch_ids: dict[str, str] | None = None,
+    boundary: Boundary | None = None,
 ) -> Exploration:
     """Call ``run`` with every compile it triggers recorded; the one place that turns a
-    failure into an ``ExploreError`` (``classify_failure``), for ``explore`` and
-    ``explore_cell`` alike.
+    failure of the user's code into an ``ExploreError`` (``classify_failure``), for
+    ``explore`` and ``explore_cell`` alike. A failure of the recording's own work never
+    reaches ``run``: it is kept in ``boundary`` (by default one of its own, whose failures
+    go in the Exploration's errors), and ``run`` runs even where recording cannot start.
 
     Args:
         run: calls the compiled code.
@@ -303,10 +307,12 @@ def record_run(
         rerun_eagerly, cell: as in ``classify_failure``.
         torch_ids: filled with torch's own compile ids -> the Exploration's, where they
             differ (the profiler's regions name torch's).
+        boundary: where the explorer's own failures are kept (an ``Observation``'s).
 
     Raises:
         ExploreError: what ``run`` raised, classified, from the original exception;
-            an ``ExploreError`` raised by ``run`` itself passes through as it is.
+            an ``ExploreError`` raised by ``run`` itself passes through as it is, and
+            where classifying fails, the original exception is raised as it is.
 
     Example:
         >>> import torch
@@ -316,32 +322,36 @@ def record_run(
         1
     """
     failure: Exception | None = None
-    with recording(
-        keep_caches=keep_caches, decompile=decompile, triton_stages=triton_stages
-    ) as rec:
-        rec.target = target
-        rec.options = options
-        rec.device = device
+    guard = boundary or Boundary()
+    recorder = recording(keep_caches=keep_caches, decompile=decompile,
+                         triton_stages=triton_stages, boundary=guard)  # fmt: skip
+    rec: Recording | None
+    with guard.around("recording", recorder) as rec:
+        if rec is not None:
+            rec.target, rec.options, rec.device = target, options, device
         try:
             run()
         except ExploreError:
             raise
         except Exception as exc:
             failure = exc
+    if rec is None:  # recording could not start: the run ran unrecorded
+        rec = Recording(target=target, options=options, device=device, boundary=guard,
+                        reports=boundary is None)  # fmt: skip
     exploration = rec.exploration()
     if torch_ids is not None:
         torch_ids.update(rec.torch_ids)
-    if failure is not None:
-        error = classify_failure(
-            failure,
-            target=target,
-            options=options,
-            exploration=exploration,
-            rerun_eagerly=rerun_eagerly,
-            cell=cell,
-        )
-        raise error from failure
-    return exploration
+    if failure is None:
+        return exploration
+    error = None
+    if boundary is not None:  # the error's Exploration holds what the explorer's work kept
+        exploration = dataclasses.replace(exploration, errors=(*exploration.errors, *guard.kept()))
+    with guard.guard("classify"):  # where ours fails, the user's exception goes on as it was
+        error = classify_failure(failure, target=target, options=options, exploration=exploration,
+                                 rerun_eagerly=rerun_eagerly, cell=cell)  # fmt: skip
+    if error is None:
+        raise failure
+    raise error from failure
 
 
 def _calls_compiled_code(target: Callable[..., Any]) -> bool:
