@@ -106,3 +106,27 @@ def test_an_export_failure_names_the_user_line(strict):
 def test_explore_export_refuses_a_plain_function():
     with pytest.raises(compiler.TargetError, match=r"exports an nn\.Module, but got a function"):
         compiler.explore_export(lambda x: x.relu(), (torch.randn(3),))
+
+
+class Counting:
+    """A backend that counts its compiles (and runs the graph as it is)."""
+
+    def __init__(self) -> None:
+        self.compiles = 0
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
+        self.compiles += 1
+        return gm.forward
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_explore_export_leaves_what_the_user_compiled_before_compiled(strict):
+    # no process-wide reset: a function compiled before does not compile again after
+    backend = Counting()
+    f = torch.compile(lambda x: x.cos() + 1, backend=backend)
+    x = torch.randn(4)
+    f(x)
+    exp = compiler.explore_export(Scaled(), (torch.randn(2, 4),), strict=strict)
+    assert exp.compiles and not exp.errors, exp.errors
+    f(x)
+    assert backend.compiles == 1
