@@ -92,8 +92,11 @@ def _markers(c: Compile) -> tuple[str, ...]:
 
 def _errors(errors: tuple[object, ...]) -> tuple[PaneError, ...]:
     return tuple(
-        PaneError(stage=getattr(e, "stage", ""), message=getattr(e, "message", ""),
-                  traceback=getattr(e, "traceback", ""))  # fmt: skip
+        PaneError(
+            stage=getattr(e, "stage", ""),
+            message=getattr(e, "message", ""),
+            traceback=getattr(e, "traceback", ""),
+        )
         for e in errors
     )
 
