@@ -170,13 +170,19 @@ class Observation:
         self.own: OwnCompiles | None = None
         self._fresh: list[tuple[Any, object]] = []
         self._exit = contextlib.ExitStack()
+        self._converted: list[Any] = []  # held: their ids stay theirs until the exit
 
     def __enter__(self) -> Observation:
+        from compiler import _compat
+
         if self.reset:
             import torch
 
             torch.compiler.reset()
-        elif self.isolate:
+            return self
+        with self.boundary.guard("isolation"):
+            self._converted = _compat.converted_codes()
+        if self.isolate:
             try:
                 self.own = self._exit.enter_context(self._own_compiles())
             except Exception as exc:  # torch's internals moved: record, observe without
@@ -190,6 +196,17 @@ class Observation:
             self._exit.close()
         except Exception as exc:
             self.boundary.caught("restore", exc)
+        with self.boundary.guard("isolation"):
+            from compiler import _compat
+
+            now = {id(code) for code in _compat.converted_codes()}
+            if any(id(code) not in now for code in self._converted):
+                self.notes.append(
+                    "Dynamo was reset during this capture by torch itself (strict torch.export "
+                    "resets Dynamo, with or without the explorer): functions compiled before it "
+                    "compile again on their next call."
+                )
+        self._converted = []
         if self.own is not None and self.own.marks_undone:
             self.notes.append(
                 f"{self.own.marks_undone} code(s) the capture failed or skipped to compile were "
