@@ -315,6 +315,8 @@ def test_converted_codes_holds_what_dynamo_converted_until_a_reset():
         return x + 1
 
     torch.compile(f, backend="eager")(torch.ones(1))
-    assert f.__code__ in _compat.converted_codes()
+    from compiler._compat.resets import converted_codes
+
+    assert f.__code__ in converted_codes()
     torch.compiler.reset()
-    assert f.__code__ not in _compat.converted_codes()
+    assert f.__code__ not in converted_codes()

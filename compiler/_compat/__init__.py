@@ -206,16 +206,6 @@ def _loop_block_text(block: Any, name: str) -> str:
     return re.sub(r";[^\n]*", "", code)  # as torch does: drop the `; del x` suffixes
 
 
-def converted_codes() -> list[Any]:
-    """The live code objects Dynamo has converted in this process
-    (``convert_frame.input_codes``, 2.11-2.14): a reset empties it, so a code held from
-    before and missing afterwards says that something reset Dynamo (strict
-    ``torch.export`` does, 2.13)."""
-    from torch._dynamo import convert_frame
-
-    return [c for ref in list(convert_frame.input_codes.seen) if (c := ref()) is not None]
-
-
 def current_compile_id() -> tuple[int | None, int | None, int, int | None] | None:
     """(frame_id, frame_compile_id, attempt, compiled_autograd_id) of the compile now
     running, or None outside a compile (``torch._guards.CompileContext``, 2.11/2.13)."""

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from compiler._compat.resets import converted_codes
 from compiler.capture.state import Snapshot, compiled_reachable, recompile_user_code, snapshot
 from compiler.model import Exploration, StageError
 
@@ -173,15 +174,13 @@ class Observation:
         self._converted: list[Any] = []  # held: their ids stay theirs until the exit
 
     def __enter__(self) -> Observation:
-        from compiler import _compat
-
         if self.reset:
             import torch
 
             torch.compiler.reset()
             return self
         with self.boundary.guard("isolation"):
-            self._converted = _compat.converted_codes()
+            self._converted = converted_codes()
         if self.isolate:
             try:
                 self.own = self._exit.enter_context(self._own_compiles())
@@ -197,9 +196,7 @@ class Observation:
         except Exception as exc:
             self.boundary.caught("restore", exc)
         with self.boundary.guard("isolation"):
-            from compiler import _compat
-
-            now = {id(code) for code in _compat.converted_codes()}
+            now = {id(code) for code in converted_codes()}
             if any(id(code) not in now for code in self._converted):
                 self.notes.append(
                     "Dynamo was reset during this capture by torch itself (strict torch.export "
