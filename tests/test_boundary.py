@@ -122,3 +122,39 @@ def test_an_advisor_rule_that_fails_is_an_advisor_error_not_an_exception(monkeyp
     assert "planted" in failed.traceback and failed not in exp.errors
     assert "**advisor:** the explorer's own advisor step failed" in summarize(exp)
     assert any(e.stage == "advisor" for e in build_index(exp).errors)
+
+
+def test_a_restore_that_fails_is_kept_and_the_users_exception_goes_on(monkeypatch):
+    from compiler.capture.observe import observe
+    from compiler.capture.state import Snapshot
+
+    monkeypatch.setattr(Snapshot, "restore", planted)
+    theirs = ValueError("the user's own")
+    obs = observe(torch.nn.Linear(2, 2))
+    with pytest.raises(ValueError) as caught, obs, obs.extra_calls():
+        raise theirs
+    assert caught.value is theirs
+    (failed,) = obs.boundary.take()
+    assert failed.stage == "restore" and "planted" in failed.traceback
+
+
+def test_each_observation_drops_only_its_own_compiles():
+    # the fresh compiles live in the observation (no module-level registry keyed by id())
+    from test_exported import Counting
+
+    from compiler.capture import spec as spec_module
+    from compiler.capture.observe import observe
+
+    assert not hasattr(spec_module, "_FRESH")
+    backend = Counting()
+    how = spec_module.CompileSpec(backend=backend)
+    x = torch.randn(4)
+    with observe(torch.cos) as outer:
+        first = outer.compiled(how, torch.cos)
+        first(x)
+        with observe(torch.cos) as inner:
+            inner.compiled(how, torch.cos)(x)
+        assert backend.compiles == 2
+        first(x)  # the outer compile's entry survived the inner observation's exit
+        assert backend.compiles == 2
+    assert outer.evict(first) == 0  # already dropped on exit
