@@ -158,3 +158,19 @@ def test_each_observation_drops_only_its_own_compiles():
         first(x)  # the outer compile's entry survived the inner observation's exit
         assert backend.compiles == 2
     assert outer.evict(first) == 0  # already dropped on exit
+
+
+def test_a_compile_cell_whose_recording_hook_fails_still_runs_once_and_says_why(monkeypatch):
+    import ast
+
+    from compiler.capture import recording
+    from compiler.capture.cell import explore_cell
+    from compiler.capture.spec import CompileSpec
+
+    monkeypatch.setattr(recording, "event_from_dict", planted)
+    ns = {"torch": torch, "x": torch.ones(3), "seen": []}
+    run = explore_cell(ast.parse("seen.append(1)\ny = x.sin()\ny + 1"), "<cell>", ns,
+                       spec=CompileSpec(backend="eager"))  # fmt: skip
+    assert run.has_value and torch.equal(run.value, torch.ones(3).sin() + 1)
+    assert ns["seen"] == [1]
+    assert [e.stage for e in run.exploration.errors] == ["recording"]
