@@ -19,7 +19,7 @@ PACKAGES = ("compiler", "explorer")
 # Examples that run for real but take far more than a second on a CPU: an AOTInductor C++
 # build, a worker process that imports torch. Marked slow: the full tier runs them.
 SLOW_EXAMPLES = {
-    "compiler.capture.aoti.explore_aoti",
+    "compiler.capture.exported.explore_aoti",
     "compiler.live.session",
 }
 

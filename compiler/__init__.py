@@ -11,9 +11,8 @@ Example:
 """
 
 from compiler.advise.costs.time_phases import CompileTimes, compile_time
-from compiler.capture.aoti import explore_aoti
 from compiler.capture.explore import explore
-from compiler.capture.exported import explore_export
+from compiler.capture.exported import explore_aoti, explore_export
 from compiler.capture.failures import classify_failure
 from compiler.capture.progress import Progress, reporting
 from compiler.capture.recording import Recording, recording

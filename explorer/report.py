@@ -499,9 +499,10 @@ def _costs(exp: Exploration, out: list[str]) -> None:
 
 
 def _closing(exp: Exploration, out: list[str]) -> None:
-    if exp.errors:
+    errors = exp.stage_errors()  # the capture's and the advisor's
+    if errors:
         out += ["## Stage errors", ""]
-        out += [_stage_error(e) for e in exp.errors]
+        out += [_stage_error(e) for e in errors]
         out.append("")
     notes = list(exp.notes)
     if exp.unknown_keys:
@@ -566,7 +567,15 @@ def _loc(loc: SourceLoc) -> str:
 
 
 def _stage_error(e: StageError) -> str:
-    return f"- **{e.stage}:** {e.message}"
+    line = f"- **{e.stage}:** {e.message}"
+    if not e.traceback:
+        return line
+    # where the explorer's own code failed: its innermost frames, for a bug report
+    tail = e.traceback.rstrip().splitlines()[-_TRACEBACK_LINES:]
+    return "\n".join([line, "", "  ```text", *(f"  {t}" for t in tail), "  ```"])
+
+
+_TRACEBACK_LINES = 12
 
 
 def _first_line(text: str) -> str:

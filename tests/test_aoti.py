@@ -86,6 +86,21 @@ def test_explore_aoti_shows_the_package_live_and_from_its_torch_trace(tmp_path):
     assert names and all(name in packaged_kernels for name in names)
 
 
+@pytest.mark.slow
+def test_explore_aoti_leaves_what_the_user_compiled_before_compiled():
+    # no process-wide reset: a function compiled before does not compile again after
+    from test_exported import Counting
+
+    backend = Counting()
+    f = torch.compile(lambda x: x.cos() + 1, backend=backend)
+    x = torch.randn(4)
+    f(x)
+    exp = compiler.explore_aoti(Small().eval(), (torch.randn(4, 8),))
+    assert "aoti_wrapper_cpp" in exp.compiles[0].graphs and not exp.errors, exp.errors
+    f(x)
+    assert backend.compiles == 1
+
+
 def test_explore_aoti_refuses_what_is_not_a_module():
     with pytest.raises(compiler.TargetError, match=r"nn\.Module"):
         compiler.explore_aoti(torch.sin, (torch.randn(2),))

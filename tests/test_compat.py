@@ -308,3 +308,15 @@ def test_aoti_compile_and_package_writes_a_package_that_runs(tmp_path):
     assert path == str(tmp_path / "small.pt2") and (tmp_path / "small.pt2").is_file()
     with torch.no_grad():
         torch.testing.assert_close(torch._inductor.aoti_load_package(path)(x), model(x))
+
+
+def test_converted_codes_holds_what_dynamo_converted_until_a_reset():
+    def f(x):
+        return x + 1
+
+    torch.compile(f, backend="eager")(torch.ones(1))
+    from compiler._compat.resets import converted_codes
+
+    assert f.__code__ in converted_codes()
+    torch.compiler.reset()
+    assert f.__code__ not in converted_codes()

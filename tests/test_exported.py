@@ -106,3 +106,39 @@ def test_an_export_failure_names_the_user_line(strict):
 def test_explore_export_refuses_a_plain_function():
     with pytest.raises(compiler.TargetError, match=r"exports an nn\.Module, but got a function"):
         compiler.explore_export(lambda x: x.relu(), (torch.randn(3),))
+
+
+class Counting:
+    """A backend that counts its compiles (and runs the graph as it is)."""
+
+    def __init__(self) -> None:
+        self.compiles = 0
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]):
+        self.compiles += 1
+        return gm.forward
+
+
+def test_explore_export_leaves_what_the_user_compiled_before_compiled():
+    # no process-wide reset: a function compiled before does not compile again after
+    backend = Counting()
+    f = torch.compile(lambda x: x.cos() + 1, backend=backend)
+    x = torch.randn(4)
+    f(x)
+    exp = compiler.explore_export(Scaled(), (torch.randn(2, 4),))
+    assert exp.compiles and not exp.errors, exp.errors
+    f(x)
+    assert backend.compiles == 1
+
+
+def test_strict_export_says_that_torch_itself_resets_dynamo():
+    # torch 2.13's strict export calls torch._dynamo.reset() (functional_export.py), as it
+    # does without the explorer: the explorer adds no reset of its own, and says so
+    backend = Counting()
+    f = torch.compile(lambda x: x.cos() + 1, backend=backend)
+    x = torch.randn(4)
+    f(x)
+    exp = compiler.explore_export(Scaled(), (torch.randn(2, 4),), strict=True)
+    f(x)
+    reset = backend.compiles == 2
+    assert any("resets Dynamo" in n for n in exp.notes) is reset, exp.notes

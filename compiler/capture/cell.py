@@ -27,9 +27,9 @@ from types import CodeType
 from typing import Any
 
 from compiler.capture.explore import record_run
+from compiler.capture.observe import Observation, observe
 from compiler.capture.snippet import OUT_SLOT, UNBOUND, snippet_function
-from compiler.capture.spec import CompileSpec, evict_fresh
-from compiler.capture.state import own_compiles, snapshot
+from compiler.capture.spec import CompileSpec
 from compiler.errors import TargetError
 from compiler.model import Exploration
 
@@ -89,11 +89,15 @@ def explore_cell(
         reset, decompile: as in ``explore``. Without ``reset`` every compile of the
             cell's run (the cell or its target, and compiled functions or modules of
             earlier cells that the cell calls) uses a backend of its own and its cache
-            entries are dropped after the cell (``own_compiles``), so functions compiled
-            earlier keep theirs untouched and do not compile again; torch's eager mark
-            on the target after a failed compile is lifted for the cell and put back.
-            The cell runs once. What capture changes (log handlers, a few config flags,
-            a bytecode hook) is restored after the cell, also when it raises.
+            entries are dropped after the cell (one observation,
+            ``compiler.capture.observe``), so functions compiled earlier keep theirs
+            untouched and do not compile again; torch's eager mark on the target after a
+            failed compile is lifted for the cell and put back, and Dynamo's record of
+            seen sizes is set aside for the cell. The cell runs once (classifying a
+            failure runs it again eagerly, its state saved and put back). What capture
+            changes (log handlers, a few config flags, a bytecode hook) is restored after
+            the cell, also when it raises; a failure of the explorer's own work is in the
+            Exploration's errors, never in the cell's run.
         compile_code: compiles a module or expression (``compile``'s arguments).
         run_code: runs a compiled module or expression and returns its value (by
             default ``eval`` in ``namespace``).
@@ -123,35 +127,29 @@ def explore_cell(
     run = run_code or (lambda code: eval(code, namespace))
     # as exec and eval would: the snippet's function reads its builtins from its globals
     namespace.setdefault("__builtins__", builtins)
-    if reset:
-        torch.compiler.reset()
     if target is None:
         fn, params, bound, has_value = snippet_function(tree, filename, name, namespace,
                                                         compile_code)  # fmt: skip
         args = [namespace[p] for p in params]
-        compiled = how.compile(fn, fresh=not reset)
-
-        def eagerly() -> object:
-            saved = snapshot(fn, *args)  # classifying a failure calls the cell again
-            try:
-                with torch.no_grad():
-                    return fn(*args)
-            finally:
-                saved.restore()
-
         device = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "")
         namespace.pop(OUT_SLOT, None)
-        notes: list[str] = []
         try:
-            with own_compiles(fn, tuple(args), wrap=True, reset=reset, notes=notes):
+            with observe(fn, tuple(args), wrap=True, reset=reset) as obs:
+                compiled = obs.compiled(how, fn)
+
+                def eagerly() -> object:
+                    # classifying a failure calls the cell again
+                    with obs.extra_calls(), torch.no_grad():
+                        return fn(*args)
+
                 exploration = record_run(
                     lambda: compiled(*args), target=name, options=opts, keep_caches=keep_caches,
                     decompile=decompile, device=device, rerun_eagerly=eagerly, cell=filename,
+                    boundary=obs.boundary,
                 )  # fmt: skip
         finally:
             out = namespace.pop(OUT_SLOT, None)
-            evict_fresh(compiled)
-        exploration = _noted(exploration, notes)
+        exploration = obs.finish(exploration)
         if out is None:  # nothing ran (Dynamo skipped the frame and so did the cell)
             return CellRun(exploration=exploration)
         value, values = out
@@ -168,7 +166,7 @@ def explore_cell(
 
     def run_cell() -> None:
         run(codes[0])
-        with _compiled(target, namespace, how, fresh=not reset):
+        with _compiled(target, namespace, how, obs):
             run(codes[1])
             if last_code is not None:
                 result.append(run(last_code))
@@ -178,29 +176,20 @@ def explore_cell(
         compiled_target = getattr(compiled_target, "forward", None)
     if not callable(compiled_target):  # not defined yet: the cell defines it
         compiled_target = run_cell
-    notes = []
-    with own_compiles(compiled_target, (), wrap=True, reset=reset, notes=notes):
+    with observe(compiled_target, (), wrap=True, reset=reset) as obs:
         exploration = record_run(run_cell, target=target, options=opts, keep_caches=keep_caches,
-                                 decompile=decompile, cell=filename)  # fmt: skip
-    exploration = _noted(exploration, notes)
-    return CellRun(exploration=exploration, value=result[0] if result else None,
+                                 decompile=decompile, cell=filename,
+                                 boundary=obs.boundary)  # fmt: skip
+    return CellRun(exploration=obs.finish(exploration), value=result[0] if result else None,
                    has_value=bool(result))  # fmt: skip
-
-
-def _noted(exploration: Exploration, notes: list[str]) -> Exploration:
-    import dataclasses
-
-    if not notes:
-        return exploration
-    return dataclasses.replace(exploration, notes=(*exploration.notes, *notes))
 
 
 @contextlib.contextmanager
 def _compiled(
-    target: str, ns: dict[str, Any], spec: CompileSpec, *, fresh: bool = False
+    target: str, ns: dict[str, Any], spec: CompileSpec, obs: Observation
 ) -> Iterator[None]:
     """``ns[target]`` compiled with torch.compile while the block runs, then as it was
-    (a ``fresh`` compile's cache entries dropped)."""
+    (the observation's compile, its cache entries dropped)."""
     import torch
 
     if target not in ns:
@@ -210,12 +199,12 @@ def _compiled(
     if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
         had_own = "forward" in obj.__dict__
         original = obj.__dict__.get("forward")
-        compiled_forward = spec.compile(obj.forward, fresh=fresh)
+        compiled_forward = obs.compiled(spec, obj.forward)
         obj.forward = compiled_forward
         try:
             yield
         finally:
-            evict_fresh(compiled_forward)
+            obs.evict(compiled_forward)
             if had_own:
                 obj.forward = original  # type: ignore[assignment]
             else:
@@ -225,11 +214,11 @@ def _compiled(
         what = "class that is not an nn.Module" if isinstance(obj, type) else type(obj).__name__
         msg = f"{target} is a {what}; compile a function, an nn.Module or an nn.Module class."
         raise TargetError(msg)
-    compiled = spec.compile(obj, fresh=fresh)
+    compiled = obs.compiled(spec, obj)
     ns[target] = compiled
     try:
         yield
     finally:
-        evict_fresh(compiled)
+        obs.evict(compiled)
         if ns.get(target) is compiled:
             ns[target] = obj

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import statistics
 from collections.abc import Callable, Iterator
 from types import CodeType
 from typing import Any
 
 from compiler import _compat
 from compiler.capture.failures import classify_failure
-from compiler.capture.recording import describe_target, recording
-from compiler.capture.spec import CompileSpec, evict_fresh
-from compiler.capture.state import own_compiles, snapshot
+from compiler.capture.observe import Boundary, Observation, observe
+from compiler.capture.recording import Recording, describe_target, recording
+from compiler.capture.spec import CompileSpec
 from compiler.errors import CompileError, ExploreError, OptionError, TargetError
+from compiler.gpu.call_timing import call_timing
 from compiler.gpu.kernel_timing import REPEATS
-from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
-from compiler.model import CallTiming, Exploration, Options
+from compiler.model import Exploration, Options
 from compiler.profile.calls import calls_again, frame_calls, untimed_note
 from compiler.profile.events import region_calls
 from compiler.profile.own_run import OwnRun, own_measured, own_times
@@ -110,6 +109,10 @@ def explore(
     What extra calls (``measure=True``, or classifying a failure) may change and capture
     cannot put back: iterators and generators (a data loader's position), files, and
     objects the target does not reach through its closure, globals, bound object or inputs.
+    All of it is one observation (``compiler.capture.observe``), which is also where the
+    explorer's own failures stop (a recording hook, a parser, linking the profile, timing,
+    putting state back): each is in ``Exploration.errors`` with its stage and traceback,
+    and the target's run ends as a plain run would.
 
     Returns:
         The Exploration: one ``Compile`` per compile id, recompiles and resume
@@ -128,8 +131,6 @@ def explore(
         >>> sorted(exp.compiles[0].graphs)[:2]
         ['aot_inference_graph', 'dynamo_output_graph']
     """
-    import torch
-
     if not callable(target):
         msg = (
             f"explore() needs a function or an nn.Module to run, but got a "
@@ -152,27 +153,25 @@ def explore(
                        options={} if options is None else options,
                        keep_caches=keep_caches).check(wrap=wrap)  # fmt: skip
     opts = spec.record(wrapped=wrap)
+    recorded: list[Exploration] = []
     notes: list[str] = []
-    if reset:
-        torch.compiler.reset()
-    run = spec.compile(target, fresh=not reset) if wrap else target
-    try:
-        with own_compiles(target, example_inputs, wrap=wrap, reset=reset, notes=notes) as own:
+    with observe(target, example_inputs, kwargs, wrap=wrap, reset=reset) as obs:
+        run = obs.compiled(spec, target) if wrap else target
+        try:
             exploration = _explore(run, target, example_inputs, kwargs, spec, opts, notes,
                                    wrap=wrap, wrap_defaulted=wrap_defaulted, measure=measure,
                                    decompile=decompile, triton_stages=triton_stages,
-                                   own=own.active)  # fmt: skip
-    finally:
-        if wrap and not reset:
-            evict_fresh(run)
-    if own.marks_undone:
-        note = (
-            f"{own.marks_undone} code(s) the capture failed or skipped to compile were marked "
-            "by torch to run eagerly; the marks were taken back after the capture, so the "
-            "process compiles them as it did before."
-        )
-        exploration = dataclasses.replace(exploration, notes=(*exploration.notes, note))
-    return exploration
+                                   own=obs.own is not None and obs.own.active, obs=obs,
+                                   recorded=recorded)  # fmt: skip
+        except ExploreError:
+            raise  # what the user's run raised, classified (documented)
+        except Exception as exc:
+            if not recorded:
+                raise
+            # the user's run is over: what failed is the explorer's own work after it
+            obs.boundary.caught("measure", exc)
+            exploration = dataclasses.replace(recorded[-1], notes=(*recorded[-1].notes, *notes))
+    return obs.finish(exploration)
 
 
 def _explore(
@@ -190,6 +189,8 @@ def _explore(
     decompile: bool,
     triton_stages: bool | None,
     own: bool = False,
+    obs: Observation,
+    recorded: list[Exploration],
 ) -> Exploration:
     import torch
 
@@ -199,12 +200,8 @@ def _explore(
 
         def rerun() -> object:
             # a failure is classified by running the target eagerly: an extra call
-            saved = snapshot(target, *example_inputs, **kwargs)
-            try:
-                with torch.no_grad():
-                    return target(*example_inputs, **kwargs)
-            finally:
-                saved.restore()
+            with obs.extra_calls(), torch.no_grad():
+                return target(*example_inputs, **kwargs)
 
     own_run = OwnRun(cuda=torch.cuda.is_available()) if measure else None
     torch_ids: dict[str, str] = {}
@@ -212,7 +209,7 @@ def _explore(
     def call() -> object:
         if own_run is None:
             return run(*example_inputs, **kwargs)
-        with own_run.profiling():
+        with obs.boundary.around("profile", own_run.profiling()):
             return run(*example_inputs, **kwargs)
 
     try:
@@ -226,7 +223,9 @@ def _explore(
             device=_input_device(example_inputs, kwargs),
             rerun_eagerly=rerun,
             torch_ids=torch_ids,
+            boundary=obs.boundary,
         )
+        recorded.append(exploration)
     except CompileError as error:
         cause = error.__cause__
         internal = cause is not None and not (
@@ -268,12 +267,9 @@ def _explore(
             if own_run.skipped:
                 notes.append(f"Your run was not profiled: {own_run.skipped}; nor called again.")
             elif calls_again(frames):
-                saved = snapshot(target, *example_inputs, **kwargs)
-                try:
+                with obs.extra_calls() as saved:
                     exploration = _measured(exploration, lambda: run(*example_inputs, **kwargs))
-                finally:
-                    saved.restore()
-                if exploration.call_timing is not None:
+                if exploration.call_timing is not None and saved is not None:
                     notes.append(
                         f"Timed from {REPEATS} extra calls after 3 warm-ups (your run called "
                         "each compiled frame once), and eager against compiled from as many "
@@ -300,10 +296,13 @@ def record_run(
     rerun_eagerly: Callable[[], object] | None = None,
     cell: str = "",
     torch_ids: dict[str, str] | None = None,
+    boundary: Boundary | None = None,
 ) -> Exploration:
     """Call ``run`` with every compile it triggers recorded; the one place that turns a
-    failure into an ``ExploreError`` (``classify_failure``), for ``explore`` and
-    ``explore_cell`` alike.
+    failure of the user's code into an ``ExploreError`` (``classify_failure``), for
+    ``explore`` and ``explore_cell`` alike. A failure of the recording's own work never
+    reaches ``run``: it is kept in ``boundary`` (by default one of its own, whose failures
+    go in the Exploration's errors), and ``run`` runs even where recording cannot start.
 
     Args:
         run: calls the compiled code.
@@ -314,10 +313,12 @@ def record_run(
         rerun_eagerly, cell: as in ``classify_failure``.
         torch_ids: filled with torch's own compile ids -> the Exploration's, where they
             differ (the profiler's regions name torch's).
+        boundary: where the explorer's own failures are kept (an ``Observation``'s).
 
     Raises:
         ExploreError: what ``run`` raised, classified, from the original exception;
-            an ``ExploreError`` raised by ``run`` itself passes through as it is.
+            an ``ExploreError`` raised by ``run`` itself passes through as it is, and
+            where classifying fails, the original exception is raised as it is.
 
     Example:
         >>> import torch
@@ -327,32 +328,36 @@ def record_run(
         1
     """
     failure: Exception | None = None
-    with recording(
-        keep_caches=keep_caches, decompile=decompile, triton_stages=triton_stages
-    ) as rec:
-        rec.target = target
-        rec.options = options
-        rec.device = device
+    guard = boundary or Boundary()
+    recorder = recording(keep_caches=keep_caches, decompile=decompile,
+                         triton_stages=triton_stages, boundary=guard)  # fmt: skip
+    rec: Recording | None
+    with guard.around("recording", recorder) as rec:
+        if rec is not None:
+            rec.target, rec.options, rec.device = target, options, device
         try:
             run()
         except ExploreError:
             raise
         except Exception as exc:
             failure = exc
+    if rec is None:  # recording could not start: the run ran unrecorded
+        rec = Recording(target=target, options=options, device=device, boundary=guard,
+                        reports=boundary is None)  # fmt: skip
     exploration = rec.exploration()
     if torch_ids is not None:
         torch_ids.update(rec.torch_ids)
-    if failure is not None:
-        error = classify_failure(
-            failure,
-            target=target,
-            options=options,
-            exploration=exploration,
-            rerun_eagerly=rerun_eagerly,
-            cell=cell,
-        )
-        raise error from failure
-    return exploration
+    if failure is None:
+        return exploration
+    error = None
+    if boundary is not None:  # the error's Exploration holds what the explorer's work kept
+        exploration = dataclasses.replace(exploration, errors=(*exploration.errors, *guard.kept()))
+    with guard.guard("classify"):  # where ours fails, the user's exception goes on as it was
+        error = classify_failure(failure, target=target, options=options, exploration=exploration,
+                                 rerun_eagerly=rerun_eagerly, cell=cell)  # fmt: skip
+    if error is None:
+        raise failure
+    raise error from failure
 
 
 def _calls_compiled_code(target: Callable[..., Any]) -> bool:
@@ -466,129 +471,6 @@ def _cudagraph_events() -> Iterator[list[Any]]:
         log.removeHandler(handler)
         log.setLevel(level)
         log.propagate = propagate
-
-
-def call_timing(run: Callable[[], Any], profiled: Any, graph_events: list[Any]) -> CallTiming:
-    """Eager against compiled time per call, and what the compiled call spent it on."""
-    import torch
-
-    runs = REPEATS
-    with torch.compiler.set_stance("force_eager"):
-        eager, _ = _timed(run, runs)
-    before = len(graph_events)
-    compiled, events = _timed(run, runs, graph_events)
-    during_timing = graph_events[before:]
-    # every compiled call since the events started: the profiled runs and these timed
-    # runs, each after 3 warm-up calls
-    per_call = 2 * (runs + 3)
-    recordings = sum(1 for e in graph_events if e.metadata.get("what") == "recording")
-    warmups = sum(1 for e in graph_events if e.metadata.get("what") == "warmup")
-    device_ms = profiled.device_us / runs / 1e3
-    timing = CallTiming(
-        runs=runs,
-        eager_ms=eager.median_ms,
-        compiled_ms=compiled.median_ms,
-        eager_spread_ms=eager.spread_ms,
-        compiled_spread_ms=compiled.spread_ms,
-        device_ms=device_ms,
-        cpu_ms=compiled.host_median_ms,
-        cudagraph_replays=profiled.graph_launches / runs,
-        cudagraph_recordings=recordings / per_call,
-        cudagraph_warmups=warmups / per_call,
-        input_copy_bytes=_input_copy_bytes(profiled.graph_launches / runs),
-        compiled_mean_ms=compiled.mean_ms,
-        recording_ms=_extra_cost(compiled.calls_ms, events, "recording"),
-        warmup_ms=_extra_cost(compiled.calls_ms, events, "warmup"),
-        compiled_calls_ms=compiled.calls_ms,
-        compiled_call_events=tuple(",".join(ev) for ev in events),
-    )
-    notes = _call_notes(timing, profiled, len(during_timing))
-    return dataclasses.replace(timing, notes=tuple(notes))
-
-
-def _input_copy_bytes(replays_per_call: float) -> float:
-    """Bytes copied into CUDA graph inputs per call: each replay of a recorded graph
-    first copies its non-static inputs into the graph's buffers. With several graphs,
-    their replays are taken as equally frequent."""
-    sizes = _compat.cudagraph_input_copy_bytes()
-    if not sizes or replays_per_call <= 0:
-        return 0.0
-    return replays_per_call * sum(sizes) / len(sizes)
-
-
-def _extra_cost(
-    times: tuple[float, ...], events: list[tuple[str, ...]], what: str
-) -> float | None:
-    """What one CUDA graph ``what`` (recording, warm-up) adds to a call: the mean time of
-    the calls that did one, less the median of the calls that did neither, divided by
-    how many each did. None when no timed call did one, or none did neither."""
-    plain = [t for t, ev in zip(times, events, strict=True) if not ev]
-    doing = [(t, ev.count(what)) for t, ev in zip(times, events, strict=True) if what in ev]
-    if not plain or not doing:
-        return None
-    base = statistics.median(plain)
-    return max(statistics.fmean((t - base) / n for t, n in doing), 0.0)
-
-
-def _timed(
-    run: Callable[[], Any], runs: int, graph_events: list[Any] | None = None
-) -> tuple[CallTimes, list[tuple[str, ...]]]:
-    """``runs`` calls after 3 warm-ups, synchronised, and per timed call the CUDA graph
-    events (``recording``, ``warmup``) logged during it."""
-    # the events a call logs are those between its start and the next call's start
-    sink = graph_events if graph_events is not None else []
-    marks: list[int] = []
-
-    def mark(phase: str, _i: int) -> None:
-        if phase == "timing":
-            marks.append(len(sink))
-
-    times = time_calls(run, warmup=3, runs=runs, sync=synchroniser(True), before=mark)
-    ends = [*marks[1:], len(sink)]
-    events = [
-        tuple(str(e.metadata.get("what", "")) for e in sink[start:end])
-        for start, end in zip(marks, ends, strict=True)
-    ]
-    return times, events
-
-
-def _call_notes(t: CallTiming, profiled: Any, graph_events_timed: int) -> list[str]:
-    notes = []
-    if t.compiled_ms > t.eager_ms:
-        notes.append(
-            f"compiled is slower than eager: {t.compiled_ms:.3f} ms against "
-            f"{t.eager_ms:.3f} ms per call ({t.speedup:.2f}x)."
-        )
-    device = t.device_ms or 0.0
-    remedy = (
-        "CUDA graphs already replay the kernels: what is left is the call's own host work "
-        "(guards, copying inputs into the graph), which larger inputs amortise."
-        if t.cudagraph_replays > 0
-        else "larger inputs or mode='reduce-overhead' (CUDA graphs) amortise it."
-    )
-    if t.cpu_ms is not None and t.compiled_ms > 0 and device < 0.5 * t.compiled_ms:
-        notes.append(
-            f"the compiled call is host-bound: its kernels take {device:.3f} ms on the device "
-            f"while the host spends {t.cpu_ms:.3f} ms in the call (guards, the wrapper, "
-            f"launches); {remedy}"
-        )
-    if t.cudagraph_recordings > 0 or t.cudagraph_warmups > 0 or graph_events_timed:
-        notes.append(
-            f"CUDA graphs were warmed up {t.cudagraph_warmups:.2f} and recorded "
-            f"{t.cudagraph_recordings:.2f} times per call after warm-up: every new recording "
-            "re-runs the function eagerly and captures it again. Inputs that change address, "
-            "shape or identity between calls (or a new graph per call) cause this."
-        )
-    if t.input_copy_bytes > 0:
-        notes.append(
-            f"{t.input_copy_bytes / 1e6:.2f} MB per call were copied into the CUDA graph's "
-            "static input buffers before replaying it."
-        )
-    rest = sorted(profiled.unattributed_us.items(), key=lambda kv: -kv[1])
-    if rest:
-        listed = ", ".join(f"{name} {us / t.runs / 1e3:.3f} ms" for name, us in rest[:5])
-        notes.append(f"device time outside the output code's kernels, per call: {listed}.")
-    return notes
 
 
 def _input_device(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:

@@ -1,4 +1,5 @@
-"""``explore_export``: torch.export as a stage of the explorer.
+"""``explore_export`` and ``explore_aoti``: torch.export and AOTInductor as stages of the
+explorer.
 
 ``torch.export.export`` traces a module ahead of time into an ``ExportedProgram``: one
 whole graph of ATen ops (no graph breaks allowed), a signature saying which graph inputs
@@ -13,6 +14,20 @@ directly and records no Dynamo stage):
 - ``exported_program_signature``, ``exported_program_range_constraints``,
   ``exported_program_module_call_graph``: text stages (a ``Graph`` with text and no nodes), also
   kept in ``Compile.artifacts`` under the same keys.
+
+``torch.export`` traces the model into an ``ExportedProgram``; AOTInductor then compiles
+that program ahead of time into a ``.pt2`` package: a zip holding the generated C++
+wrapper that calls the kernels, the C++ kernels, their compiled shared library, metadata
+and the weights. ``explore_aoti`` adds what the package holds as stages, each file's text
+as AOTInductor wrote it (after a line ``// <file in the package>``):
+
+- ``aoti_package``: every file of the package with its size;
+- ``aoti_wrapper_cpp``: the generated wrapper (``*.wrapper.cpp``);
+- ``aoti_kernel_cpp``: the generated kernels (``*.kernel.cpp``) on the CPU.
+
+Both run inside one observation (``compiler.capture.observe``), as ``explore`` does: no
+process-wide reset (unless ``reset=True``), so what the process compiled before keeps its
+cache entries and does not compile again; Dynamo's record of seen sizes is set aside.
 """
 
 from __future__ import annotations
@@ -20,18 +35,24 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import tempfile
 import warnings
+import zipfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from compiler import _compat
+from compiler.capture.observe import observe
 from compiler.capture.recording import describe_target, recording
 from compiler.errors import CompileError, InputError, TargetError
 from compiler.link.user_code import error_location, innermost_user_frame, is_user_file
 from compiler.model import Compile, CompileId, Exploration, Graph, Options, StageError
-from compiler.model.graph import EXPORT_TEXT_STAGES
+from compiler.model.graph import AOTI_STAGES, EXPORT_TEXT_STAGES
 from compiler.parse.graph_text import parse_graph
 
-__all__ = ["TEXT_STAGES", "explore_export"]
+__all__ = ["AOTI_STAGES", "TEXT_STAGES", "explore_aoti", "explore_export", "package_stages"]
+_SOURCES = {"aoti_wrapper_cpp": ".wrapper.cpp", "aoti_kernel_cpp": ".kernel.cpp"}
 
 # Named so that the explorer, which lists extra stages by name, shows the graph first.
 TEXT_STAGES = EXPORT_TEXT_STAGES
@@ -45,6 +66,7 @@ def explore_export(
     strict: bool = False,
     *,
     decompose: bool = True,
+    reset: bool = False,
 ) -> Exploration:
     """Export ``model`` with ``torch.export.export`` and return what it produced as stages.
 
@@ -56,6 +78,12 @@ def explore_export(
         strict: trace with Dynamo (True) or by running the Python with fake tensors
             (False, torch's default).
         decompose: also keep the core-ATen graph of ``ep.run_decompositions()``.
+        reset: reset Dynamo for the whole process first (``torch.compiler.reset()``).
+            Off by default: the export runs beside what the process compiled before,
+            whose cache entries stay as they were (nothing compiles again afterwards),
+            with Dynamo's record of seen sizes set aside for it and put back; log
+            handlers and a few config flags are added for the export and restored. A
+            failure of the explorer's own work is in the Exploration's errors.
 
     Returns:
         An Exploration with one compile holding the exported program's stages; the
@@ -87,25 +115,29 @@ def explore_export(
         msg = f"args must be a tuple of example inputs, not a {type(args).__name__}: use (x,)."
         raise InputError(msg)
     options = Options(backend="export", dynamic=dynamic_shapes is not None, wrapped=False)
-    torch.compiler.reset()
     failure: Exception | None = None
     program: Any = None
-    with recording(decompile=False) as rec:
-        rec.target = describe_target(model)
-        rec.options = options
-        rec.device = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "")
-        try:
-            program = torch.export.export(
-                model, args, kwargs=dict(kwargs or {}), dynamic_shapes=dynamic_shapes,
-                strict=strict,
-            )  # fmt: skip
-        except Exception as exc:
-            failure = exc
-    exploration = rec.exploration()
-    if failure is not None:
-        raise _export_error(failure, model, exploration, strict) from failure
-    stages, errors = _stages(program, decompose)
-    return _with_stages(exploration, model, stages, errors)
+    with observe(model, args, kwargs, reset=reset) as obs:
+        with recording(decompile=False, boundary=obs.boundary) as rec:
+            rec.target = describe_target(model)
+            rec.options = options
+            rec.device = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "")
+            try:
+                program = torch.export.export(
+                    model, args, kwargs=dict(kwargs or {}), dynamic_shapes=dynamic_shapes,
+                    strict=strict,
+                )  # fmt: skip
+            except Exception as exc:
+                failure = exc
+        exploration = rec.exploration()
+        if failure is not None:
+            raise _export_error(failure, model, exploration, strict) from failure
+        stages: dict[str, Graph] = {}
+        errors: list[StageError] = []
+        with obs.boundary.guard("export"):  # reading the program is the explorer's work
+            stages, errors = _stages(program, decompose)
+        found = _with_stages(exploration, model, stages, errors)
+    return obs.finish(found)
 
 
 def _stages(program: Any, decompose: bool) -> tuple[dict[str, Graph], list[StageError]]:
@@ -159,7 +191,7 @@ def _with_stages(
         first_line = inspect.getsourcelines(forward)[1]
     except (OSError, TypeError):
         filename, first_line = "", 0
-    artifacts = {k: stages[k].text for k in TEXT_STAGES}
+    artifacts = {k: stages[k].text for k in TEXT_STAGES if k in stages}
     compiles = list(exploration.compiles)
     if compiles:  # strict export: Dynamo's compile, with the exported program added
         last = compiles[-1]
@@ -216,3 +248,95 @@ def _export_error(
     return CompileError(msg, exploration=dataclasses.replace(
         exploration, errors=(*exploration.errors, note)
     ))  # fmt: skip
+
+
+def explore_aoti(
+    model: Any,
+    args: Any,
+    kwargs: Mapping[str, Any] | None = None,
+    dynamic_shapes: Any = None,
+    *,
+    package_path: str | None = None,
+    reset: bool = False,
+) -> Exploration:
+    """Export ``model``, compile it with AOTInductor, and return both as stages.
+
+    Args:
+        model: the ``nn.Module`` to export and compile.
+        args: its positional example inputs, a tuple.
+        kwargs: its keyword example inputs.
+        dynamic_shapes: as in ``torch.export.export``.
+        package_path: where to write the ``.pt2`` package (kept); by default a temporary
+            file, removed once its contents are read.
+        reset: as in ``explore_export``: off by default, so what the process compiled
+            before keeps its cache entries; seen sizes are set aside and put back, log
+            handlers and config flags restored, the explorer's own failures kept as errors.
+
+    Raises:
+        TargetError: ``model`` is not an ``nn.Module``.
+        CompileError: export or AOTInductor failed; ``.exploration`` holds what was
+            recorded.
+
+    Example:
+        >>> import torch, compiler
+        >>> exp = compiler.explore_aoti(torch.nn.Linear(4, 2), (torch.randn(3, 4),))
+        >>> "aoti_wrapper_cpp" in exp.compiles[0].graphs
+        True
+    """
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        msg = f"explore_aoti() compiles an nn.Module, but got a {type(model).__name__}."
+        raise TargetError(msg)
+    if not isinstance(args, tuple):
+        msg = f"args must be a tuple of example inputs, not a {type(args).__name__}: use (x,)."
+        raise InputError(msg)
+    with observe(model, args, kwargs, reset=reset) as obs, tempfile.TemporaryDirectory() as folder:
+        path = package_path or str(Path(folder) / "model.pt2")
+        failure: Exception | None = None
+        program: Any = None
+        with recording(decompile=False, boundary=obs.boundary) as rec:
+            rec.target = describe_target(model)
+            rec.options = Options(backend="aoti", dynamic=dynamic_shapes is not None, wrapped=False)
+            try:
+                program = torch.export.export(
+                    model, args, kwargs=dict(kwargs or {}), dynamic_shapes=dynamic_shapes
+                )
+                path = _compat.aoti_compile_and_package(program, path)
+            except Exception as exc:
+                failure = exc
+        exploration = rec.exploration()
+        if failure is not None:
+            msg = f"AOTInductor could not compile {type(model).__name__}: {failure}"
+            raise CompileError(msg, exploration=exploration, stage="backend") from failure
+        stages: dict[str, Graph] = {}
+        package: dict[str, Graph] = {}
+        errors: list[StageError] = []
+        package_errors: list[StageError] = []
+        with obs.boundary.guard("export"):  # reading the program is the explorer's work
+            stages, errors = _stages(program, decompose=False)
+            package, package_errors = package_stages(path)
+    found = _with_stages(exploration, model, {**stages, **package}, [*errors, *package_errors])
+    first = found.compiles[-1]
+    artifacts = {**first.artifacts, **{k: g.text for k, g in package.items()}}
+    compiles = (*found.compiles[:-1], dataclasses.replace(first, artifacts=artifacts))
+    return obs.finish(dataclasses.replace(found, compiles=compiles))
+
+
+def package_stages(path: str) -> tuple[dict[str, Graph], list[StageError]]:
+    """The stages of a ``.pt2`` package: its listing and its generated C++ sources."""
+    errors: list[StageError] = []
+    with zipfile.ZipFile(path) as package:
+        infos = package.infolist()
+        listing = "\n".join(f"{i.file_size:>12,d}  {i.filename}" for i in infos)
+        stages = {"aoti_package": Graph(stage="aoti_package", text=listing)}
+        for stage, suffix in _SOURCES.items():
+            names = [i.filename for i in infos if i.filename.endswith(suffix)]
+            if not names:
+                errors.append(StageError(stage=stage, message=f"the package holds no *{suffix}"))
+                continue
+            text = "\n\n".join(
+                f"// {name}\n{package.read(name).decode('utf-8', 'replace')}" for name in names
+            )
+            stages[stage] = Graph(stage=stage, text=text)
+    return stages, errors

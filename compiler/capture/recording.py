@@ -28,6 +28,7 @@ from typing import Any
 
 from compiler import _compat
 from compiler import decompile as decompiler
+from compiler.capture.observe import Boundary
 from compiler.gpu import triton_stages
 from compiler.gpu.kernel_timing import launch_grid
 from compiler.gpu.lowered_lines import with_source_lines
@@ -210,6 +211,9 @@ class Recording:
     compiled_before: dict[int, int] = field(default_factory=dict)
     # torch's own compile id -> the Exploration's, where they differ (set by exploration())
     torch_ids: dict[str, str] = field(default_factory=dict)
+    # its own failures (``recording(boundary=)``), reported by ``exploration()`` if its own
+    boundary: Boundary = field(default_factory=Boundary)
+    reports: bool = True
 
     def bytecode_hook(self, original: CodeType, transformed: CodeType) -> None:
         """Dynamo's bytecode hook: keep both codes as ``dis`` text (and decompiled source)."""
@@ -252,7 +256,21 @@ class Recording:
         self.events.append(_event(AUTOTUNE_EVENT, meta, None))
 
     def exploration(self, *, source: str = "live") -> Exploration:
-        """Assemble the Exploration from everything recorded so far."""
+        """Assemble the Exploration from everything recorded so far, with the failures of
+        the recording's own work as errors. It never raises: where assembling fails (a
+        parser, a link), the Exploration holds no compiles and says why in its errors."""
+        try:
+            exploration = self._assembled(source)
+        except Exception as exc:
+            self.boundary.caught("trace", exc)
+            exploration = Exploration(source=source, target=self.target, options=self.options,
+                                      environment=environment(self.device or "cpu"))  # fmt: skip
+        errors = self.boundary.take() if self.reports else []
+        if not errors:
+            return exploration
+        return dataclasses.replace(exploration, errors=(*exploration.errors, *errors))
+
+    def _assembled(self, source: str) -> Exploration:
         interned = [
             Event(key="str", metadata=(name, index))
             for index, name in _compat.interned_strings().items()
@@ -469,7 +487,11 @@ def _triton_version() -> str:
 
 @contextlib.contextmanager
 def recording(
-    *, keep_caches: bool = False, decompile: bool = True, triton_stages: bool | None = None
+    *,
+    keep_caches: bool = False,
+    decompile: bool = True,
+    triton_stages: bool | None = None,
+    boundary: Boundary | None = None,
 ) -> Iterator[Recording]:
     """Record every torch.compile compile that happens inside the block.
 
@@ -484,6 +506,10 @@ def recording(
             available. Nothing about where or how Triton compiles changes: the stages
             are read from Triton's cache after the compile, also for kernels that came
             from a cache (the Exploration then says so).
+        boundary: where a failure of the recording's own hooks (called by torch while
+            the user's code runs) and of putting torch back is kept, never raised (by
+            default one of the recording's own, whose failures ``Recording.exploration``
+            adds to the Exploration's errors; a boundary given is reported by its owner).
 
     Example:
         >>> import torch, compiler
@@ -493,7 +519,9 @@ def recording(
         >>> len(rec.exploration().compiles)
         1
     """
-    rec = Recording(decompile=decompile, keep_caches=keep_caches)
+    guard = boundary or Boundary()
+    rec = Recording(decompile=decompile, keep_caches=keep_caches, boundary=guard,
+                    reports=boundary is None)  # fmt: skip
     trace_log = _compat.trace_logger()
     trace_handler = _TraceHandler(rec.events)
     fusion_loggers = [(s, _compat.fusion_ir_logger(s)) for s in _compat.FUSION_IR_ARTIFACTS]
@@ -506,6 +534,9 @@ def recording(
     ]
     cudagraph_handler = _CudagraphHandler(rec.events)
     fusion_handlers.extend((lg, cudagraph_handler) for lg in cudagraph_logs)
+    # torch calls these while the user's code compiles: a failure of ours stays here
+    for handler in {id(h): h for h in (trace_handler, *(h for _, h in fusion_handlers))}.values():
+        handler.emit = guard.hook("recording", handler.emit)  # type: ignore[method-assign]
     inductor = {"trace.provenance_tracking_level": 1}
     functorch: dict[str, Any] = {}
     if not keep_caches:
@@ -531,20 +562,26 @@ def recording(
                     lg.propagate = False
                 lg.setLevel(logging.DEBUG)
                 lg.addHandler(handler)
-            hook = _compat.register_bytecode_hook(rec.bytecode_hook)
-            remove_autotune_listener = _compat.add_autotune_listener(rec.autotune_listener)
+            hook = _compat.register_bytecode_hook(guard.hook("recording", rec.bytecode_hook))
+            remove_autotune_listener = _compat.add_autotune_listener(
+                guard.hook("recording", rec.autotune_listener)
+            )
             rec.counters_before = _compat.counters_snapshot()
             rec.compiled_before = _compat.frame_compile_counts()
             try:
                 yield rec
             finally:
-                rec.counters_after = _compat.counters_snapshot()
-                cudagraph_handler.finish()
+                with guard.guard("recording"):
+                    rec.counters_after = _compat.counters_snapshot()
+                    cudagraph_handler.finish()
     finally:
+        # each step on its own: one failing must not stop the others nor hide the user's
         if hook is not None:
-            hook.remove()
+            with guard.guard("restore"):
+                hook.remove()
         if remove_autotune_listener is not None:
-            remove_autotune_listener()
+            with guard.guard("restore"):
+                remove_autotune_listener()
         trace_log.removeHandler(trace_handler)
         for lg, handler in fusion_handlers:
             lg.removeHandler(handler)

@@ -12,7 +12,6 @@ and ``describe`` read the fields.
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -162,14 +161,9 @@ class CompileSpec:
                    f"{opts!r:.80}, e.g. {{'trace.enabled': True}}.")  # fmt: skip
             raise OptionError(msg)
 
-    def compile(self, target: Callable[..., Any], *, fresh: bool = False) -> Callable[..., Any]:
+    def compile(self, target: Callable[..., Any]) -> Callable[..., Any]:
         """``target`` under ``torch.compile`` as this spec says (``target`` itself when
-        ``backend`` is None): the one torch.compile call of every path.
-
-        ``fresh``: compile beside whatever the process compiled before, never reusing it
-        and never counted against its recompile limit: a backend equal to no other and
-        ``isolate_recompiles=True``, so capture sees every compile without a reset.
-        ``evict_fresh`` drops what such a compile left once the capture is done.
+        ``backend`` is None): the one plain torch.compile call of every path.
 
         Example:
             >>> import torch
@@ -183,17 +177,33 @@ class CompileSpec:
         args = {name: getattr(self, name) for name in _TORCH_ARGS}
         # options={} beside a mode is refused by torch: no options is None
         args["options"] = dict(self.options) or None
-        if fresh:
-            if self.backend == "inductor":  # its mode and options go in its wrapper
-                mode, options = args.pop("mode"), args.pop("options")
-            else:
-                mode, options = None, None
-            args["backend"] = _compat.fresh_backend(self.backend, mode, options, self.dynamic)
-            args.update(_compat.compile_isolation())
-            compiled = torch.compile(target, **args)
-            _FRESH[id(compiled)] = (weakref.ref(compiled), args["backend"])
-            return compiled
         return torch.compile(target, **args)
+
+    def compile_fresh(self, target: Callable[..., Any]) -> tuple[Callable[..., Any], object]:
+        """``target`` compiled beside whatever the process compiled before, never reusing it
+        and never counted against its recompile limit (a backend equal to no other and
+        ``isolate_recompiles=True``), so capture sees every compile without a reset; with
+        that backend, by which its cache entries are dropped once the capture is done
+        (``compiler.capture.observe.Observation.compiled`` keeps both).
+
+        Example:
+            >>> import torch
+            >>> f, backend = CompileSpec(backend="eager").compile_fresh(torch.sin)
+            >>> f(torch.zeros(1)), backend == "eager"
+            (tensor([0.]), False)
+        """
+        import torch
+
+        args = {name: getattr(self, name) for name in _TORCH_ARGS}
+        args["options"] = dict(self.options) or None
+        if self.backend == "inductor":  # its mode and options go in its wrapper
+            mode, options = args.pop("mode"), args.pop("options")
+        else:
+            mode, options = None, None
+        assert self.backend is not None, "an eager spec compiles nothing"
+        args["backend"] = _compat.fresh_backend(self.backend, mode, options, self.dynamic)
+        args.update(_compat.compile_isolation())
+        return torch.compile(target, **args), args["backend"]
 
     def record(self, *, wrapped: bool = True) -> Options:
         """What an Exploration stores of this spec: its JSON-safe ``Options`` (a callable
@@ -238,26 +248,3 @@ class CompileSpec:
             parts.append(f"options={self.options!r}")
         return f"torch.compile({', '.join(parts)})"
 
-
-def evict_fresh(compiled: object) -> int:
-    """Drop Dynamo's cache entries of a ``CompileSpec.compile(..., fresh=True)`` result (and
-    of the resume functions it compiled): the user's compiles of the same code stay as they
-    were. Returns how many entries were dropped.
-
-    Example:
-        >>> import torch
-        >>> f = CompileSpec(backend="eager").compile(lambda x: x + 1, fresh=True)
-        >>> _ = f(torch.ones(1))
-        >>> evict_fresh(f)
-        1
-    """
-    ref, backend = _FRESH.pop(id(compiled), (None, None))
-    if ref is None or ref() is not compiled:
-        return 0
-    return _compat.evict_backend(backend)
-
-
-# fresh compiles by id: their backend, to find their cache entries (a compiled module
-# cannot be a weak key: nn.Module hashes by identity but weak keys need __weakref__ only,
-# so an id with a weak reference to check it is the same object)
-_FRESH: dict[int, tuple[weakref.ref[Any], object]] = {}

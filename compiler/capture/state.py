@@ -16,23 +16,18 @@ lists and dicts reached, and the RNG states (Python, torch CPU, every CUDA devic
 Not saved (``Snapshot.missed`` names what was seen): iterators and generators (a data
 loader's position), files, sockets, and anything outside what the target reaches.
 
-Dynamo's side of it (``own_compiles``): a capture's compiles go beside the process's own,
-with a backend of the capture's own, and are dropped after it; the process's cache
-entries are never used, dropped or rebuilt.
+Dynamo's side of it (compiles beside the process's own, dropped after) and the saving
+around extra calls are used through one observation (``compiler.capture.observe``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType, FunctionType, MethodType, ModuleType
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from compiler._compat import OwnCompiles
+from typing import Any
 
 _DEPTH = 4
 _PLAIN = (int, float, bool, str, bytes, type(None))
@@ -299,60 +294,3 @@ def recompile_user_code(compiled: list[Any]) -> list[str]:
             names.append(name)
     return names
 
-
-@contextlib.contextmanager
-def own_compiles(
-    target: Callable[..., Any],
-    inputs: tuple[Any, ...],
-    *,
-    wrap: bool,
-    reset: bool,
-    notes: list[str],
-) -> Iterator[OwnCompiles]:
-    """A capture's compiles beside the process's own (``_compat.own_compiles``): every
-    compiled call of the block, through whatever ``torch.compile`` result, compiles with a
-    backend of the capture's own, so nothing the process compiled before is reused,
-    dropped or rebuilt, and the capture's entries are dropped after it. torch's eager mark
-    (left by a failed compile) is lifted from the captured code for the block. Without
-    that switch (an older torch), a ``wrap=False`` target's compiled functions have their
-    entries dropped first and rebuilt by the run, as the notes say. With ``reset`` the
-    process was reset before: nothing is switched.
-
-    Example:
-        >>> import torch
-        >>> f = torch.compile(torch.sin, backend="eager")
-        >>> with own_compiles(lambda x: f(x), (), wrap=False, reset=False, notes=[]) as own:
-        ...     _ = f(torch.ones(2))
-        >>> own.active, own.dropped
-        (True, 1)
-    """
-    from compiler import _compat
-
-    if reset:
-        yield _compat.OwnCompiles()
-        return
-    reached = [target] if wrap else compiled_reachable(target, *inputs)
-    codes = [code for obj in reached for code in _compat.compiled_codes(obj)]
-    with _compat.own_compiles(codes) as own:
-        if not own.active and not wrap:
-            dropped = recompile_user_code(reached)
-            if dropped:
-                notes.append(
-                    f"Dynamo's cache entries of {', '.join(dropped)} (compiled before this "
-                    "capture) were dropped first so that their compiles are recorded; the "
-                    "target's run compiled them again with their own backend, and later calls "
-                    "use those."
-                )
-        if own.lacking:
-            notes.append(
-                f"This torch lacks {', '.join(own.lacking)}, which the capture needs to compile "
-                "beside the process's own compiles: it recorded what the run compiled without "
-                "that isolation, and reset nothing."
-            )
-        if own.unmarked:
-            notes.append(
-                f"torch had marked {', '.join(sorted(set(own.unmarked)))} to run eagerly (an "
-                "earlier compile of it failed or was skipped, e.g. called without tensors); "
-                "the mark was lifted for this capture and put back after it."
-            )
-        yield own

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler import _compat
+from compiler.capture.observe import Observation, observe
 from compiler.capture.recording import describe_target, environment, recording
-from compiler.capture.spec import CompileSpec, evict_fresh
-from compiler.capture.state import snapshot
+from compiler.capture.spec import CompileSpec
 from compiler.errors import InputError, OptionError
 from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Environment, Exploration
@@ -184,16 +184,18 @@ def compare(
             call is a real compile.
         progress: called with a ``CompareProgress`` as it goes.
 
-    No process-wide reset: each configuration compiles beside what the process compiled
-    before (a backend of its own) and its cache entries are dropped after its calls, so
-    the user's compiled functions keep theirs and do not compile again. While
-    ``record`` is on, capture also adds log handlers, a bytecode hook and a few config
-    flags for each configuration and restores them after. Not lifted: torch's mark on a
-    target whose earlier compile failed (it then runs eagerly in every row). The state
-    the calls touch (parameters,
-    buffers, optimizer and scheduler state, RNG: ``compiler.capture.state``) is saved
-    first and restored after each configuration, so each starts from the same state and
-    the target ends as it was.
+    All of it is one observation (``compiler.capture.observe``), with no process-wide
+    reset: each configuration compiles beside what the process compiled before (a backend
+    of its own) and its cache entries are dropped after its calls, so the user's compiled
+    functions keep theirs and do not compile again. While ``record`` is on, capture also
+    adds log handlers, a bytecode hook and a few config flags for each configuration and
+    restores them after. Not switched (its calls are timed, and the switch costs a little
+    per call): compiled functions the target calls itself run from their own entries, and
+    torch's mark on a target whose earlier compile failed stays (it then runs eagerly in
+    every row). The state the calls touch (parameters, buffers, optimizer and scheduler
+    state, RNG: ``compiler.capture.state``) is saved before each configuration and
+    restored after it, so each starts from the same state and the target ends as it was.
+    A failure of the explorer's own work (recording, restoring) is in ``notes``.
 
     Returns:
         A ``Comparison``; a configuration that fails gets a row with ``error`` set, one
@@ -234,36 +236,39 @@ def compare(
     if skipped:
         notes.append(f"skipped on this device (they need CUDA): {', '.join(skipped)}")
     chosen = [c for c in chosen if not (c.cuda_only and not cuda)]
-    saved = snapshot(target, *inputs)
-    if saved.modules or saved.optimizers:
-        notes.append(f"each configuration's calls start from the same state: {saved.describe()}")
-    for index, config in enumerate(chosen):
-        step = _Reporter(report, config.name, index, len(chosen))
-        try:
-            row, out = _measure(target, inputs, config, steps, warmup, record, cuda, step)
-        except Exception as exc:
-            saved.restore()
+    with observe(target, inputs, isolate=False) as obs:
+        for index, config in enumerate(chosen):
+            step = _Reporter(report, config.name, index, len(chosen))
+            with obs.extra_calls() as saved:
+                if index == 0 and saved is not None and (saved.modules or saved.optimizers):
+                    notes.append("each configuration's calls start from the same state: "
+                                 f"{saved.describe()}")  # fmt: skip
+                try:
+                    row, out = _measure(target, inputs, config, steps, warmup, record, cuda,
+                                        step, obs)  # fmt: skip
+                except Exception as exc:
+                    if config.spec.backend is None:
+                        msg = (
+                            f"{describe_target(target)} fails eagerly on these inputs: "
+                            f"{type(exc).__name__}: {exc}. Fix it so that it runs without "
+                            "torch.compile."
+                        )
+                        raise InputError(msg) from exc
+                    step("failed")
+                    first = (str(exc).strip().splitlines() or [""])[0]
+                    explored = getattr(exc, "exploration", None)
+                    rows.append(
+                        CompareRow(config=config, error=f"{type(exc).__name__}: {first}",
+                                   exploration=explored)
+                    )  # fmt: skip
+                    continue
             if config.spec.backend is None:
-                msg = (
-                    f"{describe_target(target)} fails eagerly on these inputs: "
-                    f"{type(exc).__name__}: {exc}. Fix it so that it runs without torch.compile."
-                )
-                raise InputError(msg) from exc
-            step("failed")
-            first = (str(exc).strip().splitlines() or [""])[0]
-            explored = getattr(exc, "exploration", None)
-            rows.append(
-                CompareRow(config=config, error=f"{type(exc).__name__}: {first}",
-                           exploration=explored)
-            )  # fmt: skip
-            continue
-        saved.restore()
-        if config.spec.backend is None:
-            eager_out = out
-        else:
-            row = dataclasses.replace(row, matches_eager=_same(eager_out, out))
-        rows.append(row)
-        step("done")
+                eager_out = out
+            else:
+                row = dataclasses.replace(row, matches_eager=_same(eager_out, out))
+            rows.append(row)
+            step("done")
+    notes.extend(f"{e.message} ({e.stage})" for e in obs.boundary.take())
     noisy = [r.name for r in rows if r.spread_ms and r.spread_ms[0] > 0
              and r.spread_ms[1] / r.spread_ms[0] > 10]  # fmt: skip
     if noisy:
@@ -323,9 +328,9 @@ def _resolve(configs: Sequence[Config | str] | None, cuda: bool) -> list[Config]
 
 
 @contextlib.contextmanager
-def _maybe_recording(record: bool, keep_caches: bool) -> Iterator[Any]:
+def _maybe_recording(record: bool, keep_caches: bool, obs: Observation) -> Iterator[Any]:
     if record:
-        with recording(decompile=False, keep_caches=keep_caches) as rec:
+        with recording(decompile=False, keep_caches=keep_caches, boundary=obs.boundary) as rec:
             yield rec
         return
     if keep_caches:
@@ -345,11 +350,12 @@ def _measure(
     record: bool,
     cuda: bool,
     step: _Reporter,
+    obs: Observation,
 ) -> tuple[CompareRow, Any]:
 
     spec = config.spec if config.spec.backend is None else config.spec.check()
     # compiled beside the user's compiles, and its cache entries dropped after its calls
-    run = spec.compile(target, fresh=True)
+    run = obs.compiled(spec, target)
 
     def tell(phase: str, i: int) -> None:
         if phase == "first call":
@@ -360,7 +366,8 @@ def _measure(
             step(phase, i, steps)
 
     try:
-        with _maybe_recording(record and spec.backend is not None, spec.keep_caches) as rec:
+        recorded = _maybe_recording(record and spec.backend is not None, spec.keep_caches, obs)
+        with recorded as rec:
             if rec is not None:
                 rec.target = describe_target(target)
             times = time_calls(
@@ -368,7 +375,7 @@ def _measure(
                 first=True, before=tell,
             )  # fmt: skip
     finally:
-        evict_fresh(run)
+        obs.evict(run)
     exploration = rec.exploration() if rec is not None else None
     row = CompareRow(
         config=config,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
-SCHEMA_VERSION = (4, 2)
+SCHEMA_VERSION = (4, 3)
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
@@ -88,7 +88,37 @@ class SourceLoc:
 
 @dataclass(**_FROZEN)
 class StageError:
-    """A stage that could not be captured or parsed, and why. Never fatal."""
+    """A stage that could not be captured or parsed, and why. Never fatal.
+
+    ``traceback`` (schema 4.3): where the explorer's own code failed, as Python prints it,
+    when the failure was ours (a hook, a parser, the profiler's linking, the advisor);
+    empty for a stage torch did not produce.
+    """
 
     stage: str
     message: str
+    traceback: str = ""
+
+    @classmethod
+    def caught(cls, stage: str, exc: BaseException) -> StageError:
+        """The error of a stage whose own code raised ``exc``: one sentence and the traceback.
+
+        Example:
+            >>> try:
+            ...     [][0]
+            ... except IndexError as exc:
+            ...     error = StageError.caught("profile", exc)
+            >>> error.message.split(";")[0]
+            "the explorer's own profile step failed (IndexError: list index out of range)"
+            >>> error.traceback.splitlines()[-1]
+            'IndexError: list index out of range'
+        """
+        import traceback
+
+        what = f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:300]
+        message = (
+            f"the explorer's own {stage} step failed ({what}); your program ran as it would "
+            "have without the explorer."
+        )
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return cls(stage=stage, message=message, traceback=text)

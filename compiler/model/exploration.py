@@ -299,10 +299,34 @@ class Exploration:
 
     def findings(self) -> tuple[Finding, ...]:
         """The advisor's ranked diagnosis of this exploration, most important first; the
-        advisor runs on the first call, later calls return the same tuple."""
-        from compiler.advise.diagnose import diagnose
+        advisor runs on the first call, later calls return the same tuple. It never raises:
+        where the advisor's own code fails, there are no findings and ``stage_errors()``
+        holds an ``advisor`` error with the traceback."""
+        found: tuple[Finding, ...] = self._diagnosis()[0]
+        return found
 
-        found: tuple[Finding, ...] = self.derived.named("findings", lambda: diagnose(self)).get()
+    def stage_errors(self) -> tuple[StageError, ...]:
+        """Every stage that failed: the capture's ``errors``, then the advisor's (it runs
+        now if it has not yet), which is judged on first read and so is not in ``errors``.
+
+        Example:
+            >>> Exploration(source="live").stage_errors()
+            ()
+        """
+        return (*self.errors, *self._diagnosis()[1])
+
+    def _diagnosis(self) -> tuple[tuple[Finding, ...], tuple[StageError, ...]]:
+        def diagnosed() -> tuple[tuple[Finding, ...], tuple[StageError, ...]]:
+            from compiler.advise.diagnose import diagnose
+
+            try:
+                return diagnose(self), ()
+            except Exception as exc:  # a rule of ours that fails must not reach the user
+                return (), (StageError.caught("advisor", exc),)
+
+        found: tuple[tuple[Finding, ...], tuple[StageError, ...]] = self.derived.named(
+            "findings", diagnosed
+        ).get()
         return found
 
     def to_json(self, *, indent: int | None = None, compact: bool = True) -> str:

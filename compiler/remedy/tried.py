@@ -16,14 +16,10 @@ from typing import Any
 from compiler import _compat
 from compiler.advise.findings import fix_reach
 from compiler.capture.explore import record_run
+from compiler.capture.observe import Boundary, observe
 from compiler.capture.recording import describe_target
-from compiler.capture.spec import CompileSpec, evict_fresh
-from compiler.capture.state import (
-    compiled_reachable,
-    own_compiles,
-    recompile_user_code,
-    snapshot,
-)
+from compiler.capture.spec import CompileSpec
+from compiler.capture.state import compiled_reachable, recompile_user_code
 from compiler.errors import OptionError
 from compiler.gpu.timed_calls import synchroniser, time_calls
 from compiler.model import Exploration, Fix, Options, RunFigures, TriedFix
@@ -45,14 +41,16 @@ def try_fixes(
     The target runs as ``exp`` was captured (``exp.options``) and once per fix, each a
     fresh compile recorded like ``explore`` records, then ``runs`` warm calls timed
     (synchronised on CUDA). The findings of the returned Exploration show each fix's
-    before and after. No process-wide reset: every compiled call of a run (the target
-    wrapped, or the compiled functions and modules a target that compiles itself calls)
-    compiles with a backend of the run's own and those cache entries are dropped after the
-    run, so what the user compiled keeps its cache untouched and does not compile again
-    (``compiler.capture.state.own_compiles``; torch's eager mark after a failed compile
-    is lifted from the target's code for the run and put back).
-    The state the runs can change (``compiler.capture.state``) is saved first and
-    restored after every run.
+    before and after. Each run is one observation (``compiler.capture.observe``), and no
+    process-wide reset: every compiled call of a run (the target wrapped, or the compiled
+    functions and modules a target that compiles itself calls) compiles with a backend of
+    the run's own and those cache entries are dropped after the run, so what the user
+    compiled keeps its cache untouched and does not compile again; torch's eager mark
+    after a failed compile is lifted from the target's code for the run and put back, and
+    Dynamo's record of seen sizes is set aside. The state the runs can change
+    (``compiler.capture.state``) is saved before every run and restored after it. A
+    failure of the explorer's own work is kept in the returned Exploration's errors
+    (stage ``try_fixes``, with the traceback), never raised.
 
     Args:
         exp: a live capture of ``target`` (``compiler.explore``).
@@ -83,30 +81,28 @@ def try_fixes(
     if not fixes:
         return exp
     opts = exp.options or Options()
-
-    saved = snapshot(target, *example_inputs, **kwargs)
-
-    def run_with(fix: Fix | None) -> RunFigures:
-        try:
-            return _run(target, example_inputs, kwargs, opts, fix, runs)
-        finally:
-            saved.restore()
-
-    before = run_with(None)
+    boundary = Boundary()
     tried = []
-    for fix in fixes:
-        try:
-            after = run_with(fix)
-            tried.append(
-                TriedFix(fix=fix, before=before, after=after, device=exp.environment.device)
-            )
-        except Exception as exc:  # the fixed run failed: say so in the finding
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            tried.append(TriedFix(fix=fix, before=before, after=RunFigures(), error=first[:300]))
+    with boundary.guard("try_fixes"):  # the target as captured fails to run again: ours
+        before = _run(target, example_inputs, kwargs, opts, None, runs, boundary)
+        for fix in fixes:
+            try:
+                after = _run(target, example_inputs, kwargs, opts, fix, runs, boundary)
+                tried.append(
+                    TriedFix(fix=fix, before=before, after=after, device=exp.environment.device)
+                )
+            except Exception as exc:  # the fixed run failed: say so in the finding
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                tried.append(
+                    TriedFix(fix=fix, before=before, after=RunFigures(), error=first[:300])
+                )
     if not opts.wrapped and not _compat.owns_compiles():
         # an older torch: the last fix's compile must not stay in the user's functions
-        recompile_user_code(compiled_reachable(target, *example_inputs))
-    return dataclasses.replace(exp, tried_fixes=(*exp.tried_fixes, *tried))
+        with boundary.guard("restore"):
+            recompile_user_code(compiled_reachable(target, *example_inputs))
+    return dataclasses.replace(
+        exp, tried_fixes=(*exp.tried_fixes, *tried), errors=(*exp.errors, *boundary.take())
+    )
 
 
 def _run(
@@ -116,6 +112,7 @@ def _run(
     opts: Options,
     fix: Fix | None,
     runs: int,
+    boundary: Boundary,
 ) -> RunFigures:
 
     # the stored options are text, not the values torch.compile took: they stay out
@@ -125,25 +122,22 @@ def _run(
         if not opts.wrapped and fix.kind == "backend":
             msg = "the target calls torch.compile itself, so the explorer cannot change its backend"
             raise OptionError(msg)
-        spec = compile_args(fix, spec)
-    run = spec.check().compile(target, fresh=True) if opts.wrapped else target
+        spec = compile_args(fix, spec).check()
     fixed = applied(fix, wrapped=opts.wrapped) if fix is not None else contextlib.nullcontext()
-    # the run's compiles (the fix's) beside the user's, and dropped after the run
-    own = own_compiles(target, inputs, wrap=opts.wrapped, reset=False, notes=[])
-    with own, fixed:
+    # the run's compiles (the fix's) beside the user's, dropped after the run, and the
+    # state its calls change put back
+    observed = observe(target, inputs, kwargs, wrap=opts.wrapped, boundary=boundary)
+    with observed as obs, obs.extra_calls(), fixed:
+        run = obs.compiled(spec, target) if opts.wrapped else target
         exp = record_run(
             lambda: run(*inputs, **kwargs),
             target=describe_target(target),
             options=opts,
             decompile=False,
+            boundary=obs.boundary,
         )
         sync = synchroniser(_on_cuda(inputs, kwargs))
-        try:
-            times = time_calls(
-                lambda: run(*inputs, **kwargs), warmup=_WARMUP, runs=runs, sync=sync
-            )
-        finally:
-            evict_fresh(run)
+        times = time_calls(lambda: run(*inputs, **kwargs), warmup=_WARMUP, runs=runs, sync=sync)
     return RunFigures(
         graph_breaks=len(exp.graph_breaks),
         graphs=sum(1 for c in exp.compiles if "dynamo_output_graph" in c.graphs),

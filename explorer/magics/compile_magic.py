@@ -113,9 +113,11 @@ class CompileMagics(Magics):
         it is restored after, also when the cell raises. The cell's cache entries are
         dropped after the cell: functions compiled earlier keep theirs untouched and do
         not compile again. If torch marked the target to run eagerly (an earlier compile
-        of it failed), the mark is lifted for the cell and put back after it. Dynamo's
-        compile counter and its record of seen shapes go on from the cell's compiles.
-        --reset resets Dynamo for the whole process instead.
+        of it failed), the mark is lifted for the cell and put back after it, and
+        Dynamo's record of the sizes code was called with is set aside for the cell and
+        put back; its compile counter goes on. A failure of the explorer's own work (a
+        recording hook, a parser) never reaches the cell's run: it is shown as a stage
+        error with its traceback. --reset resets Dynamo for the whole process instead.
         """
         import compiler
 

@@ -45,7 +45,7 @@ def find_compile(exp: Exploration, key: str) -> Compile:
 
 def errors_of(errors: tuple[StageError, ...], *stages: str) -> tuple[PaneError, ...]:
     return tuple(
-        PaneError(stage=e.stage, message=e.message)
+        PaneError(stage=e.stage, message=e.message, traceback=e.traceback)
         for e in errors
         if not stages or e.stage in stages
     )

@@ -91,7 +91,14 @@ def _markers(c: Compile) -> tuple[str, ...]:
 
 
 def _errors(errors: tuple[object, ...]) -> tuple[PaneError, ...]:
-    return tuple(PaneError(stage=e.stage, message=e.message) for e in errors)  # type: ignore[attr-defined]
+    return tuple(
+        PaneError(
+            stage=getattr(e, "stage", ""),
+            message=getattr(e, "message", ""),
+            traceback=getattr(e, "traceback", ""),
+        )
+        for e in errors
+    )
 
 
 class _Lines:
@@ -259,12 +266,9 @@ def build_index(exp: Exploration, *, whole: Exploration | None = None) -> Index:
         >>> [p.id for p in idx.compiles[0].panes][:2]
         ['bytecode', 'dynamo_output_graph']
     """
-    errors = list(_errors(exp.errors))
-    try:
-        findings = (whole or exp).findings()
-    except Exception as exc:  # the advisor must never take the explorer down
-        findings = ()
-        errors.append(PaneError(stage="findings", message=f"the advisor failed: {exc}"))
+    judged = whole or exp
+    findings = judged.findings()  # never raises: a failure is an ``advisor`` stage error
+    errors = [*_errors(exp.errors), *_errors(judged.stage_errors()[len(judged.errors) :])]
     fref = _ref(ids.StageRef(id=ids.FINDINGS, stage="findings")) if findings else None
     rref = _ref(ids.StageRef(id=ids.RANKS, stage="ranks")) if has_ranks(whole or exp) else None
     pref = _ref(ids.StageRef(id=ids.PROFILE, stage="profile")) if exp.profile else None

@@ -24,10 +24,12 @@ _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 
 @dataclass(**_FROZEN)
 class PaneError:
-    """A stage that could not be captured or parsed (``compiler.StageError``)."""
+    """A stage that could not be captured or parsed (``compiler.StageError``); where the
+    explorer's own code failed, its ``traceback``."""
 
     stage: str
     message: str
+    traceback: str = ""
 
 
 @dataclass(**_FROZEN)

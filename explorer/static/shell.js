@@ -7,7 +7,7 @@
 
 /** @import { Model, Ctx, Experimental, PaneHandle } from "./util.js" */
 /** @import { GcNode } from "./graph/tree.js" */
-/** @import { CompileEntry, Index, OutputCodePane, Selection } from "./panes/typedefs.js" */
+/** @import { CompileEntry, Index, OutputCodePane, PaneError, Selection } from "./panes/typedefs.js" */
 import { SEL_KEYS, MARKER_TEXT, h, download, invoke, scrollWithin, hlClass } from "./util.js";
 import { appendHighlighted } from "./highlight.js";
 import { RENDERERS } from "./panes/renderers.js";
@@ -195,7 +195,7 @@ class Shell {
     ]);
     const notes = h("div", { cls: "tce-notes" });
     for (const n of view.notes || []) notes.append(h("div", { cls: "tce-note", text: n }));
-    for (const e of view.errors || []) notes.append(h("div", { cls: "tce-error", text: `${e.stage}: ${e.message}` }));
+    for (const e of view.errors || []) notes.append(stageError(e, e.stage));
     const stage = h("section", { cls: "tce-stage" }, [this.paneTitle, this.paneErrors, this.pane]);
     const nav = h("div", { cls: "tce-nav" }, [this.tree, h("div", { cls: "tce-stages" }, [
       h("div", { cls: "tce-heading", text: "Stages" }), this.tabs])]);
@@ -312,9 +312,7 @@ class Shell {
       h("span", { text: ref ? ref.label : "" }),
       h("span", { cls: "tce-pane-compile", text: c.label }),
     );
-    for (const e of c.errors) {
-      this.paneErrors.append(h("div", { cls: "tce-error", text: `${this.index.labels[e.stage] || e.stage}: ${e.message}` }));
-    }
+    for (const e of c.errors) this.paneErrors.append(stageError(e, this.index.labels[e.stage] || e.stage));
     if (!this.activeKeys().size) this.scrollSourceTo(c.src);
     this.updateHighlights();
     if (!ref) return;
@@ -338,9 +336,7 @@ class Shell {
     if (pane.kind === "output_code") {
       for (const k of /** @type {OutputCodePane} */ (pane).kernels) this.kernelSrc.set(k.id, k.src);
     }
-    for (const e of pane.errors || []) {
-      this.paneErrors.append(h("div", { cls: "tce-error", text: `${this.index.labels[e.stage] || e.stage}: ${e.message}` }));
-    }
+    for (const e of pane.errors || []) this.paneErrors.append(stageError(e, this.index.labels[e.stage] || e.stage));
     const renderer = RENDERERS[pane.kind] || renderUnknown;
     this.handle = renderer(this.pane, pane, this.ctx);
     this.updateHighlights();
@@ -412,3 +408,19 @@ export default { render };
 // for pages that inline the bundle and draw one graph (tests/graph_fixtures.py)
 export { GraphCanvas } from "./graph/canvas.js";
 export { graphView } from "./store.js";
+
+/**
+ * A stage that failed, as one line; where the explorer's own code failed, its traceback
+ * folded under the line (for a bug report).
+ * @param {PaneError} e
+ * @param {string} label
+ * @returns {HTMLElement}
+ */
+function stageError(e, label) {
+  const text = `${label}: ${e.message}`;
+  if (!e.traceback) return h("div", { cls: "tce-error", text });
+  return h("details", { cls: "tce-error" }, [
+    h("summary", { text }),
+    h("pre", { cls: "tce-traceback", text: e.traceback }),
+  ]);
+}

@@ -2805,7 +2805,7 @@ var Shell = class {
     ]);
     const notes = h("div", { cls: "tce-notes" });
     for (const n of view.notes || []) notes.append(h("div", { cls: "tce-note", text: n }));
-    for (const e of view.errors || []) notes.append(h("div", { cls: "tce-error", text: `${e.stage}: ${e.message}` }));
+    for (const e of view.errors || []) notes.append(stageError(e, e.stage));
     const stage = h("section", { cls: "tce-stage" }, [this.paneTitle, this.paneErrors, this.pane]);
     const nav = h("div", { cls: "tce-nav" }, [this.tree, h("div", { cls: "tce-stages" }, [
       h("div", { cls: "tce-heading", text: "Stages" }),
@@ -2931,9 +2931,7 @@ var Shell = class {
       h("span", { text: ref ? ref.label : "" }),
       h("span", { cls: "tce-pane-compile", text: c.label })
     );
-    for (const e of c.errors) {
-      this.paneErrors.append(h("div", { cls: "tce-error", text: `${this.index.labels[e.stage] || e.stage}: ${e.message}` }));
-    }
+    for (const e of c.errors) this.paneErrors.append(stageError(e, this.index.labels[e.stage] || e.stage));
     if (!this.activeKeys().size) this.scrollSourceTo(c.src);
     this.updateHighlights();
     if (!ref) return;
@@ -2960,9 +2958,7 @@ var Shell = class {
         pane.kernels
       ) this.kernelSrc.set(k.id, k.src);
     }
-    for (const e of pane.errors || []) {
-      this.paneErrors.append(h("div", { cls: "tce-error", text: `${this.index.labels[e.stage] || e.stage}: ${e.message}` }));
-    }
+    for (const e of pane.errors || []) this.paneErrors.append(stageError(e, this.index.labels[e.stage] || e.stage));
     const renderer = RENDERERS[pane.kind] || renderUnknown;
     this.handle = renderer(this.pane, pane, this.ctx);
     this.updateHighlights();
@@ -3035,6 +3031,14 @@ function render({ model, el, experimental }) {
   return () => shell.destroy();
 }
 var shell_default = { render };
+function stageError(e, label) {
+  const text = `${label}: ${e.message}`;
+  if (!e.traceback) return h("div", { cls: "tce-error", text });
+  return h("details", { cls: "tce-error" }, [
+    h("summary", { text }),
+    h("pre", { cls: "tce-traceback", text: e.traceback })
+  ]);
+}
 
 // explorer/static/page.js
 var INDEX_ELEMENT_ID = "tce-index";

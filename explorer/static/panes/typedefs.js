@@ -325,6 +325,7 @@
  * @typedef {object} PaneError
  * @property {string} stage
  * @property {string} message
+ * @property {string} traceback
  */
 /**
  * @typedef {object} PaneHead
