@@ -65,6 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _report(path: Path, output: Path) -> int:
+    from compiler.advise.breaks.registry import registry_note
+
     from .export import to_html
     from .report import write_markdown
 
@@ -74,6 +76,8 @@ def _report(path: Path, output: Path) -> int:
         _say(failure)
     if not exp.compiles:
         _say(f"{path} triggered no torch.compile compiles; the page says so and nothing more.")
+    if exp.graph_breaks:
+        _say(registry_note(exp.environment.torch))
     n = len(exp.compiles)
     _say(f"rendering {n} compile{'s' * (n != 1)} ...")
     output.parent.mkdir(parents=True, exist_ok=True)

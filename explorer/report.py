@@ -13,6 +13,7 @@ import os
 import re
 from pathlib import Path
 
+from compiler.advise.breaks.registry import registry_note
 from compiler.advise.costs.time_phases import compile_time
 from compiler.advise.findings import Finding, tried_summary
 from compiler.diff.cache_keys import uncacheable
@@ -245,8 +246,10 @@ def _header(exp: Exploration, out: list[str]) -> None:
         f"- **Target:** {_code(exp.target) if exp.target else '(not recorded)'}",
         f"- **Options:** {_options(exp.options, exp.source)}",
         f"- **Environment:** {', '.join(parts)}",
-        "",
     ]
+    if exp.graph_breaks:  # the registry read as a file: torch's, else the shipped copy
+        out.append(f"- **Registry:** {registry_note(env.torch)}")
+    out.append("")
 
 
 def _options(opts: Options | None, source: str) -> str:
