@@ -295,10 +295,7 @@ def build_metrics(exp: Exploration, compile_key: str, pane_id: str) -> MetricsPa
     # where this compile's time went, biggest first (buckets that add up to the frame's time)
     for name, seconds in phases(c) if total else ():
         summary.append((f"time: {name}", f"{seconds:.3f} s ({seconds / total:.0%})"))
-    here = str(ids.key_of(c))
-    summary.extend(
-        (f"{u.cache} cache bypassed", u.reason) for u in uncacheable(exp) if u.compile == here
-    )
+    summary.extend((f"{u.cache} cache bypassed", u.reason) for u in uncacheable(exp, of=c))
     return MetricsPane(
         **_head("compilation_metrics"),
         summary=tuple(summary),
