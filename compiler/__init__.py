@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from compiler.compare.comparison import CompareProgress, CompareRow, Comparison, Config, compare
     from compiler.diff.cache_keys import CacheDiff, cache_diff
     from compiler.diff.compiles import Diff, diff
+    from compiler.diff.config import ConfigChange, config_diff, config_of
     from compiler.gpu.triton_stages import with_sass
     from compiler.lab import LabError, Relowered, TritonMissingError, relower
     from compiler.link.cudagraphs import CudaGraphs, cudagraphs
@@ -97,6 +98,9 @@ _LAZY = {
     "cache_diff": "compiler.diff.cache_keys",
     "Diff": "compiler.diff.compiles",
     "diff": "compiler.diff.compiles",
+    "ConfigChange": "compiler.diff.config",
+    "config_diff": "compiler.diff.config",
+    "config_of": "compiler.diff.config",
     "with_sass": "compiler.gpu.triton_stages",
     "LabError": "compiler.lab",
     "Relowered": "compiler.lab",
@@ -147,6 +151,7 @@ __all__ = [
     "CompileSpec",
     "CompileTimes",
     "Config",
+    "ConfigChange",
     "CudaGraphs",
     "Diff",
     "Divergence",
@@ -188,6 +193,8 @@ __all__ = [
     "classify_failure",
     "compare",
     "compile_time",
+    "config_diff",
+    "config_of",
     "cudagraphs",
     "diff",
     "divergence",
