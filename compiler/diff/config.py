@@ -71,9 +71,11 @@ def config_diff(a: Compile, b: Compile) -> tuple[ConfigChange, ...]:
     name order; a section only one of them recorded is not compared."""
     ca, cb = config_of(a), config_of(b)
     changes = []
-    for section in CONFIG_ARTIFACTS:
+    for section, artifact in CONFIG_ARTIFACTS.items():
         if section not in ca or section not in cb:
             continue
+        if a.artifacts[artifact] == b.artifacts[artifact]:
+            continue  # one text: the common case, compared without reading a setting
         sa, sb = ca[section], cb[section]
         for name in sorted({*sa, *sb}):
             va, vb = sa.get(name, _UNSET), sb.get(name, _UNSET)
