@@ -77,7 +77,5 @@ def registry_note(recorded_on: str) -> str:
         >>> registry_note("2.13.0").startswith("graph breaks explained by ")
         True
     """
-    recorded = f" (the run was recorded on torch {recorded_on})" if recorded_on else ""
-    return (
-        f"graph breaks explained by {_torch_files.registry_source()} graph-break registry{recorded}"
-    )
+    recorded = f"; the run was recorded on torch {recorded_on}" if recorded_on else ""
+    return f"graph breaks explained by {_torch_files.registry_source()}{recorded}"
