@@ -256,6 +256,11 @@ def _options(opts: Options | None, source: str) -> str:
     if opts is None:
         if source == "live":
             return "those of the program's own `torch.compile` calls (not recorded)"
+        if source == "trace":  # tlparse #71: which torch.compile call and options
+            return (
+                "not in a TORCH_TRACE log (torch logs no backend, mode or call site per "
+                "compile); a live capture (`compiler.explore`, `%%compile`) records them"
+            )
         return "not recorded in this source"
     default = "torch's default"
     parts = [

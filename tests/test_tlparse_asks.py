@@ -44,3 +44,12 @@ def test_each_tree_guard_names_the_user_line_that_installed_it():
     exp = compiler.load_trace(TRACES / "graph_break_eager")
     origins = [g.origin for g in exp.compiles[0].guards.guards if g.kind == "TENSOR_MATCH"]
     assert origins and all("programs.py:" in o for o in origins)
+
+
+def test_a_trace_says_it_holds_no_torch_compile_call_or_options():
+    """tlparse #71 is live only: the report of a trace says so, and where to get them."""
+    from explorer.report import summarize
+
+    text = summarize(compiler.load_trace(TRACES / "recompiles"))
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("- **Options:**")]
+    assert "not in a TORCH_TRACE log" in line and "live capture" in line
