@@ -16,9 +16,14 @@ Runs alternate tlparse and load_trace, ``--repeat`` times each; medians are prin
 - then ``load_trace`` again and the offline page (``explorer.export.to_html``), as
   ``python -m explorer report`` does: load + page against tlparse.
 
+- then ``python -m explorer report TRACE`` as a whole process (interpreter start-up and
+  imports counted, as a user meets it; ``against_tlparse.whole_process``) against tlparse's
+  process: ``report s`` and its ratio.
+
 Targets (issue 12): load_trace well under tlparse's time; peak RSS at most 3x the log.
 (issue 25): load + page at most 1.0x tlparse on every trace of ``model_traces.py``; (issue
-32) the small ones too, whose page used to carry a fixed cost.
+32) the small ones too, whose page used to carry a fixed cost. (issue 45) the whole
+process at most 1.0x tlparse from 10 MB up, under 0.5 s for a 1 MB log.
 
 Run: ``python benchmarks/load_trace.py [TRACE_DIR ...] [--repeat 3]``.
 """
@@ -26,11 +31,12 @@ Run: ``python benchmarks/load_trace.py [TRACE_DIR ...] [--repeat 3]``.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 from pathlib import Path
 
-from against_tlparse import child_run, tlparse_exe, tlparse_seconds
+from against_tlparse import child_run, explorer_argv, tlparse_exe, tlparse_seconds, whole_process
 from model_traces import SMALL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,8 +97,11 @@ def tlparse_logs_seconds(trace: Path, exe: str) -> float:
 
 
 def load_trace_run(trace: Path) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with tempfile.TemporaryDirectory(prefix="tce-page-") as tmp:
-        return child_run(_CHILD, trace, ROOT, Path(tmp) / "page.html")
+        run = child_run(_CHILD, trace, ROOT, Path(tmp) / "page.html")
+        run["report_s"] = whole_process(explorer_argv(trace, f"{tmp}/report"), env)["wall_s"]
+        return run
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -107,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     header = (
         f"{'trace':14s} {'log MB':>7s} {'tlparse s':>10s} {'load_trace s':>13s} "
         f"{'ratio':>7s} {'peak RSS/log':>13s} {'open largest s':>15s} {'parse all s':>12s} "
-        f"{'nodes':>7s} {'load+page s':>12s} {'ratio':>7s}"
+        f"{'nodes':>7s} {'load+page s':>12s} {'ratio':>7s} {'report s':>9s} {'ratio':>7s}"
     )
     print(header)
     for trace in args.traces:
@@ -125,11 +134,13 @@ def main(argv: list[str] | None = None) -> None:
         parse_s = statistics.median(r["parse_s"] for r in loads)
         open_s = statistics.median(r["open_s"] for r in loads)
         page_s = statistics.median(r["page_s"] for r in loads)
+        report_s = statistics.median(r["report_s"] for r in loads)
         largest = f"{open_s:.2f} ({int(loads[0]['largest_nodes'])})"
         print(
             f"{trace.name:14s} {size / 1e6:7.1f} {tl_s:10.2f} {load_s:13.2f} "
             f"{load_s / tl_s:6.2f}x {peak / size:12.2f}x {largest:>15s} {parse_s:12.2f} "
-            f"{int(loads[0]['nodes']):7d} {page_s:12.2f} {page_s / tl_s:6.2f}x",
+            f"{int(loads[0]['nodes']):7d} {page_s:12.2f} {page_s / tl_s:6.2f}x "
+            f"{report_s:9.2f} {report_s / tl_s:6.2f}x",
             flush=True,
         )
 

@@ -5,8 +5,10 @@ recorded (``--nproc N``: on N ranks by torchrun, each under ``TORCH_TRACE``, and
 divergence printed; the script's own arguments follow ``--``); anything else (a
 ``TORCH_TRACE`` directory, a ``.log`` or ``.log.gz`` file) is read with ``load_trace``.
 Either way ``exploration.json`` is written into DIR.
-The Markdown report and the HTML page are the explorer's: ``python -m explorer report``
-(``compiler`` stays free of rendering and of the explorer's dependencies).
+The Markdown report and the HTML page are the explorer's: ``python -m explorer report
+DIR/exploration.json -o DIR`` adds ``DIR/explorer.html`` and ``DIR/report.md`` (``-o``
+names a folder in both; ``compiler`` stays free of rendering and of the explorer's
+dependencies).
 
 Exit status: 0 on success, 1 when the script raised (what was captured is still
 written), 2 for usage errors and ``compiler.ExploreError`` (no trace there, ...).
@@ -27,7 +29,7 @@ from compiler.ranks.launch import run_ranks
 
 MARKDOWN_NOTE = (
     "the Markdown report and the HTML page now come from the explorer: "
-    "python -m explorer report {path} -o {html}"
+    "python -m explorer report {path} -o {out}"
 )
 
 
@@ -92,7 +94,7 @@ def _report(path: Path, out_dir: Path, nproc: int = 0, script_args: Sequence[str
     if not exp.compiles:
         _say(f"{path} triggered no torch.compile compiles; the report says so and nothing more.")
     print(_write_json(exp, out_dir))
-    _say(MARKDOWN_NOTE.format(path=out_dir / "exploration.json", html=out_dir / "explorer.html"))
+    _say(MARKDOWN_NOTE.format(path=out_dir / "exploration.json", out=out_dir))
     return 1 if failure else 0
 
 

@@ -9,7 +9,7 @@ frame again (``0/1``).
 
 In the report, look for the graph breaks (where, why, torch's hints), the
 recompile reason (``size mismatch``) and the C++ kernels Inductor generated.
-Run: ``python -m explorer report examples/graph_break.py -o report/report.html``
+Run: ``python -m explorer report examples/graph_break.py -o report``
 (the page, and the Markdown report beside it).
 """
 

@@ -9,7 +9,7 @@ In the report, look for the two output codes of compile ``0/0`` (``forward`` and
 and its gradient (``threshold_backward``) fused C++ kernels. The compiled frame is
 torch's module wrapper (``inner``); "Reached from" points at the line in ``main``.
 
-Run: ``python -m explorer report examples/mlp_training.py -o report_mlp/report.html``
+Run: ``python -m explorer report examples/mlp_training.py -o report_mlp``
 (the page, and the Markdown report beside it).
 """
 

@@ -10,9 +10,9 @@ they are; names, paths, ids and code go in backticks.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
+from compiler.advise.breaks.registry import registry_note
 from compiler.advise.costs.time_phases import compile_time
 from compiler.advise.findings import Finding, tried_summary
 from compiler.diff.cache_keys import uncacheable
@@ -32,6 +32,14 @@ from compiler.model import (
     SourceLoc,
     StageError,
 )
+from explorer.markdown import block as _block
+from explorer.markdown import cell as _cell
+from explorer.markdown import code as _code
+from explorer.markdown import count as _count
+from explorer.markdown import first_line as _first_line
+from explorer.markdown import loc as _loc
+from explorer.markdown import seconds as _seconds
+from explorer.markdown import us as _us
 
 __all__ = ["findings_markdown", "profile_markdown", "summarize", "write_markdown"]
 
@@ -42,7 +50,6 @@ _STATUS = {
     "no_graph": "no graph (Dynamo traced nothing to compile)",
     "failed": "failed",
 }
-_BACKTICKS = re.compile(r"`+")
 
 
 def summarize(exp: Exploration) -> str:
@@ -154,10 +161,6 @@ def profile_markdown(p: Profile, top: int = 10) -> list[str]:
     return out
 
 
-def _us(value: float) -> str:
-    return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.1f} µs"
-
-
 # -- sections ---------------------------------------------------------------------------
 
 
@@ -245,14 +248,21 @@ def _header(exp: Exploration, out: list[str]) -> None:
         f"- **Target:** {_code(exp.target) if exp.target else '(not recorded)'}",
         f"- **Options:** {_options(exp.options, exp.source)}",
         f"- **Environment:** {', '.join(parts)}",
-        "",
     ]
+    if exp.graph_breaks:  # the registry read as a file: torch's, else the shipped copy
+        out.append(f"- **Registry:** {registry_note(env.torch)}")
+    out.append("")
 
 
 def _options(opts: Options | None, source: str) -> str:
     if opts is None:
         if source == "live":
             return "those of the program's own `torch.compile` calls (not recorded)"
+        if source == "trace":  # tlparse #71: which torch.compile call and options
+            return (
+                "not in a TORCH_TRACE log (torch logs no backend, mode or call site per "
+                "compile); a live capture (`compiler.explore`, `%%compile`) records them"
+            )
         return "not recorded in this source"
     default = "torch's default"
     parts = [
@@ -514,36 +524,6 @@ def _closing(exp: Exploration, out: list[str]) -> None:
         out.append("")
 
 
-# -- formatting helpers ----------------------------------------------------------------
-
-
-def _code(text: str) -> str:
-    """``text`` as one inline code span, whatever backticks it holds."""
-    text = " ".join(str(text).splitlines())
-    if not text:
-        return "—"
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text[0] == "`" or text[-1] == "`" else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def _block(text: str, *, indent: str = "") -> list[str]:
-    """``text`` unchanged in a fenced block (the fence outgrows any inside it)."""
-    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [
-        indent + fence + "text",
-        *(indent + ln for ln in text.rstrip("\n").split("\n")),
-        indent + fence,
-    ]
-
-
-def _cell(text: str) -> str:
-    """Make ``text`` safe inside a Markdown table cell."""
-    return " ".join(text.splitlines()).replace("|", "\\|")
-
-
 def _caller(c: Compile, compiled: frozenset[str]) -> SourceLoc | None:
     """The innermost frame of user code (``is_user_file``, ``compiled``: the compiled
     files) in torch's stack above the compiled frame. Torch leaves some frames out of
@@ -555,15 +535,6 @@ def _caller(c: Compile, compiled: frozenset[str]) -> SourceLoc | None:
 
 def _where(c: Compile) -> str:
     return f"{c.filename}:{c.first_line}" if c.first_line else c.filename
-
-
-def _loc(loc: SourceLoc) -> str:
-    text = _code(str(loc))
-    if loc.function:
-        text += f" in {_code(loc.function)}"
-    if loc.code:
-        text += f": {_code(loc.code.strip())}"
-    return text
 
 
 def _stage_error(e: StageError) -> str:
@@ -578,18 +549,3 @@ def _stage_error(e: StageError) -> str:
 _TRACEBACK_LINES = 12
 
 
-def _first_line(text: str) -> str:
-    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-
-
-def _count(n: int, noun: str) -> str:
-    plural = noun + ("es" if noun.endswith(("s", "ss")) else "s")
-    return f"{n} {noun if n == 1 else plural}"
-
-
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return ""
-    if value < 0.1:
-        return f"{value * 1000:.1f} ms"
-    return f"{value:.2f} s"

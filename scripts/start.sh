@@ -53,6 +53,6 @@ fi
 echo "start.sh: capturing $EXAMPLE into $out/"
 .venv/bin/python -m compiler report "$EXAMPLE" -o "$out/"
 # The same capture as one offline page with the explorer's linked views, and the
-# Markdown report beside it (explorer.md).
-.venv/bin/python -m explorer report "$out/exploration.json" -o "$out/explorer.html"
+# Markdown report beside it (report.md).
+.venv/bin/python -m explorer report "$out/exploration.json" -o "$out"
 echo "start.sh: report written to $(cd "$out" && pwd)/"

@@ -26,15 +26,42 @@ def _run(args: list[str], env: dict) -> subprocess.CompletedProcess:
 
 
 def test_report_of_a_trace_writes_one_html_file(tmp_path, subprocess_env):
-    out = tmp_path / "pages" / "report.html"
-    proc = _run(["report", str(TRACE), "-o", str(out)], subprocess_env)
+    """``-o`` names a folder, as for ``python -m compiler report`` (and tlparse)."""
+    folder = tmp_path / "pages"
+    proc = _run(["report", str(TRACE), "-o", str(folder)], subprocess_env)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == [str(out), str(out.with_suffix(".md"))]
+    out = folder / "explorer.html"
+    assert proc.stdout.split() == [str(out), str(folder / "report.md")]
+    assert sorted(p.name for p in folder.iterdir()) == ["explorer.html", "report.md"]
     assert proc.stderr.startswith(f"explorer: reading {TRACE} ...\n")
     assert "explorer: rendering 4 compiles ..." in proc.stderr
     html = out.read_text(encoding="utf-8")
     assert html.lstrip().lower().startswith("<!doctype html")
     assert "<script src=" not in html  # self-contained: nothing to fetch
+
+
+def test_o_without_a_suffix_is_a_folder_and_one_ending_in_html_is_the_page(
+    tmp_path, subprocess_env
+):
+    """``-o out`` once wrote an HTML file named ``out``; now a folder, as the compiler's
+    ``-o`` is, so both commands can share one: the explorer adds its page to the folder
+    the compiler wrote ``exploration.json`` into."""
+    compiler_run = subprocess.run(
+        [sys.executable, "-m", "compiler", "report", str(TRACE), "-o", "out"],
+        env=subprocess_env, capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )  # fmt: skip
+    assert compiler_run.returncode == 0, compiler_run.stderr
+    assert "-o out" in compiler_run.stderr  # the next command, as the compiler words it
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", "report", "out/exploration.json", "-o", "out"],
+        env=subprocess_env, capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == ["exploration.json", "explorer.html", "report.md"]
+    legacy = tmp_path / "bert.html"
+    proc = _run(["report", str(TRACE), "-o", str(legacy)], subprocess_env)
+    assert proc.returncode == 0 and legacy.is_file() and legacy.with_suffix(".md").is_file()
 
 
 def test_report_of_a_script_records_what_it_compiles(tmp_path, subprocess_env):

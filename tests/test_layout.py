@@ -17,6 +17,7 @@ PACKAGES = ("compiler", "explorer")
 # top, then the package's own API and the tools that drive it from outside.
 ROOM_ORDER = (
     "errors",
+    "_torch_files",
     "_compat",
     "model",
     "parse",

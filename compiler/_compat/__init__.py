@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
 import re
 import weakref
@@ -19,6 +18,8 @@ from types import CodeType, ModuleType
 from typing import Any
 
 import torch
+
+from compiler import _torch_files
 
 # Dynamo's per-code cache lives in its own module; callers reach it through this one
 from compiler._compat.code_cache import (
@@ -325,38 +326,21 @@ def is_backend_failure(exc: BaseException) -> bool:
 
 @functools.cache
 def graph_break_registry() -> dict[str, tuple[dict[str, Any], ...]]:
-    """The installed torch's graph-break registry: id (``GB0025``) -> its entries, the
-    current one first, then the wordings it had before (``Gb_type``, ``Context``,
-    ``Explanation``, ``Hints``), each with ``Link``, its page from
-    ``torch._dynamo.exc.get_gbid_documentation_link`` ("" where torch has none).
+    """The graph-break registry: id (``GB0025``) -> its entries, the current one first,
+    then the wordings it had before (``Gb_type``, ``Context``, ``Explanation``,
+    ``Hints``), each with ``Link``, its page as ``torch._dynamo.exc.get_gbid_documentation_link``
+    builds it ("" where torch has none).
 
-    Read once per process (``functools.cache``): the file ships with torch and does not
-    change while it is imported. Checked on torch 2.13 (517 ids) and 2.14.1 (561 ids):
-    ``torch/_dynamo/graph_break_registry.json``; {} where a torch has no registry.
+    Read as a file without importing torch (``compiler._torch_files``, so the trace path
+    runs where torch is absent): the installed torch's
+    ``torch/_dynamo/graph_break_registry.json`` (torch 2.13: 517 ids, 2.14.1: 561), else
+    the copy this package ships. Read once per process.
 
     Example:
         >>> graph_break_registry()["GB0025"][0]["Gb_type"]
         'Call to `torch._dynamo.graph_break()`'
     """
-    import torch._dynamo
-
-    path = Path(torch._dynamo.__file__ or "").parent / "graph_break_registry.json"
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    page: Callable[[str], str | None] | None = getattr(
-        torch._dynamo.exc, "get_gbid_documentation_link", None
-    )
-    out: dict[str, tuple[dict[str, Any], ...]] = {}
-    for gb_id, entries in raw.items():
-        if not isinstance(entries, list):
-            continue
-        link = ""
-        if entries and page is not None:
-            link = page(str(entries[0].get("Gb_type", ""))) or ""
-        out[str(gb_id)] = tuple({**e, "Link": link} for e in entries if isinstance(e, dict))
-    return out
+    return _torch_files.graph_break_registry()
 
 
 def is_dynamo_error(exc: BaseException) -> bool:

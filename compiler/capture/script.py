@@ -8,7 +8,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from compiler.capture.recording import recording
+from compiler._torch_files import torch_needed
 from compiler.errors import ExploreError
 from compiler.model import Exploration
 from compiler.trace.load import load_trace
@@ -56,6 +56,10 @@ def explore_script(
     if not script.is_file():
         msg = f"no script at {script}: the file does not exist. Pass the path of a .py file."
         raise ExploreError(msg)
+    try:  # capture needs torch; reading a trace (explore_path) does not
+        from compiler.capture.recording import recording
+    except ImportError as exc:
+        raise torch_needed(f"running {script} under capture", exc) from exc
     if progress is not None:
         progress(f"running {script} under capture ...")
     failure = ""

@@ -166,8 +166,10 @@ def cache_records(c: Compile) -> tuple[CacheRecord, ...]:
     )
 
 
-def uncacheable(exp: Exploration) -> tuple[Uncacheable, ...]:
-    """The compiles of one run that torch would not cache, with its bypass reason.
+def uncacheable(exp: Exploration, *, of: Compile | None = None) -> tuple[Uncacheable, ...]:
+    """The compiles of one run that torch would not cache, with its bypass reason; ``of``:
+    that compile's only (a page asks per compile: reading every compile's records for
+    each made the page quadratic in the compiles).
 
     Example:
         >>> import compiler
@@ -176,7 +178,7 @@ def uncacheable(exp: Exploration) -> tuple[Uncacheable, ...]:
     """
     return tuple(
         Uncacheable(str(key_of(c)), c.code_name, r.cache, r.bypass_reason or "no reason logged")
-        for c in exp.compiles
+        for c in (exp.compiles if of is None else (of,))
         for r in cache_records(c)
         if r.state == "bypass"
     )

@@ -26,8 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from types import TracebackType
 
-import torch
-
+from compiler._torch_files import torch_dir
 from compiler.model import Compile, Derived, GraphBreak, Kernel, OutputCode, SourceLoc
 from compiler.model.stages import POST_GRAD_GRAPHS
 from compiler.parse.dynamo_text import user_code_location
@@ -40,7 +39,8 @@ _POST_GRAD = POST_GRAD_GRAPHS[::-1]
 # even where Dynamo compiled one of their frames
 _PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _NOT_USER = (
-    os.path.dirname(os.path.abspath(torch.__file__ or "")) + os.sep,
+    # found without importing torch: a trace is read where torch may be absent
+    os.path.abspath(torch_dir() or os.path.join(os.sep, "torch-not-installed")) + os.sep,
     os.path.join(_PROJECT, "compiler") + os.sep,
     os.path.join(_PROJECT, "explorer") + os.sep,
 )
@@ -145,7 +145,8 @@ def is_user_file(filename: str, compiled: frozenset[str] = frozenset()) -> bool:
     (``compiled_files``). Notebook cells are.
 
     Example:
-        >>> files = ("/x/model.py", torch.__file__, "<frozen runpy>", "/usr/lib/python3.11/copy.py")
+        >>> torch_init = str(torch_dir() / "__init__.py")
+        >>> files = ("/x/model.py", torch_init, "<frozen runpy>", "/usr/lib/python3.11/copy.py")
         >>> [is_user_file(f) for f in files]
         [True, False, False, False]
         >>> m = "/venv/site-packages/transformers/m.py"
@@ -241,7 +242,7 @@ def owner_of(filename: str) -> tuple[str, str]:
 
     Example:
         >>> import os
-        >>> owner_of(os.path.join(os.path.dirname(torch.__file__), "optim", "adam.py"))
+        >>> owner_of(os.path.join(torch_dir(), "optim", "adam.py"))
         ('torch', 'torch.optim')
         >>> owner_of("/venv/site-packages/transformers/models/gpt2/modeling_gpt2.py")
         ('transformers', 'transformers')

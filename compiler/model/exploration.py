@@ -94,6 +94,8 @@ class Compile:
     recompile_reasons: tuple[RecompileReason, ...] = ()
     output_code: tuple[OutputCode, ...] = ()
     metrics: CompileMetrics = field(default_factory=CompileMetrics)
+    # schema 4.3: also torch's whole config per compile, ``dynamo_config``, ``inductor_config``,
+    # ``compiler_config`` (JSON texts of ``compilation_metrics``; ``compiler.config_of``)
     artifacts: dict[str, str] = field(default_factory=dict)
     errors: tuple[StageError, ...] = ()
     autotuning: tuple[Autotuning, ...] = ()

@@ -18,6 +18,7 @@ _USER_CODE_FILE = re.compile(
 )
 _SUBJECT = re.compile(r"[LG]\['[^']*'\](?:\.\w+(?:\(\))?|\[[^\]]*\])*")
 _URL = re.compile(r"please visit: (?P<url>\S+)")
+_QUOTE_OR_MARK = re.compile(r"['\"]|  #")
 
 
 def parse_guards(tree: str, symbolic: tuple[str, ...] = ()) -> Guards:
@@ -52,20 +53,29 @@ def guard_list(tree: str) -> tuple[Guard, ...]:
 
 
 def _split_comment(text: str) -> tuple[str, str]:
-    """Split ``expr  # comment`` at the first ``  #`` outside quotes."""
+    """Split ``expr  # comment`` at the first ``  #`` outside quotes.
+
+    Example:
+        >>> _split_comment("___check_obj_id(L['s'], '  #x')  # s = 1  # here")
+        ("___check_obj_id(L['s'], '  #x')", 's = 1  # here')
+    """
     first = text.find("  #")
     if first < 0:
         return text.strip(), ""
     if "'" not in text[:first] and '"' not in text[:first]:
         return text[:first].rstrip(), text[first + 3 :].strip()
+    # quotes and comment marks only, found by one regex pass (a guard line can run to
+    # thousands of characters: a character loop was most of a large guard tree's read)
     quote = ""
-    for i, ch in enumerate(text):
+    for m in _QUOTE_OR_MARK.finditer(text):
+        token = m.group()
         if quote:
-            if ch == quote:
+            if token == quote:
                 quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" and text[max(0, i - 2) : i] == "  ":
+        elif token != "  #":
+            quote = token
+        else:
+            i = m.end() - 1
             return text[:i].rstrip(), text[i + 1 :].strip()
     return text.strip(), ""
 

@@ -8,11 +8,10 @@ machine matches too). A break whose stack passes through those files is the wrap
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from functools import cache
-from pathlib import PurePath
 
+from compiler._torch_files import torch_dir
 from compiler.link.user_code import owner_of
 from compiler.model import GraphBreak
 
@@ -28,25 +27,22 @@ class Wrapper:
     suggestion: str
 
 
-def _torch_path(module: str, *, folder: bool = False) -> str:
-    """``torch/nn/parallel/distributed.py``: where torch keeps ``module``'s source
-    (its folder for a package), relative to the folder holding ``torch``."""
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None:
+def _torch_path(relative: str) -> str:
+    """``torch/nn/parallel/distributed.py``: where torch keeps a module's source (a
+    folder ends in ``/``), relative to the folder holding ``torch``; "" where the
+    installed torch has no such file. Looked up without importing torch (a trace is read
+    where torch may be absent: then the path is taken as torch 2.11 to 2.14.1 have it)."""
+    where = torch_dir()
+    if where is not None and not (where / relative).exists():
         return ""
-    path = PurePath(spec.origin)
-    if folder:
-        path = path.parent
-    parts = path.parts
-    start = len(parts) - 1 - parts[::-1].index("torch") if "torch" in parts else 0
-    return "/".join(parts[start:]) + ("/" if folder else "")
+    return f"torch/{relative}"
 
 
 @cache
 def wrappers() -> tuple[Wrapper, ...]:
     """The wrappers this torch has, with their source files."""
-    ddp = _torch_path("torch.nn.parallel.distributed")
-    fsdp = _torch_path("torch.distributed.fsdp", folder=True)
+    ddp = _torch_path("nn/parallel/distributed.py")
+    fsdp = _torch_path("distributed/fsdp/")
     return (
         Wrapper(
             name="DDP",

@@ -44,6 +44,7 @@ CUDAGRAPH_EVENT = stage_keys(fold="cudagraph")[0]
 # nn_module_stack of each node of a graph torch logged (live capture only).
 MODULE_STACK_EVENT = stage_keys(fold="module_stack")[0]
 
+
 @dataclass
 class Pending:
     """Inductor stages seen since the last output code of a compile."""
@@ -257,6 +258,11 @@ def _metrics(state: CompileState, event: Event, _s: Strings, facts: dict[str, An
         for k in ("python_version", "pytorch_version", "triton_version"):
             if meta.get(k):
                 facts.setdefault(k, meta[k])
+        # the whole Dynamo, Inductor and torch.compiler config in force for the compile,
+        # each one JSON text (compiler.diff.config reads them); the last record wins
+        for k in ("dynamo_config", "inductor_config", "compiler_config"):
+            if isinstance(meta.get(k), str):
+                state.artifacts[k] = meta[k]
 
 
 def _bwd_metrics(state: CompileState, event: Event, *_: Any) -> None:

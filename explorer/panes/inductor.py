@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from compiler import Exploration, OutputCode, Relowered
+from typing import TYPE_CHECKING
+
+from compiler import Exploration, OutputCode
 from compiler.gpu.lowered_lines import def_line_of
 from compiler.link import ids
 from compiler.model import TritonVariant
 
 from .frame import PaneNotFound, errors_of, find_compile
 from .labels import STAGE_LABELS, group_of, label_of
+
+if TYPE_CHECKING:  # the kernel lab (and its worker) is imported only where it runs
+    from compiler import Relowered
+
 from .types import (
     Block,
     FusedInfo,

@@ -8,6 +8,7 @@ from compiler import Compile, Environment, Exploration
 from compiler.advise.costs.time_phases import phases
 from compiler.advise.findings import Evidence, suggestion_parts, tried_summary
 from compiler.diff.cache_keys import uncacheable
+from compiler.diff.config import config_diff, config_of
 from compiler.link import ids
 from compiler.link.autotuning import parse_config
 from compiler.model import Autotuning, CallTiming
@@ -295,10 +296,8 @@ def build_metrics(exp: Exploration, compile_key: str, pane_id: str) -> MetricsPa
     # where this compile's time went, biggest first (buckets that add up to the frame's time)
     for name, seconds in phases(c) if total else ():
         summary.append((f"time: {name}", f"{seconds:.3f} s ({seconds / total:.0%})"))
-    here = str(ids.key_of(c))
-    summary.extend(
-        (f"{u.cache} cache bypassed", u.reason) for u in uncacheable(exp) if u.compile == here
-    )
+    summary.extend((f"{u.cache} cache bypassed", u.reason) for u in uncacheable(exp, of=c))
+    summary.extend(_config_rows(exp, c))
     return MetricsPane(
         **_head("compilation_metrics"),
         summary=tuple(summary),
@@ -306,6 +305,27 @@ def build_metrics(exp: Exploration, compile_key: str, pane_id: str) -> MetricsPa
         cache_events=m.cache_events,
         counters=tuple((name, n) for name, n in sorted(exp.counters.items()) if n),
     )
+
+
+def _config_rows(exp: Exploration, c: Compile) -> list[tuple[str, str]]:
+    """The config the compile ran under (torch's ``compilation_metrics``), and what
+    differs from the compile before it: ``compiler.config_diff`` gives every setting."""
+    sections = config_of(c)
+    if not sections:
+        return []
+    counts = ", ".join(f"{name} {len(values)}" for name, values in sections.items())
+    rows = [("config", f"{counts} settings (compiler.config_of)")]
+    at = next((i for i, other in enumerate(exp.compiles) if other is c), 0)
+    if at:
+        before = exp.compiles[at - 1]
+        changes = config_diff(before, c)
+        shown = "; ".join(map(str, changes[:_CONFIG_SHOWN]))
+        more = f"; and {len(changes) - _CONFIG_SHOWN} more" if len(changes) > _CONFIG_SHOWN else ""
+        rows.append((f"config vs {before.key}", f"{shown}{more}" if changes else "the same"))
+    return rows
+
+
+_CONFIG_SHOWN = 5
 
 
 # --- the advisor ----------------------------------------------------------------------------

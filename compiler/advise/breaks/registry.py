@@ -2,7 +2,8 @@
 
 Each break Dynamo records links the page of its registry id (``gb0025.html``); a break
 recorded without one (an older torch, a recording) is matched by its type, the first
-line of its message, against every wording the registry lists for an id.
+line of its message, against every wording the registry lists for an id. The registry
+is the installed torch's file, else the copy this package ships (``Registry.source``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from compiler import _compat
+from compiler import _torch_files
 from compiler.model import GraphBreak
 from compiler.parse.words.breaks import gb_id_of
 
@@ -32,7 +33,9 @@ class Registry:
     """The registry, indexed by id and by every type an id had."""
 
     def __init__(self, raw: Mapping[str, tuple[Mapping[str, Any], ...]] | None = None) -> None:
-        raw = _compat.graph_break_registry() if raw is None else raw
+        # read as a file, torch not imported: the trace path runs where torch is absent
+        self.source = _torch_files.registry_source() if raw is None else "given"
+        raw = _torch_files.graph_break_registry() if raw is None else raw
         self.by_id = {k: _entry(k, v[0]) for k, v in raw.items() if v}
         self.by_type: dict[str, str] = {}
         for gb_id, entries in raw.items():
@@ -63,3 +66,16 @@ def _entry(gb_id: str, e: Mapping[str, Any]) -> Entry:
         hints=tuple(str(h).strip() for h in hints if str(h).strip()),
         link=str(e.get("Link", "")),
     )
+
+
+def registry_note(recorded_on: str) -> str:
+    """Which graph-break registry explained the breaks of a run ``recorded_on`` a torch
+    version ("" where unknown): the installed torch's file, else the copy shipped with
+    this package. Read without importing torch.
+
+    Example:
+        >>> registry_note("2.13.0").startswith("graph breaks explained by ")
+        True
+    """
+    recorded = f"; the run was recorded on torch {recorded_on}" if recorded_on else ""
+    return f"graph breaks explained by {_torch_files.registry_source()}{recorded}"

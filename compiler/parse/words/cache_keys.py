@@ -7,6 +7,7 @@ may carry ``[<item>]`` for a list or dict entry, such as ``inductor_config[max_f
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -57,6 +58,9 @@ def components(lines: list[str]) -> tuple[Component, ...]:
     return tuple(out)
 
 
+# the advisor and the page each read every compile's records: each payload is parsed
+# once (a record is frozen, so callers share it); bounded, as it keeps its payloads alive
+@functools.lru_cache(maxsize=512)
 def cache_record(artifact: str, payload: str) -> CacheRecord | None:
     """The lookup an artifact named ``fx_graph_cache_miss`` (or ``..._hit``/``_bypass``,
     ``aotautograd_cache_*``, with a ``#2`` suffix for a second one) logged, else None.

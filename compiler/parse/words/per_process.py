@@ -13,8 +13,14 @@ from __future__ import annotations
 import re
 
 # object ids, addresses, measured guard latency: per process, never a divergence
+# (``Guard latency = ...``, ``0x...``, a word of 9 or more digits, ``graph id...``,
+# ``/tmp/...``, ``torchinductor_...``). Each branch's first character is one class that
+# the expression starts with, the rest checked behind it: Python's ``re`` then skips every
+# other character at C speed, where an alternation led by ``\b`` tried every branch at
+# every character (twice the time over a rank's graphs and output code).
 _PER_PROCESS = re.compile(
-    r"Guard latency = [^\n]*|0x[0-9a-fA-F]+|\b\d{9,}\b|graph id[^\n]*|/tmp/\S+|torchinductor_\S+"
+    r"[G0-9g/t](?:(?<=G)uard latency = [^\n]*|(?<=0)x[0-9a-fA-F]+|(?<=\d)(?<!\w\d)\d{8,}\b"
+    r"|(?<=g)raph id[^\n]*|(?<=/)tmp/\S+|(?<=t)orchinductor_\S+)"
 )
 # what two compiles of any two processes differ in that is no edit (a diff's lines)
 _VOLATILE = re.compile(
@@ -24,9 +30,13 @@ _VOLATILE = re.compile(
 _RANK_NAMES = re.compile(r"rank_?\d+")
 # the index of the rank's own device, in every spelling torch 2.11-2.14 prints it (see
 # the module's docstring); an index only, so a device *type* that differs still shows
+# (``cuda:``, ``xpu:``, ``hpu:``, ``mtia:``, ``mps:``, ``type='cuda', index=``, ``device=``,
+# ``_DeviceGuard(``, ``set_device(``, ``get_raw_stream(``, ``cuda.device(``, ``stream``,
+# each at a word's start, then the index); led by one character class, as ``_PER_PROCESS``
 _DEVICE = (
-    rb"(\b(?:cuda|xpu|hpu|mtia|mps):|\btype='\w+', index=|\bdevice="
-    rb"|\b(?:_DeviceGuard|set_device|get_raw_stream|cuda\.device)\(|\bstream)\d+\b"
+    rb"([cxhmtd_sg](?<!\w[cxhmtd_sg])(?:(?<=c)uda:|(?<=x)pu:|(?<=h)pu:|(?<=m)tia:|(?<=m)ps:"
+    rb"|(?<=t)ype='\w+', index=|(?<=d)evice=|(?<=_)DeviceGuard\(|(?<=s)et_device\("
+    rb"|(?<=g)et_raw_stream\(|(?<=c)uda\.device\(|(?<=s)tream))\d+\b"
 )
 _DEVICE_BYTES = re.compile(_DEVICE)
 # an object or type id that guards compare against: an address, however few its digits
