@@ -95,8 +95,8 @@ def inline_module(name: str, binding: str) -> str:
     names stay inside a function, so two bundles can share one script.
 
     Example:
-        >>> inline_module("explorer", "explorerModule").startswith("const explorerModule = (() => {")
-        True
+        >>> inline_module("explorer", "explorerModule").splitlines()[0]
+        'const explorerModule = (() => {'
     """
     text = widget_module(name)
     found = _EXPORTS.search(text)

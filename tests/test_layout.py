@@ -121,3 +121,75 @@ def test_the_compiler_imports_nothing_of_the_explorer_or_jupyter():
             assert top not in {"explorer", "IPython", "ipywidgets", "anywidget", "traitlets"}, (
                 f"compiler/{path.relative_to(ROOT / 'compiler')}:{line} imports {module}"
             )
+
+
+# Torch's printed text is read in compiler/parse/ only. Elsewhere a regular expression
+# reads text that is not torch's, each module named here with whose text it reads.
+RE_ALLOWED = {
+    "compiler/model/base.py": "CompileId's own string form (written by its __str__); the "
+    "model sits below parse/",
+    "compiler/_compat/__init__.py": "torch's version number and the `; del` suffixes of the "
+    "code torch's own printer writes, at the private API they come from, below parse/",
+    "compiler/link/user_code.py": "file paths (site-packages, the standard library), not "
+    "printed text",
+    "compiler/capture/recording.py": "the user's source lines (is a frame's first line a "
+    "def, a decorator or a lambda)",
+    "compiler/live/session.py": "tracebacks of the user's edited code, from our own worker",
+    "compiler/live/worker.py": "tracebacks of the user's edited code, in our own worker",
+    "compiler/advise/breaks/causes.py": "the user's source line at a graph break",
+    "compiler/advise/findings.py": "the Markdown of the advisor's own findings",
+    "compiler/advise/gpu.py": "PENDING: reads library-call names of the output code; the "
+    "diagnosis work moves it into parse/",
+    "explorer/_static.py": "the export statement of our own esbuild bundles",
+    "explorer/report.py": "backticks in the Markdown the report writes",
+}
+
+# strings that only torch's printed text holds: splitting on them outside parse/ is
+# reading that text by hand (docstrings and comments may name them)
+TORCH_TEXT_MARKERS = ("type='", "#loc", "extern_kernels.", "__builtins_dict")
+
+
+def _imports_re(path: Path) -> bool:
+    return any(module == "re" or module.startswith("re.") for module, _, _ in _imports(path))
+
+
+def _code_strings(tree: ast.AST) -> list[tuple[str, int]]:
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        (node.value, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]  # fmt: skip
+
+
+def test_torchs_text_is_read_only_in_parse_or_by_a_named_exception():
+    outside = [
+        path for path in _python_modules()
+        if path.relative_to(ROOT).parts[:2] != ("compiler", "parse")
+    ]  # fmt: skip
+    readers = {p.relative_to(ROOT).as_posix() for p in outside if _imports_re(p)}
+    unlisted = sorted(readers - RE_ALLOWED.keys())
+    assert not unlisted, (
+        f"{unlisted} import re outside compiler/parse/: move the reading of torch's text "
+        "into parse/, or name the module in RE_ALLOWED with whose text it reads"
+    )
+    stale = sorted(RE_ALLOWED.keys() - readers)
+    assert not stale, f"{stale} no longer import re: take them off RE_ALLOWED"
+    by_hand = [
+        f"{p.relative_to(ROOT)}:{line} {marker!r}"
+        for p in outside
+        for text, line in _code_strings(ast.parse(p.read_text(encoding="utf-8")))
+        for marker in TORCH_TEXT_MARKERS
+        if marker in text
+    ]
+    assert not by_hand, "torch's text split by hand outside compiler/parse/:\n" + "\n".join(
+        by_hand
+    )

@@ -44,6 +44,7 @@ from compiler.model import (
     StageError,
     TritonVariant,
 )
+from compiler.parse.words.cudagraphs import run_kind
 from compiler.trace.build import build_compiles
 from compiler.trace.events import Event, event_from_dict
 from compiler.trace.fold import (
@@ -113,8 +114,6 @@ class _CudagraphHandler(logging.Handler):
     named (``finish``).
     """
 
-    _WHAT = (("Recording function", "recording"), ("Running warmup function", "warmup"))
-
     def __init__(self, sink: list[Event]) -> None:
         super().__init__(logging.DEBUG)
         self.sink = sink
@@ -123,7 +122,7 @@ class _CudagraphHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         message = str(record.msg)
-        what = next((w for needle, w in self._WHAT if needle in message), "")
+        what = run_kind(message)
         raw = record.args if isinstance(record.args, tuple) else (record.args,)
         args = raw if record.args else ()
         event = _event(CUDAGRAPH_EVENT, {"what": what} if what else {}, None)

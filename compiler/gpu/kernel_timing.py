@@ -24,6 +24,9 @@ from compiler.parse.output_code import (
     view_shape,
 )
 
+# profile/ imports library_aten_name from here
+from compiler.parse.words.names import library_aten_name as library_aten_name
+
 _ITEMSIZE = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "fp16": 2,
              "bf16": 2, "i16": 2, "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1,
              "fp8e5": 1}  # fmt: skip
@@ -108,16 +111,6 @@ class Profiled:
     graph_launches: int
     device_us: float
     unattributed_us: dict[str, float]
-
-
-def library_aten_name(name: str) -> str | None:
-    """The profiler's name for a library call of the output code: ``extern_kernels.mm``
-    and ``torch.ops.aten.mm.default`` both run under ``aten::mm``."""
-    if name.startswith("extern_kernels."):
-        return f"aten::{name.split('.', 1)[1]}"
-    if name.startswith("torch.ops.aten."):
-        return f"aten::{name.split('.')[3]}"
-    return None
 
 
 def measure(
