@@ -190,6 +190,89 @@ def test_torchs_text_is_read_only_in_parse_or_by_a_named_exception():
         for marker in TORCH_TEXT_MARKERS
         if marker in text
     ]
-    assert not by_hand, "torch's text split by hand outside compiler/parse/:\n" + "\n".join(
-        by_hand
-    )
+    assert not by_hand, "torch's text split by hand outside compiler/parse/:\n" + "\n".join(by_hand)
+
+
+def _module_of(dotted: str) -> str | None:
+    """The module of ours that a dotted import names: ``compiler.link.ids.key_of`` ->
+    ``compiler.link.ids``; ``compiler.Compile`` -> ``compiler``; None outside ours."""
+    parts = dotted.split(".")
+    for n in range(len(parts), 0, -1):
+        path = ROOT.joinpath(*parts[:n])
+        if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
+            return ".".join(parts[:n]).removesuffix(".__init__")
+    return None
+
+
+# What the explorer may import of the compiler: the package's API and these modules. A
+# view reads the model and its derived values (``compiler/model/derived.py``); a module
+# added here is one more place the explorer reaches into.
+EXPLORER_SURFACE = frozenset({
+    "compiler",
+    "compiler.advise.costs.time_phases",
+    "compiler.advise.diagnose",
+    "compiler.advise.findings",
+    "compiler.capture.cell",
+    "compiler.capture.progress",
+    "compiler.capture.script",
+    "compiler.capture.spec",
+    "compiler.compare.comparison",
+    "compiler.diff.cache_keys",
+    "compiler.diff.compiles",
+    "compiler.errors",
+    "compiler.gpu.lowered_lines",
+    "compiler.gpu.memory_peak",
+    "compiler.lab",
+    "compiler.link.cudagraphs",
+    "compiler.link.ids",
+    "compiler.link.memory",
+    "compiler.link.subgraphs",
+    "compiler.link.user_code",
+    "compiler.live.session",
+    "compiler.live.target",
+    "compiler.model",
+    "compiler.model.stages",
+    "compiler.parse.words.cudagraphs",
+    "compiler.ranks.scan",
+    "compiler.ranks.skew",
+})  # fmt: skip
+
+
+def test_the_explorer_imports_only_the_listed_surface_of_the_compiler():
+    used: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "explorer").rglob("*.py")):
+        for dotted, line, _ in _imports(path):
+            module = _module_of(dotted)
+            if module is not None and module.split(".")[0] == "compiler":
+                used.setdefault(module, []).append(f"{path.relative_to(ROOT)}:{line}")
+    beyond = {m: places for m, places in used.items() if m not in EXPLORER_SURFACE}
+    assert not beyond, f"the explorer reaches past EXPLORER_SURFACE: {beyond}"
+    unused = sorted(EXPLORER_SURFACE - used.keys())
+    assert not unused, f"{unused} are no longer imported by the explorer: take them off"
+    # no parser but the one whose type (UserFrame) the CUDA-graph pane names
+    parsers = [m for m in used if m.startswith("compiler.parse.")]
+    assert parsers in ([], ["compiler.parse.words.cudagraphs"]), parsers
+
+
+def test_the_explorer_has_no_import_loop_not_even_through_a_late_import():
+    graph: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "explorer").rglob("*.py")):
+        here = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        targets = {_module_of(dotted) for dotted, _, _ in _imports(path)}
+        graph[here] = {t for t in targets if t and t.startswith("explorer.") and t != here}
+    # a package's __init__ hands its modules' names on: an arrow into it is not a loop
+    packages = {m for m in graph if (ROOT.joinpath(*m.split(".")) / "__init__.py").is_file()}
+    done: set[str] = set()
+
+    def walk(module: str, path: list[str]) -> None:
+        if module in path:
+            loop = [*path[path.index(module) :], module]
+            raise AssertionError("an import loop in explorer/: " + " -> ".join(loop))
+        if module in done:
+            return
+        for target in sorted(graph.get(module, ()) - packages):
+            walk(target, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        walk(module, [])
