@@ -28,6 +28,7 @@ from typing import Any
 
 from compiler import _compat
 from compiler import decompile as decompiler
+from compiler._compat.dynamo_globals import remove_at_exit
 from compiler.gpu import triton_stages
 from compiler.gpu.kernel_timing import launch_grid
 from compiler.gpu.lowered_lines import with_source_lines
@@ -493,6 +494,7 @@ def recording(
         1
     """
     rec = Recording(decompile=decompile, keep_caches=keep_caches)
+    remove_at_exit()  # the Exploration may outlive torch's hold on its transformed code
     trace_log = _compat.trace_logger()
     trace_handler = _TraceHandler(rec.events)
     fusion_loggers = [(s, _compat.fusion_ir_logger(s)) for s in _compat.FUSION_IR_ARTIFACTS]
