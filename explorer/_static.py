@@ -6,8 +6,11 @@ the shared helpers at its top, the pane renderers in ``panes/``, the graph canva
 under ``explorer/static/dist/`` (``npm run build``, ``js/build.mjs``), committed so that
 users never need Node.
 ``tests/test_frontend.py`` rebuilds and compares, so the shipped bundle is never stale.
-The widgets' ``_esm`` are these files; the exported page inlines ``dist/page.js``, the
-explorer with its stand-in for the anywidget model (``static/page.js``).
+The widgets' ``_esm`` are these files: the live editor's is ``dist/editors.js``, which
+also holds the kernel lab, so that one CodeMirror serves both. The exported page inlines
+the explorer's bundle and ``dist/page.js`` (its stand-in for the anywidget model,
+``static/page.js``) in one script (``page_script``): each piece of front-end code is in
+the package once.
 """
 
 from __future__ import annotations
@@ -24,15 +27,16 @@ __all__ = [
     "WIDGET_MODULES",
     "css_text",
     "inline_module",
+    "page_script",
     "static_path",
     "static_text",
     "widget_module",
     "widget_path",
 ]
 
-# dist/<name>.js for each widget and for the exported page (js/build.mjs ENTRIES names
-# their entry modules)
-WIDGET_MODULES = ("explorer", "live", "diff", "compare", "lab")
+# dist/<name>.js for each widget and for the exported page's entry (js/build.mjs ENTRIES
+# names their entry modules); "editors" is the live editor's and the kernel lab's
+WIDGET_MODULES = ("explorer", "editors", "diff", "compare")
 PAGE_MODULE = "page"
 BUNDLES = (*WIDGET_MODULES, PAGE_MODULE)
 CSS_FILES = ("explorer.css", "graph.css")
@@ -62,8 +66,8 @@ def widget_path(name: str) -> pathlib.Path:
     """The built ES module of widget ``name`` (one of ``WIDGET_MODULES``), for its ``_esm``.
 
     Example:
-        >>> widget_path("live").name
-        'live.js'
+        >>> widget_path("editors").name
+        'editors.js'
     """
     return static_path(f"dist/{name}.js")
 
@@ -84,14 +88,15 @@ def _read(name: str) -> str:
 
 @cache  # a constant of the installed package: the exported page inlines it every time
 def inline_module(name: str, binding: str) -> str:
-    """Widget ``name``'s built module as the body of an inline ``<script type="module">``,
+    """Bundle ``name``'s built module as a statement of an inline ``<script type="module">``,
     its exports gathered in the constant ``binding`` (``binding.default.render``, and any
     named export) instead, so that code after it in the same script can use them: the
-    graph canvas's test page, the compare widget's.
+    exported page, the graph canvas's test page, the compare widget's. The module's own
+    names stay inside a function, so two bundles can share one script.
 
     Example:
-        >>> "const explorerModule = {" in inline_module("explorer", "explorerModule")
-        True
+        >>> inline_module("explorer", "explorerModule").splitlines()[0]
+        'const explorerModule = (() => {'
     """
     text = widget_module(name)
     found = _EXPORTS.search(text)
@@ -106,7 +111,24 @@ def inline_module(name: str, binding: str) -> str:
         local, _, exported = item.strip().partition(" as ")
         if local:
             pairs.append(f"{exported or local}: {local}")
-    return f"{text[: found.start()]}const {binding} = {{ {', '.join(pairs)} }};\n"
+    body = text[: found.start()]
+    return f"const {binding} = (() => {{\n{body}return {{ {', '.join(pairs)} }};\n}})();\n"
+
+
+@cache  # a constant of the installed package, as ``inline_module``
+def page_script() -> str:
+    """The exported page's script: the explorer's widget bundle and the page's entry
+    (its stand-in model), inlined, and the explorer mounted on the page's data.
+
+    Example:
+        >>> page_script().splitlines()[-1]
+        'pageModule.mountPage(explorerModule.default);'
+    """
+    return (
+        inline_module("explorer", "explorerModule")
+        + inline_module(PAGE_MODULE, "pageModule")
+        + "pageModule.mountPage(explorerModule.default);\n"
+    )
 
 
 @cache  # a constant of the installed package, as ``inline_module``

@@ -1,7 +1,8 @@
 """One self-contained, offline HTML file for an Exploration.
 
-The page inlines the explorer's built ES module for pages (``explorer/static/dist/page.js``:
-the explorer and its stand-in for the anywidget model, ``explorer/static/page.js``), the
+The page inlines the explorer's built ES module (the widget's own, ``dist/explorer.js``)
+and the page's entry (``dist/page.js``: its stand-in for the anywidget model,
+``explorer/static/page.js``) in one script (``explorer._static.page_script``), the
 index as JSON, and every pane's data, each gzip-compressed and base64-encoded, built by
 the same pure functions the widget uses (``explorer.panes``). The page decompresses a
 pane with the browser's ``DecompressionStream`` only when the user opens it. JSON sits
@@ -28,7 +29,7 @@ from typing import Any
 import compiler.advise.diagnose
 from compiler.link.ids import EXPLORATION_PANES
 
-from ._static import PAGE_MODULE, css_text, widget_module
+from ._static import css_text, page_script
 from .panes import build_index, build_pane, no_gc, pane_json
 
 __all__ = ["html_page", "pane_blob", "to_html"]
@@ -102,7 +103,7 @@ def all_pane_data(
 
 @cache  # constants of the installed package, checked once per process
 def _assets() -> tuple[str, str]:
-    js = widget_module(PAGE_MODULE)
+    js = page_script()
     css = css_text()
     # Our own assets; a closing tag inside them would end the inline element early.
     if "</script" in js.lower() or "</style" in css.lower():

@@ -1,4 +1,4 @@
-// Bundles each widget's ES module, and the exported page's, with esbuild into
+// Bundles each widget's ES module, and the exported page's entry, with esbuild into
 // explorer/static/dist/ (package data, committed, so users never need Node).
 // `npm run build` rewrites them; `node js/build.mjs --outdir DIR` writes a fresh build
 // elsewhere, which tests/test_frontend.py compares with the committed files.
@@ -14,16 +14,15 @@ const outdir = at >= 0 ? path.resolve(process.argv[at + 1]) : path.join(root, "e
  * static/<entry> and what it imports. */
 const ENTRIES = {
   explorer: "shell.js",
-  live: "live.js",
+  editors: "editors.js",
   diff: "diff.js",
   compare: "compare.js",
-  lab: "lab.js",
   page: "page.js",
 };
 
-/** Entries that bundle CodeMirror (editor.js): minified, which halves them (~0.9 -> ~0.45 MB);
- * the others stay readable. */
-const MINIFIED = new Set(["live", "lab"]);
+/** The entry that bundles CodeMirror (editor.js, for the live editor and the kernel lab):
+ * minified, which halves it (~0.9 -> ~0.45 MB); the others stay readable. */
+const MINIFIED = new Set(["editors"]);
 
 for (const minify of [false, true]) {
   const entries = Object.entries(ENTRIES).filter(([out]) => MINIFIED.has(out) === minify);

@@ -23,11 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from gpu_recording import ROOT, write_recording
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import compiler  # noqa: E402
+import compiler
 
 PROFILED_RUNS = 20  # explore(measure=True) profiles this many calls
 
@@ -107,7 +105,7 @@ def main() -> None:
     for name, job in jobs.items():
         t0 = time.perf_counter()
         exp = job()
-        (out / f"{name}.json").write_text(exp.to_json())
+        write_recording(out / f"{name}.json", exp)
         kinds = [f"{f.severity}:{f.kind}" for f in exp.findings()]
         print(f"{name}: {len(exp.compiles)} compiles, {time.perf_counter() - t0:.1f} s, {kinds}")
         if exp.call_timing is not None:

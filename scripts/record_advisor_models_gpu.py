@@ -19,7 +19,6 @@ recording log lines), from which the expected diagnosis is written. Jobs (all by
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import statistics
@@ -30,12 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from gpu_recording import ROOT, write_json, write_recording
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import compiler  # noqa: E402
-from compiler.remedy.tried import try_fixes  # noqa: E402
+import compiler
+from compiler.remedy.tried import try_fixes
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 # a smoke run on a CPU: ADVISOR_SMOKE_BACKEND=aot_eager ... gpt2_train_step
@@ -179,7 +176,7 @@ def main() -> None:
             kw = {"backend": SMOKE_BACKEND}
         exp = compiler.explore(target, *args, measure=True, triton_stages=False, **kw)
         exp = try_fixes(exp, target, *args, runs=50)
-        (out / f"advisor_model_{name}.json").write_text(exp.to_json())
+        write_recording(out / f"advisor_model_{name}.json", exp)
         print(f"{name}: {len(exp.compiles)} compiles, {time.perf_counter() - t0:.1f} s")
         for f in exp.findings():
             print(f"  {f.severity}:{f.kind}: {f.title}\n    impact: {f.impact}")
@@ -188,7 +185,7 @@ def main() -> None:
         print(f"  call_timing: {exp.call_timing}")
         all_facts[name] = facts(target, args, kw, inference=name != "gpt2_train_step")
         print(f"  facts: { {k: v for k, v in all_facts[name].items() if k != 'log_tail'} }")
-        (out / "advisor_models_gpu_facts.json").write_text(json.dumps(all_facts, indent=1))
+        write_json(out / "advisor_models_gpu_facts.json", all_facts)
 
 
 if __name__ == "__main__":

@@ -19,11 +19,9 @@ import time
 from pathlib import Path
 
 import torch
+from gpu_recording import write_recording
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import compiler  # noqa: E402
+import compiler
 
 
 def mixtral() -> compiler.Exploration:
@@ -76,7 +74,7 @@ def main() -> None:
         except Exception as e:  # record what failed and go on to the next program
             lines.append(f"== {name}: failed: {type(e).__name__}: {e}")
             continue
-        (out / f"{name}.json").write_text(exp.to_json())
+        write_recording(out / f"{name}.json", exp)
         counters = torch._dynamo.utils.counters
         lines.append(f"== {name} ({time.perf_counter() - t0:.1f} s)")
         lines.append(f"graph_break counters: {dict(counters['graph_break'])}")

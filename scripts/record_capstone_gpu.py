@@ -50,13 +50,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from gpu_recording import ROOT, write_recording
 from torch import nn
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import compiler  # noqa: E402
-from compiler.capture.explore import _measured  # noqa: E402  (our own: measure after timing)
+import compiler
+from compiler.capture.explore import _measured
 
 MODES = {  # file suffix -> torch.compile mode
     "default": None,
@@ -154,7 +152,7 @@ def record_one(name: str, out: Path, device: str) -> None:
     exp = dataclasses.replace(exp, notes=(*exp.notes, FIRST_STEP.format(first)))
     frames_s, backward_s, autotune_s = compile_seconds(exp)
     path = out / f"{name}.json"
-    path.write_text(exp.to_json())
+    write_recording(path, exp)
     t = exp.call_timing
     kernels = [k for c in exp.compiles for k in c.kernels()]
     staged = sum(1 for k in kernels for v in k.variants if v.chosen and v.stages)

@@ -26,7 +26,6 @@ script stops (exit status 2); ``--cpu`` runs the cold, warm and no-FX jobs on th
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shutil
@@ -35,11 +34,11 @@ import sys
 import tarfile
 import tempfile
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from gpu_recording import ROOT, write_failure, write_json, write_recording
+
 # the most wanted first: a job that would not finish in the time left is not started
 JOBS = ("compile_cold", "compile_warm", "compile_autotune", "compile_nofx")
 CPU_JOBS = ("compile_cold", "compile_warm", "compile_nofx")
@@ -60,7 +59,6 @@ def _model(device: str) -> tuple[Any, Any]:
 
 def child(job: str, out: Path, device: str) -> int:
     """One job in this (fresh) process: explore the model and save what torch said."""
-    sys.path.insert(0, str(ROOT))
     import torch
 
     import compiler
@@ -80,7 +78,7 @@ def child(job: str, out: Path, device: str) -> int:
         )
     seconds = time.perf_counter() - t0
     after = counters_snapshot()
-    (out / f"{job}.json.gz").write_bytes(gzip.compress(exp.to_json().encode(), 9))
+    write_recording(out / f"{job}.json.gz", exp, level=9)
     facts = {
         "seconds": round(seconds, 2),
         "compiles": len(exp.compiles),
@@ -88,7 +86,7 @@ def child(job: str, out: Path, device: str) -> int:
         "torch": torch.__version__,
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
     }
-    (out / f"{job}.facts.json").write_text(json.dumps(facts, indent=1))
+    write_json(out / f"{job}.facts.json", facts)
     return 0
 
 
@@ -156,24 +154,24 @@ def main() -> int:
                 capture_output=True, text=True, cwd=ROOT,
             )  # fmt: skip
             if done.returncode != 0:
-                (out / f"{job}.error.txt").write_text(done.stdout[-20000:] + done.stderr[-20000:])
+                write_failure(out, job, done.stdout[-20000:] + done.stderr[-20000:])
             status = "ok" if done.returncode == 0 else "FAILED (see .error.txt)"
         except subprocess.TimeoutExpired:
-            (out / f"{job}.error.txt").write_text(f"over {limit:.0f} s")
+            write_failure(out, job, f"over {limit:.0f} s")
             status = "TIMED OUT"
         except Exception:
-            (out / f"{job}.error.txt").write_text(traceback.format_exc())
+            write_failure(out, job)
             status = "FAILED"
         if trace.exists():
             _tar(trace, out / f"{job}.trace.tar.gz")
-            (out / f"{job}.metrics.json").write_text(json.dumps(_metrics(trace), indent=1))
+            write_json(out / f"{job}.metrics.json", _metrics(trace))
         seconds = time.perf_counter() - t0
         summary["seconds"][job] = round(seconds, 1)
         facts = out / f"{job}.facts.json"
         if facts.exists():
             summary[job] = json.loads(facts.read_text())
         print(f"{job}: {status}, {seconds:.1f} s", flush=True)
-    (out / "compile_summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    write_json(out / "compile_summary.json", summary)
     shutil.rmtree(caches, ignore_errors=True)
     return 0
 

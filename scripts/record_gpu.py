@@ -12,22 +12,20 @@ programs where the compiled call is slower than eager, with ``call_timing`` sayi
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
+from gpu_recording import ROOT, write_json, write_recording  # the repository on the path
 from torch import nn
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+# isort: split
+import programs  # tests/programs.py, on the path through gpu_recording
 
-import programs  # noqa: E402
-
-import compiler  # noqa: E402
-from explorer.export import to_html  # noqa: E402
+import compiler
+from explorer.export import to_html
 
 
 class TransformerBlock(nn.Module):
@@ -158,7 +156,7 @@ def main() -> None:
         with torch.enable_grad() if name in grad else torch.no_grad():
             exp = compiler.with_sass(make())
         path = out / f"{name}.json"
-        path.write_text(exp.to_json())
+        write_recording(path, exp)
         sizes[name] = path.stat().st_size
         kernels = sum(len(c.kernels()) for c in exp.compiles)
         plain = len(exp.to_json(compact=False).encode())
@@ -170,7 +168,7 @@ def main() -> None:
         if exp.call_timing is not None:
             print(f"  call_timing: {exp.call_timing}")
     env = dataclasses.asdict(compiler.capture.recording.environment("cuda"))
-    (out / "environment.json").write_text(json.dumps({**env, "sizes": sizes}, indent=1))
+    write_json(out / "environment.json", {**env, "sizes": sizes})
     print(f"total {sum(sizes.values()):,} B")
 
 

@@ -19,16 +19,13 @@ from __future__ import annotations
 
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from gpu_recording import ROOT, write_failure, write_recording
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import compiler  # noqa: E402
+import compiler
 
 # the GPU is what this script is for; the CPU only checks that it runs
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -106,11 +103,11 @@ def main() -> None:
         t0 = time.perf_counter()
         try:
             exp = program()
-            (out / f"{name}.json").write_text(exp.to_json())
+            write_recording(out / f"{name}.json", exp)
             kinds = [f.kind for f in exp.findings()]
             print(f"{name}: {time.perf_counter() - t0:.1f} s, findings {kinds}", flush=True)
         except Exception:
-            (out / f"{name}.error.txt").write_text(traceback.format_exc())
+            write_failure(out, name)
             print(f"{name}: FAILED after {time.perf_counter() - t0:.1f} s", flush=True)
 
 

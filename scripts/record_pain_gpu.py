@@ -45,19 +45,16 @@ import json
 import logging
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import torch
+from gpu_recording import write_failure, write_json
 
-import torch  # noqa: E402
-
-import compiler  # noqa: E402
-from compiler.gpu.memory_peak import as_counters, graph_pool_bytes, peak_memory  # noqa: E402
-from compiler.model import StageError  # noqa: E402
+import compiler
+from compiler.gpu.memory_peak import as_counters, graph_pool_bytes, peak_memory
+from compiler.model import StageError
 
 JOB = {"name": ""}
 DEV = "cuda"
@@ -290,7 +287,7 @@ def main() -> int:
                     raise
                 # what was recorded before the error, with torch's whole error text
                 # (its advice included): a pitfall is a recording too
-                (out / f"{name}.error.txt").write_text(traceback.format_exc())
+                write_failure(out, name)
                 said = str(exc.__cause__ or exc)
                 exp = dataclasses.replace(
                     exc.exploration,
@@ -307,7 +304,7 @@ def main() -> int:
             data = exp.to_json().encode()
             (out / f"{name}.json.gz").write_bytes(gzip.compress(data, 9))
         except Exception:
-            (out / f"{name}.error.txt").write_text(traceback.format_exc())
+            write_failure(out, name)
             status = "FAILED (see .error.txt)"
         seconds = time.perf_counter() - t0
         SUMMARY.setdefault("seconds", {})[name] = round(seconds, 1)
@@ -317,7 +314,7 @@ def main() -> int:
             break
     lines = "\n".join(json.dumps(r) for r in sink.records).encode()
     (out / "pain_logs.jsonl.gz").write_bytes(gzip.compress(lines, 9))
-    (out / "pain_summary.json").write_text(json.dumps(SUMMARY, indent=1, default=str))
+    write_json(out / "pain_summary.json", SUMMARY)
     print(json.dumps(SUMMARY.get("gpt2_peak_memory"), indent=1))
     return 0
 

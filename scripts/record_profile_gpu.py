@@ -30,11 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from gpu_recording import write_json
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import compiler  # noqa: E402
+import compiler
 
 NAME = "gpt2_train_step"
 
@@ -138,7 +136,7 @@ def main() -> None:
         ),
         **trace_facts(trace),
     }
-    (out / f"{NAME}.facts.json").write_text(json.dumps(facts, indent=1, default=str))
+    write_json(out / f"{NAME}.facts.json", facts)
     print(json.dumps({k: v for k, v in facts.items() if "sample" not in k}, default=str)[:4000])
     print(f"wrote {sorted(p.name for p in out.iterdir())} in {time.perf_counter() - t0:.0f} s")
 

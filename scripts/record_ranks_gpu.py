@@ -37,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from gpu_recording import write_json
+
 RUNS = ("same", "plant", "skew")
 STRATEGIES = ("ddp", "fsdp")
 SEQ = 32  # tokens per row; the planted batch has 2 * SEQ
@@ -188,7 +190,7 @@ def record(args: argparse.Namespace) -> None:
                 info["bytes"] = sum(f.stat().st_size for f in trace.glob("*"))
                 summary["runs"][name] = info
                 print(f"{name}: {json.dumps(info)[:400]}", file=sys.stderr, flush=True)
-                (out / "summary.json").write_text(json.dumps(summary, indent=1))
+                write_json(out / "summary.json", summary)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

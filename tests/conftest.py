@@ -200,3 +200,64 @@ def browser():
             yield launched
         finally:
             launched.close()
+
+
+# the exported page's root once the explorer has drawn it; a selector, not
+# wait_for_function: polling a predicate evaluates code, which the page's
+# Content-Security-Policy forbids
+PAGE_SHOWN = ".tce-root[data-shown]"
+
+
+def open_html(
+    browser,
+    path: Path,
+    *,
+    width: int = 1400,
+    height: int = 820,
+    ready: str | None = PAGE_SHOWN,
+    **options,
+):
+    """Open the HTML file ``path`` in a new page of ``browser`` (``options`` for
+    ``new_page``) and wait for ``ready`` (a selector; None: the load alone). Returns the
+    page and the list its problems go to: console errors and warnings, uncaught errors,
+    dialogs, and any network request (the exported page works offline)."""
+    page = browser.new_page(viewport={"width": width, "height": height}, **options)
+    problems: list[str] = []
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning")
+            else None
+        ),
+    )
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+    page.on(
+        "request",
+        lambda r: (
+            None
+            if r.url.startswith(("file:", "data:", "blob:"))
+            else problems.append(f"network request: {r.url}")
+        ),
+    )
+    page.goto(path.as_uri())
+    if ready is not None:
+        page.locator(ready).wait_for(state="attached", timeout=30_000)
+    return page, problems
+
+
+@pytest.fixture
+def open_page(browser):
+    """``open_page(path)``: ``open_html`` on the module's browser; the pages close after
+    the test."""
+    pages = []
+
+    def _open(path: Path, **options):
+        page, problems = open_html(browser, path, **options)
+        pages.append(page)
+        return page, problems
+
+    yield _open
+    for page in pages:
+        page.close()

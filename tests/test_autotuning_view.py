@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import built_view
-from test_export import ARTIFACTS, open_page  # noqa: F401 (a pytest fixture)
+from test_export import ARTIFACTS
 
 import compiler
 from compiler.link.autotuning import chosen_kernel, parse_config
@@ -171,7 +171,7 @@ def test_kernel_details_carry_the_launch_grid():
 
 
 def test_exported_autotuning_pane_shows_17_candidates_with_bars_and_the_chosen_one(
-    open_page,  # noqa: F811
+    open_page,
     tmp_path,
     exp,
 ):

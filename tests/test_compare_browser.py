@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import torch
-from conftest import CHROMIUM, CHROMIUM_ARGS, chromium_missing
+from conftest import open_html
 
 import compiler
 from explorer._static import inline_module
 from explorer.compare_widget import comparison_data
-
-pytestmark = pytest.mark.skipif(chromium_missing() is not None, reason=str(chromium_missing()))
 
 # A fake anywidget model: enough of its interface for render(), recording what is saved.
 PAGE = """<!doctype html><html><body><div id="root"></div>
@@ -33,9 +30,7 @@ window.ready = true;
 </script></body></html>"""
 
 
-def test_the_compare_widget_draws_every_row_escapes_names_and_selects_on_click(tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_the_compare_widget_draws_every_row_escapes_names_and_selects_on_click(browser, tmp_path):
     hostile = compiler.Config(name='<img src=x onerror="window.pwned=1">', backend="aot_eager")
     c = compiler.compare(lambda x: x.sin() + 1, torch.randn(8), configs=[hostile], steps=2)
     data = comparison_data(c)
@@ -44,29 +39,21 @@ def test_the_compare_widget_draws_every_row_escapes_names_and_selects_on_click(t
     state = json.dumps({"comparison": data, "selected": ""})
     page_file.write_text(PAGE % {"module": module, "state": state})
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(page_file.as_uri())
-            page.wait_for_function("window.ready === true")
-            rows = page.locator("table.cmp-table tr")
-            assert rows.count() == 3  # header, eager, the compiled row
-            assert rows.nth(2).locator("td").first.text_content() == hostile.name
-            assert page.locator("#root img").count() == 0
-            assert page.evaluate("window.pwned") is None
-            assert page.locator(".cmp-bar-row").count() == 2
-            rows.nth(1).click()  # eager: nothing to explore
-            assert page.evaluate("window.saved") == []
-            rows.nth(2).click()
-            assert page.evaluate("window.saved") == [hostile.name]
-            assert page.locator("tr.cmp-selected").count() == 1
-            page.locator(".cmp-switch button").nth(1).click()  # the first-call chart
-            eager_first = data["rows"][0]["first_call_ms"]
-            shown = f"{eager_first:.3f}" if eager_first < 10 else f"{eager_first:.1f}"
-            assert page.locator(".cmp-bar-value").first.text_content() == f"{shown} ms"
-            assert not errors, errors
-        finally:
-            browser.close()
+    page, errors = open_html(browser, page_file, ready=None)
+    page.wait_for_function("window.ready === true")
+    rows = page.locator("table.cmp-table tr")
+    assert rows.count() == 3  # header, eager, the compiled row
+    assert rows.nth(2).locator("td").first.text_content() == hostile.name
+    assert page.locator("#root img").count() == 0
+    assert page.evaluate("window.pwned") is None
+    assert page.locator(".cmp-bar-row").count() == 2
+    rows.nth(1).click()  # eager: nothing to explore
+    assert page.evaluate("window.saved") == []
+    rows.nth(2).click()
+    assert page.evaluate("window.saved") == [hostile.name]
+    assert page.locator("tr.cmp-selected").count() == 1
+    page.locator(".cmp-switch button").nth(1).click()  # the first-call chart
+    eager_first = data["rows"][0]["first_call_ms"]
+    shown = f"{eager_first:.3f}" if eager_first < 10 else f"{eager_first:.1f}"
+    assert page.locator(".cmp-bar-value").first.text_content() == f"{shown} ms"
+    assert not errors, errors

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_export import open_page  # noqa: F401 (a pytest fixture)
 from test_memory_cudagraphs import SavedInputs
 
 import compiler
@@ -131,7 +130,7 @@ def test_memory_pane_of_the_h100_gpt2_step_has_its_peaks():
 
 
 @pytest.mark.slow
-def test_the_offline_page_shows_both_panes_and_the_saved_marks(run, open_page, tmp_path):  # noqa: F811
+def test_the_offline_page_shows_both_panes_and_the_saved_marks(run, open_page, tmp_path):
     from playwright.sync_api import expect
 
     from explorer.export import to_html

@@ -51,6 +51,8 @@ def _read_all(exp: compiler.Exploration) -> list[object]:
     for c in exp.compiles:
         graphs = [*c.graphs.values(), *(g for oc in c.output_code for g in oc.graphs.values())]
         out += [g.nodes for g in graphs] + [g.parse_error for g in graphs]
+        out += [g.file_comments for g in graphs]
+        out += [ch.config for a in c.autotuning for ch in a.choices]
         if c.guards is not None:
             out.append(c.guards.guards)
         if c.bytecode is not None:
@@ -214,7 +216,9 @@ def test_findings_and_divergence_are_values_of_the_explorations_own_cache():
         found = list(pool.map(lambda _: exp.findings(), range(4)))
     assert all(f is found[0] for f in found) and exp.derived.counts["findings"] == 1
     assert compiler.divergence(exp) is compiler.divergence(exp)
-    assert exp.derived.counts == Counter({"findings": 1, "divergence": 1})
+    assert compiler.memory(exp) is compiler.memory(exp)
+    # the advisor reads the memory too: each judged once
+    assert exp.derived.counts == Counter({"findings": 1, "divergence": 1, "memory": 1})
     # neither equality, JSON nor a copy made with replace carries them
     replaced = dataclasses.replace(exp)
     assert replaced == exp and not replaced.derived.counts

@@ -28,44 +28,6 @@ def _line_key(fn, text: str) -> str:
     return f"{inspect.getsourcefile(fn)}:{first + offset}"
 
 
-@pytest.fixture
-def open_page(browser):
-    """Open an HTML file; collects console errors, page errors and dialogs."""
-    pages = []
-
-    def _open(path: Path, **options):
-        page = browser.new_page(viewport={"width": 1400, "height": 820}, **options)
-        problems: list[str] = []
-        page.on(
-            "console",
-            lambda m: (
-                problems.append(f"console {m.type}: {m.text}")
-                if m.type in ("error", "warning")
-                else None
-            ),
-        )
-        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
-        page.on(
-            "request",
-            lambda r: (
-                None
-                if r.url.startswith(("file:", "data:", "blob:"))
-                else problems.append(f"network request: {r.url}")
-            ),
-        )
-        page.goto(path.as_uri())
-        # a selector, not wait_for_function: polling a predicate evaluates code, which
-        # the page's Content-Security-Policy forbids
-        page.locator(".tce-root[data-shown]").wait_for(state="attached", timeout=30_000)
-        pages.append(page)
-        return page, problems
-
-    yield _open
-    for page in pages:
-        page.close()
-
-
 def test_exported_gpu_recording_shows_compiles_graph_and_kernel_and_links_them(open_page, tmp_path):
     from playwright.sync_api import expect
 

@@ -112,8 +112,17 @@ def test_the_renderers_the_browser_loads_are_the_kinds_python_builds():
 def test_the_inlined_module_gathers_the_bundles_exports():
     text = inline_module("explorer", "explorerModule")
     assert "export {" not in text[-400:]
-    (line,) = [ln for ln in text.splitlines() if ln.startswith("const explorerModule = {")]
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("return { ")]
     assert "default: " in line and "GraphCanvas: " in line
+
+
+def test_each_piece_of_front_end_code_is_in_one_bundle():
+    # the page's entry carries no explorer code (the page inlines the widget's bundle),
+    # and CodeMirror is in the editors' bundle only
+    bundles = {name: widget_module(name) for name in BUNDLES}
+    assert len(bundles[PAGE_MODULE]) < 5_000, len(bundles[PAGE_MODULE])
+    holding_codemirror = [name for name, text in bundles.items() if "cm-editor" in text]
+    assert holding_codemirror == ["editors"]
 
 
 def test_the_page_module_reads_the_elements_the_exported_page_writes():
@@ -122,6 +131,10 @@ def test_the_page_module_reads_the_elements_the_exported_page_writes():
     source = (STATIC_DIR / "page.js").read_text(encoding="utf-8")
     for name in ("INDEX_ELEMENT_ID", "PANES_ELEMENT_ID", "MOUNT_ELEMENT_ID"):
         assert f'const {name} = "{getattr(export, name)}";' in source, name
-    # the page inlines that bundle whole: nothing of it is JavaScript written in Python
+    # the page inlines the explorer's bundle and the page's entry whole, and mounts one on
+    # the other: the only JavaScript written in Python is that one call
     page = export.html_page({"title": "t"}, {})
-    assert widget_module(PAGE_MODULE) in page and "explorerModule" not in page
+    for name in ("explorer", PAGE_MODULE):
+        body = widget_module(name)
+        assert body[: body.rindex("export {")] in page, name
+    assert page.count("pageModule.mountPage(explorerModule.default);") == 1

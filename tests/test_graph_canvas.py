@@ -24,7 +24,7 @@ pytest.importorskip(
     "playwright", reason="needs playwright: bash scripts/setup.sh --browser test lab"
 )
 
-from conftest import GPT2_LAYERS, chromium_missing
+from conftest import GPT2_LAYERS, chromium_missing, open_html
 
 import compiler
 from explorer.export import to_html
@@ -97,11 +97,7 @@ def _pane_nodes(exp: compiler.Exploration, key: str, stage: str) -> tuple[PaneNo
 def _open(browser, exp: compiler.Exploration, page_file: Path, stage: str) -> Opened:
     """Open the page, the compile with the largest ``stage`` graph and that graph's tab."""
     c = _largest(exp, stage)
-    page = browser.new_page(viewport={"width": 1300, "height": 720})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(page_file.as_uri())
-    page.locator(".tce-root[data-shown]").wait_for(state="attached", timeout=30_000)
+    page, errors = open_html(browser, page_file, width=1300, height=720)
     page.locator(f'.tce-compile[data-compile="{c.key}"]').click()
     page.locator(f'.tce-tab[data-stage="{stage}"]').click()
     page.locator(".tce-pane .gc-unit").first.wait_for()

@@ -152,7 +152,7 @@ def test_the_offset_is_measured_from_the_def_line_not_assumed(exp):
 
 
 def test_inline_fused_and_named_mlir_locations_resolve_to_the_kernel_module():
-    from compiler.gpu.lowered_lines import _mlir
+    from compiler.parse.triton.stage_locations import _mlir
 
     lines = [
         '#loc = loc("/k/m.py":5:0)',

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import torch
-from test_export import open_page  # noqa: F401 (a pytest fixture)
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
 import compiler
@@ -376,7 +375,7 @@ def test_the_report_shows_each_shapes_recordings_and_the_cause():
 
 
 @pytest.mark.slow
-def test_the_exported_cudagraphs_pane_opens_the_node_torch_blamed(open_page, tmp_path):  # noqa: F811
+def test_the_exported_cudagraphs_pane_opens_the_node_torch_blamed(open_page, tmp_path):
     from playwright.sync_api import expect
 
     from explorer.export import to_html

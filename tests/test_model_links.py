@@ -82,7 +82,7 @@ def test_trace_reconstruction_agrees_with_torch_for_nodes_that_read_parameters(b
     dynamo = exp.compiles[0].graphs["dynamo_output_graph"]
     bare = tuple(dataclasses.replace(n, module_stack=()) for n in dynamo.nodes)
     from_text = module_stack.dynamo_stacks(
-        dataclasses.replace(dynamo, derived=Derived().known((bare, None)))
+        dataclasses.replace(dynamo, derived=Derived().known((bare, None, {})))
     )
     reads_params = [
         n
@@ -219,7 +219,7 @@ def test_a_graph_parses_once_through_its_cache_on_first_read_and_never_raises():
 
     def parse():
         calls.append(1)
-        return (Node(name="a", op="placeholder", target="a"),), None
+        return (Node(name="a", op="placeholder", target="a"),), None, {}
 
     cache = Derived()
     g = Graph(stage="dynamo_output_graph", text="...", derived=graph_later(cache, parse))

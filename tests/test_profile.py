@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_export import open_page  # noqa: F401 (a pytest fixture)
 
 import compiler
 from compiler.errors import TraceFormatError
@@ -204,7 +203,7 @@ def test_the_profile_pane_links_each_kernel_to_its_output_code() -> None:
         (DATA / "cpu_mlp.exploration.json").read_text())).compiles[0].panes]
 
 
-def test_the_exported_profile_pane_shows_the_run_and_opens_a_kernel(open_page, tmp_path):  # noqa: F811
+def test_the_exported_profile_pane_shows_the_run_and_opens_a_kernel(open_page, tmp_path):
     from playwright.sync_api import expect
 
     from explorer.export import to_html

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import open_html
 
 import compiler
 from compiler.ranks.wrappers import wrappers
@@ -184,11 +185,7 @@ def test_the_offline_page_keeps_every_rank_and_shows_them_side_by_side(traces, t
     exp = compiler.load_trace(folder)
     page_file = tmp_path / "ranks.html"
     to_html(exp, page_file)
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    problems: list[str] = []
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.goto(page_file.as_uri())
-    page.locator(".tce-root[data-shown]").wait_for(state="attached", timeout=30_000)
+    page, problems = open_html(browser, page_file, height=900)
     # every compile of every rank is in the compile tree of the one file
     expect(page.locator(".tce-compiles .tce-compile")).to_have_count(
         sum(len(v) for v in ids.values())

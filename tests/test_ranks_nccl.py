@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import open_html
 
 import compiler
 from compiler.parse.words.per_process import normalized
@@ -270,11 +271,7 @@ def test_the_offline_page_shows_the_skew_at_a_glance(runs, tmp_path, browser):
     pane = build_ranks(exp, None, "ranks")
     page_file = tmp_path / "skew.html"
     to_html(exp, page_file)
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    problems: list[str] = []
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.goto(page_file.as_uri())
-    page.locator(".tce-root[data-shown]").wait_for(state="attached", timeout=30_000)
+    page, problems = open_html(browser, page_file, height=900)
     page.locator('[role="tab"][data-stage="ranks"]').first.click()
     table = page.locator(".tce-ranks")
     totals = table.locator("tfoot td.tce-rank-cell")

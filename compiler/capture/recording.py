@@ -28,6 +28,7 @@ from typing import Any
 
 from compiler import _compat
 from compiler import decompile as decompiler
+from compiler._compat.dynamo_globals import remove_at_exit
 from compiler.capture.observe import Boundary
 from compiler.gpu import triton_stages
 from compiler.gpu.kernel_timing import launch_grid
@@ -45,6 +46,7 @@ from compiler.model import (
     StageError,
     TritonVariant,
 )
+from compiler.parse.words.cudagraphs import run_kind
 from compiler.trace.build import build_compiles
 from compiler.trace.events import Event, event_from_dict
 from compiler.trace.fold import (
@@ -56,6 +58,7 @@ from compiler.trace.fold import (
     INDUCTOR_GRAPHS,
     MODULE_STACK_EVENT,
 )
+from compiler.trace.renumber import as_if_reset
 
 GRAPH_STAGES = COMPILE_GRAPHS | INDUCTOR_GRAPHS
 
@@ -114,8 +117,6 @@ class _CudagraphHandler(logging.Handler):
     named (``finish``).
     """
 
-    _WHAT = (("Recording function", "recording"), ("Running warmup function", "warmup"))
-
     def __init__(self, sink: list[Event]) -> None:
         super().__init__(logging.DEBUG)
         self.sink = sink
@@ -124,7 +125,7 @@ class _CudagraphHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         message = str(record.msg)
-        what = next((w for needle, w in self._WHAT if needle in message), "")
+        what = run_kind(message)
         raw = record.args if isinstance(record.args, tuple) else (record.args,)
         args = raw if record.args else ()
         event = _event(CUDAGRAPH_EVENT, {"what": what} if what else {}, None)
@@ -275,7 +276,7 @@ class Recording:
             Event(key="str", metadata=(name, index))
             for index, name in _compat.interned_strings().items()
         ]
-        events, renumbered = _rebased(self.events, self.compiled_before)
+        events, renumbered = as_if_reset(self.events, self.compiled_before)
         self.torch_ids = {old: new for new, old in renumbered}
         result = build_compiles([*interned, *events], source=source)
         notes: list[str] = []
@@ -343,42 +344,6 @@ class Recording:
             )
             errors.append(StageError(stage="triton", message=message))
         return notes
-
-
-def _rebased(
-    events: list[Event], before: dict[int, int]
-) -> tuple[list[Event], list[tuple[str, str]]]:
-    """Events with compile ids numbered as if Dynamo had been reset before the capture:
-    frames from 0 in the order of torch's frame ids, each frame's compiles from 0. The
-    capture compiles beside what the process compiled before, so torch's own numbering
-    goes on from there. Returns the events and (new id, torch's id) of each compile
-    renumbered."""
-    ids = [e.compile_id for e in events if e.compile_id is not None]
-    frames = sorted({c.frame_id for c in ids if c.frame_id is not None})
-    first = {f: min(c.frame_compile_id or 0 for c in ids if c.frame_id == f) for f in frames}
-    # a frame's compile numbers start after what it had before; a compile of an attempt
-    # the capture saw start is never below its first
-    shift = {f: min(before.get(f, 0), first[f]) for f in frames}
-    new_frame = {f: i for i, f in enumerate(frames)}
-    if all(new_frame[f] == f and shift[f] == 0 for f in frames):
-        return events, []
-    renamed: dict[str, str] = {}
-    rebased = []
-    for event in events:
-        cid = event.compile_id
-        if cid is None or cid.frame_id is None:
-            rebased.append(event)
-            continue
-        new = dataclasses.replace(
-            cid,
-            frame_id=new_frame[cid.frame_id],
-            frame_compile_id=None
-            if cid.frame_compile_id is None
-            else cid.frame_compile_id - shift[cid.frame_id],
-        )
-        renamed.setdefault(str(new), str(cid))
-        rebased.append(dataclasses.replace(event, compile_id=new))
-    return rebased, [(new, old) for new, old in renamed.items() if new != old]
 
 
 def _with_variants(
@@ -522,6 +487,8 @@ def recording(
     guard = boundary or Boundary()
     rec = Recording(decompile=decompile, keep_caches=keep_caches, boundary=guard,
                     reports=boundary is None)  # fmt: skip
+    with guard.guard("isolation"):  # the Exploration may outlive torch's hold on its code
+        remove_at_exit()
     trace_log = _compat.trace_logger()
     trace_handler = _TraceHandler(rec.events)
     fusion_loggers = [(s, _compat.fusion_ir_logger(s)) for s in _compat.FUSION_IR_ARTIFACTS]

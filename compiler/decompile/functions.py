@@ -13,7 +13,6 @@ bound after the loop, where the comprehension's would have been restored).
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from collections.abc import Mapping
 from types import CodeType
@@ -22,11 +21,10 @@ from compiler.decompile import ops
 from compiler.decompile.containers import ContainerOps
 from compiler.decompile.ops import Instr
 from compiler.decompile.stack import Arm, DecompileError, SymList, Value, const, name
+from compiler.decompile.tidy import is_temporary
 
 __all__ = ["FunctionOps"]
 
-# the nested def's temporaries, renamed so that the enclosing def's tidy leaves them be
-_TEMPORARY = re.compile(r"_v\d+|tmp_\d+")
 _STORES = ("STORE_FAST", "STORE_DEREF", "STORE_NAME")
 
 
@@ -145,9 +143,10 @@ def _nested_def(code: CodeType, nested: Mapping[CodeType, CodeType]) -> ast.Func
         fn = function_def(code, nested)
     except DecompileError as exc:  # say which function: the frame's own code may be fine
         raise DecompileError(f"the nested function {code.co_name}: {exc}") from exc
+    # the nested def's temporaries, renamed so that the enclosing def's tidy leaves them be
     suffix = "_" + _def_name(code).lstrip("_")
     for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and _TEMPORARY.fullmatch(node.id):
+        if isinstance(node, ast.Name) and is_temporary(node.id):
             node.id += suffix
     return fn
 

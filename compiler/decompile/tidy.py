@@ -10,19 +10,36 @@ treated the same way. Each rewrite here keeps the order in which expressions wit
 from __future__ import annotations
 
 import ast
-import re
 from collections import Counter
 from collections.abc import Iterator
 
-# Our temporaries and Dynamo's: names no user wrote. Ours go back inline where they
-# can; Dynamo's ``tmp_N`` stay (its enter/exit pairs read better as two statements)
-# unless nothing reads them.
-_TEMPORARY = re.compile(r"_v\d+|tmp_\d+")
-_OURS = re.compile(r"_v\d+")
-# Dynamo stores each module its code needs as a global ``__import_<dotted_dot_name>``
-_IMPORT_GLOBAL = re.compile(r"__import_(\w+)")
-# and the builtins module's dict as ``__builtins_dict___N``
-_BUILTINS_GLOBAL = re.compile(r"__builtins_dict___\d+")
+from compiler.parse.words.names import imported_module, is_builtins_dict, is_dynamo_temporary
+
+
+def is_own_temporary(name: str) -> bool:
+    """Whether ``name`` is one of the decompiler's own temporaries (``_v3``), which go
+    back inline where they can.
+
+    Example:
+        >>> is_own_temporary("_v3"), is_own_temporary("_v")
+        (True, False)
+    """
+    digits = name.removeprefix("_v")
+    return digits != name and digits.isascii() and digits.isdecimal()
+
+
+def is_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary no user wrote: ours, or Dynamo's ``tmp_N`` (which
+    stay, since its enter/exit pairs read better as two statements, unless nothing reads
+    them).
+
+    Example:
+        >>> is_temporary("tmp_2"), is_temporary("x")
+        (True, False)
+    """
+    return is_own_temporary(name) or is_dynamo_temporary(name)
+
+
 _EFFECT, _BARRIER = "effect", "barrier"
 _PURE_NODES = (
     ast.Name,
@@ -62,9 +79,9 @@ def readable_imports(fn: ast.FunctionDef) -> None:
     }
     modules: dict[str, str] = {}
     for n in sorted(used):
-        found = _IMPORT_GLOBAL.fullmatch(n)
-        if found:
-            modules[n] = found.group(1).replace("_dot_", ".")
+        module = imported_module(n)
+        if module:
+            modules[n] = module
     roots = {m.split(".")[0] for m in modules.values()}
     if not modules or roots & (locals_ | stored):
         return  # a local of that name would be shadowed: keep Dynamo's names
@@ -95,7 +112,7 @@ def readable_builtins(fn: ast.FunctionDef) -> None:
                     isinstance(item, ast.Subscript)
                     and isinstance(item.ctx, ast.Load)
                     and isinstance(item.value, ast.Name)
-                    and _BUILTINS_GLOBAL.fullmatch(item.value.id)
+                    and is_builtins_dict(item.value.id)
                     and isinstance(item.slice, ast.Constant)
                     and isinstance(item.slice.value, str)
                     and item.slice.value.isidentifier()
@@ -239,7 +256,7 @@ def _inline(body: list[ast.stmt], counts: Counter[tuple[str, str]], params: set[
                 continue
             target, value = found
             if (
-                not _OURS.fullmatch(target)
+                not is_own_temporary(target)
                 or target in params
                 or counts[(target, "store")] != 1
                 or counts[(target, "load")] != 1
@@ -312,11 +329,11 @@ def _propagate_copies(
             if found is None or not isinstance(found[1], ast.Name):
                 continue
             target, source = found[0], found[1].id
-            if not _TEMPORARY.fullmatch(target) or target in params:
+            if not is_temporary(target) or target in params:
                 continue
             # the source keeps its value: a temporary assigned once, or a parameter
             # nothing assigns
-            kept = (_TEMPORARY.fullmatch(source) and counts[(source, "store")] == 1) or (
+            kept = (is_temporary(source) and counts[(source, "store")] == 1) or (
                 source in params and not counts[(source, "store")]
             )
             if not kept or counts[(target, "store")] != 1 or counts[(source, "del")]:
@@ -376,7 +393,7 @@ def _unpack_in_for(body: list[ast.stmt], counts: Counter[tuple[str, str]]) -> bo
             item = stmt.target.id
             first = stmt.body[0] if stmt.body else None
             if (
-                _OURS.fullmatch(item)
+                is_own_temporary(item)
                 and counts[(item, "load")] == 1
                 and isinstance(first, ast.Assign)
                 and len(first.targets) == 1
@@ -409,7 +426,7 @@ def _drop_dead(body: list[ast.stmt], counts: Counter[tuple[str, str]], params: s
             if found is None:
                 continue
             target, value = found
-            if not _TEMPORARY.fullmatch(target) or target in params:
+            if not is_temporary(target) or target in params:
                 continue
             if counts[(target, "load")] or counts[(target, "store")] != 1:
                 continue
@@ -482,7 +499,7 @@ def _merge_unpacking(body: list[ast.stmt], counts: Counter[tuple[str, str]]) -> 
                 if found is None or not isinstance(found[1], ast.Name):
                     break
                 to, src = found[0], found[1].id
-                if src not in slots or counts[(src, "load")] != 1 or not _TEMPORARY.fullmatch(src):
+                if src not in slots or counts[(src, "load")] != 1 or not is_temporary(src):
                     break
                 if to in slots or to in _reads(stmt.value):
                     break

@@ -23,6 +23,7 @@ from typing import Any
 
 from compiler import _compat
 from compiler.decompile import DecompileError, as_function, decompile
+from compiler.parse.words.names import DYNAMO_CALL_PREFIXES
 
 __all__ = ["Check", "FrameCheck", "check"]
 
@@ -105,7 +106,7 @@ def check(
         decompiler = functools.partial(decompile, nested=dict(pairs))
     for original, transformed in pairs:
         names = tuple(
-            n for n in transformed.co_names if n.startswith(("__compiled_fn", "__resume_at"))
+            n for n in transformed.co_names if n.startswith(DYNAMO_CALL_PREFIXES)
         )
         found = FrameCheck(code_name=original.co_name, source=None, error=None, dynamo_names=names)
         try:

@@ -24,6 +24,9 @@ from compiler.parse.output_code import (
     view_shape,
 )
 
+# profile/ imports library_aten_name from here
+from compiler.parse.words.names import library_aten_name as library_aten_name
+
 _ITEMSIZE = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "fp16": 2,
              "bf16": 2, "i16": 2, "u16": 2, "i8": 1, "u8": 1, "i1": 1, "fp8e4nv": 1,
              "fp8e5": 1}  # fmt: skip
@@ -108,16 +111,6 @@ class Profiled:
     graph_launches: int
     device_us: float
     unattributed_us: dict[str, float]
-
-
-def library_aten_name(name: str) -> str | None:
-    """The profiler's name for a library call of the output code: ``extern_kernels.mm``
-    and ``torch.ops.aten.mm.default`` both run under ``aten::mm``."""
-    if name.startswith("extern_kernels."):
-        return f"aten::{name.split('.', 1)[1]}"
-    if name.startswith("torch.ops.aten."):
-        return f"aten::{name.split('.')[3]}"
-    return None
 
 
 def measure(
@@ -206,17 +199,7 @@ def matmul_peak_tflops(n: int = 8192, repeats: int = 5) -> float:
 
     a = torch.randn(n, n, device="cuda")
     b = torch.randn(n, n, device="cuda")
-    a @ b
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-        end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
-        start.record()
-        a @ b
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return float(2 * n**3 / statistics.median(times) / 1e12)
+    return float(2 * n**3 / _device_seconds(lambda: a @ b, repeats) / 1e12)
 
 
 def copy_peak_gbps(nbytes: int = 1 << 30, repeats: int = 10) -> float:
@@ -225,17 +208,25 @@ def copy_peak_gbps(nbytes: int = 1 << 30, repeats: int = 10) -> float:
 
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
-    dst.copy_(src)
-    times = []
+    return float(2 * nbytes / _device_seconds(lambda: dst.copy_(src), repeats) / 1e9)
+
+
+def _device_seconds(op: Callable[[], Any], repeats: int) -> float:
+    """The median device time of ``op`` over ``repeats`` runs after one warm-up, each
+    between two CUDA events: the one probe both peaks are measured with."""
+    import torch
+
+    op()
+    times: list[float] = []
     for _ in range(repeats):
         start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
         end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
         start.record()
-        dst.copy_(src)
+        op()
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) / 1e3)
-    return float(2 * nbytes / statistics.median(times) / 1e9)
+    return float(statistics.median(times))
 
 
 def timing(

@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Iterable
@@ -43,10 +42,10 @@ from typing import Any
 
 from compiler import _compat
 from compiler.model import Exploration, Kernel, LoweredStage, TritonVariant
+from compiler.parse.triton.kernel_module import module_path
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx")
 STAGES = (*TEXT_STAGES, "sass")
-_MODULE_LOC = re.compile(r'#loc\d* = loc\("(?P<path>[^"]+\.py)":\d+:\d+\)')
 _SASS_TIMEOUT_S = 60
 SASS_DEFERRED = (
     "not disassembled yet: SASS is derived from the cubin in Triton's cache when asked "
@@ -144,10 +143,9 @@ def _index(root: Path, names: set[str]) -> dict[str, list[Path]]:
 def _module_of(folder: Path, name: str) -> str:
     try:
         with open(folder / f"{name}.ttir", errors="replace") as fh:
-            m = _MODULE_LOC.search(fh.read())
+            return module_path(fh.read())
     except OSError:
         return ""
-    return m["path"] if m else ""
 
 
 def _winner(tuner: Any, kernel_file: str) -> tuple[str | None, dict[str, str]]:

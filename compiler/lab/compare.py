@@ -15,65 +15,18 @@ outside the debug sections that is not a ``.loc``/``.file`` directive or a comme
 from __future__ import annotations
 
 import difflib
-import re
 
 from compiler.diff.parts import LineOp
 from compiler.lab.variant import LoweringDiff
 from compiler.model import TritonVariant
+from compiler.parse.triton.ptx import code_part, comparable, ptx_instructions
 
-_PATH = re.compile(r'"(?:[^"]*/)?(?P<base>[^"/]+\.(?:py|cubin|ptx))"')
-_VERSION = re.compile(r"^\.version\s+\S+")
-_DIRECTORY = re.compile(r'directory: "[^"]*"')
-# a device assert's file name, as the PTX global the assert message points to: the kernel
-# module's full path spelled out byte by byte (``assertFile_0[85] = {47, 116, ...}``)
-_ASSERT_FILE = re.compile(
-    r"^(?P<head>\.global \.align 1 \.b8 assertFile_\d+)\[\d+\] = \{(?P<bytes>[\d, ]*)\};"
-)
+__all__ = ["NORMALISED", "ptx_instructions", "stage_diff", "versions_note"]
+
 NORMALISED = (
     "compared with file paths as base names, the PTX .version and the PTX debug sections "
     "left out; reproduced means equal PTX instructions (.loc/.file lines and comments aside)"
 )
-
-
-def code_part(stage: str, text: str) -> list[str]:
-    """The lines of ``text`` that are compared: all of them, but for PTX the lines
-    before the first debug section."""
-    lines = text.split("\n")
-    if stage == "ptx":
-        for i, line in enumerate(lines):
-            if line.lstrip().startswith(".section") and ".debug" in line:
-                return lines[:i]
-    return lines
-
-
-def _assert_file(m: re.Match[str]) -> str:
-    path = bytes(int(b) for b in m["bytes"].split(",") if b.strip()).decode("utf-8", "replace")
-    return f'{m["head"]} = "{path.rstrip(chr(0)).rsplit("/", 1)[-1]}";'
-
-
-def comparable(line: str) -> str:
-    """``line`` with file paths read as base names and ``.version`` blanked.
-
-    Example:
-        >>> comparable(".global .align 1 .b8 assertFile_0[6] = {47, 116, 47, 107, 46, 0};")
-        '.global .align 1 .b8 assertFile_0 = "k.";'
-    """
-    line = _ASSERT_FILE.sub(_assert_file, line.strip()) if "assertFile_" in line else line
-    line = _PATH.sub(lambda m: f'"{m["base"]}"', line)
-    line = _DIRECTORY.sub('directory: ""', line)
-    return _VERSION.sub(".version", line)
-
-
-def ptx_instructions(ptx: str) -> list[str]:
-    """The PTX lines that say what the GPU runs: no ``.loc``/``.file``/``.version``, no
-    comments, no blank lines, nothing of the debug sections."""
-    out = []
-    for line in code_part("ptx", ptx):
-        code = line.split("//", 1)[0].strip()
-        if not code or code.startswith((".loc", ".file", ".version")):
-            continue
-        out.append(comparable(code) if "assertFile_" in code else code)
-    return out
 
 
 def stage_diff(stage: str, captured: str, new: str) -> LoweringDiff:

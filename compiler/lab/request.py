@@ -4,11 +4,11 @@ target, each from the user's edit, else from what the GPU machine recorded."""
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Mapping
 
 from compiler.lab.variant import LabError
 from compiler.model import Kernel, TritonVariant
+from compiler.parse.triton.kernel_module import block_params, module_path, size_hints, target_arch
 
 DEFAULT_ARCH = 90
 # A kernel recorded without its variants (an older recording, or one made with
@@ -20,11 +20,6 @@ DEFAULT_BLOCK = "128"
 # XBLOCK * r0_ within this many elements, and so do we: 128 rows of 1024 took LLVM over a
 # minute to lower.
 PERSISTENT_ELEMENTS = 4096
-_SIZE_HINTS = re.compile(r"size_hints=(?P<hints>\{[^}]*\})")
-_MODULE_LOC = re.compile(r'#loc\d* = loc\("(?P<path>[^"]+\.py)":\d+:\d+\)')
-_TARGET = re.compile(r"^(?:cuda\s+)?(?:sm_?)?(?P<arch>\d{2,3})a?(?:\s+warp32)?$")
-_CONSTEXPR_PARAM = re.compile(r"(?P<name>[A-Z0-9_]*BLOCK)\s*:\s*tl\.constexpr")
-_SIGNATURE_START = re.compile(r"^def\s+(?P<name>\w+)\s*\((?P<params>[^)]*)\)", re.MULTILINE)
 
 
 def captured_variant(kernel: Kernel) -> TritonVariant | None:
@@ -42,12 +37,12 @@ def arch_of(target: str | int | None, captured: TritonVariant | None) -> int:
     """
     if target is None:
         target = captured.target if captured and captured.target else DEFAULT_ARCH
-    m = _TARGET.match(str(target).strip())
-    if m is None:
+    arch = target_arch(str(target))
+    if arch is None:
         msg = (f"unknown target {target!r}: name an NVIDIA compute capability as sm_80, "
                "sm_90 or 90.")  # fmt: skip
         raise LabError(msg, kind="config")
-    return int(m["arch"])
+    return arch
 
 
 def recorded_config(kernel: Kernel) -> dict[str, str]:
@@ -66,12 +61,10 @@ def recorded_config(kernel: Kernel) -> dict[str, str]:
             except (ValueError, SyntaxError, TypeError):
                 pass
     config = dict(DEFAULT_CONFIG)
-    sig = _SIGNATURE_START.search(kernel.source)
-    hints = _size_hints(kernel.source)
+    hints = size_hints(kernel.source)
     persistent = "@triton_heuristics.persistent_reduction" in kernel.source
     reduction = hints.get("r0_", 1)
-    for m in _CONSTEXPR_PARAM.finditer(sig["params"] if sig else ""):
-        name = m["name"]
+    for name in block_params(kernel.source):
         block = int(DEFAULT_BLOCK)
         hint = hints.get(name[: -len("BLOCK")].lower() or "x")
         if hint:
@@ -82,16 +75,9 @@ def recorded_config(kernel: Kernel) -> dict[str, str]:
     return config
 
 
-def _size_hints(source: str) -> dict[str, int]:
-    """Inductor's ``size_hints`` of the kernel's decorator ({'x': 2048, 'r0_': 1024})."""
-    m = _SIZE_HINTS.search(source)
-    if m is None:
-        return {}
-    try:
-        hints = ast.literal_eval(m["hints"])
-    except (ValueError, SyntaxError):
-        return {}
-    return {str(k): int(v) for k, v in hints.items() if isinstance(v, int)}
+def _is_integer(value: str) -> bool:
+    digits = value.strip().removeprefix("-")
+    return digits.isascii() and digits.isdecimal()
 
 
 def _next_power_of_2(n: int) -> int:
@@ -103,7 +89,7 @@ def merged_config(kernel: Kernel, config: Mapping[str, object] | None) -> dict[s
     merged = recorded_config(kernel)
     merged.update({str(k): str(v) for k, v in (config or {}).items()})
     for key, value in merged.items():
-        if not re.fullmatch(r"-?\d+", value.strip()):
+        if not _is_integer(value):
             msg = (f"config {key}={value!r} is not an integer: give block sizes, num_warps "
                    "and num_stages as whole numbers.")  # fmt: skip
             raise LabError(msg, kind="config")
@@ -125,9 +111,9 @@ def module_file_name(kernel: Kernel) -> str:
     captured = captured_variant(kernel)
     for stage in captured.stages if captured else ():
         if stage.stage == "ttir" and stage.text:
-            m = _MODULE_LOC.search(stage.text)
-            if m:
-                return m["path"].rsplit("/", 1)[-1]
+            path = module_path(stage.text)
+            if path:
+                return path.rsplit("/", 1)[-1]
     return f"{kernel.name}.py"
 
 

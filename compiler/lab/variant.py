@@ -18,7 +18,7 @@ class LoweringDiff:
     """One stage lowered again, compared line by line with the captured stage.
 
     ``ops`` are ``difflib`` opcodes over (captured lines, new lines); lines are compared
-    after ``compiler.lab.compare.comparable`` (file paths, PTX ``.version``, debug
+    after ``compiler.parse.triton.ptx.comparable`` (file paths, PTX ``.version``, debug
     sections), so ``changed`` counts the lines an edit changed, not where files lay.
     ``captured`` is False where the kernel has no captured text of this stage.
     """

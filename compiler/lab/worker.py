@@ -23,7 +23,6 @@ import contextlib
 import importlib.util
 import io
 import os
-import re
 import sys
 import tempfile
 import time
@@ -33,18 +32,12 @@ from typing import Any
 
 from compiler.gpu import triton_stages
 from compiler.model import LoweredStage
+from compiler.parse.triton.kernel_module import lines_before_def, ptxas_stats, with_heuristics
 from compiler.worker.frames import error as _error
 from compiler.worker.frames import serve
 
 _DRIVER_LINE = "triton_helpers.set_driver_to_gpu()"
-_DECORATOR = re.compile(r"^@triton_heuristics\.(?P<kind>\w+)\(", re.MULTILINE)
 _HEURISTICS = "_lab_heuristics"
-_PTXAS_REGS = re.compile(r"Used (?P<n>\d+) registers")
-_PTXAS_SPILLS = re.compile(
-    r"(?P<stack>\d+) bytes stack frame, (?P<stores>\d+) bytes spill stores, "
-    r"(?P<loads>\d+) bytes spill loads"
-)
-_PTXAS_SMEM = re.compile(r"(?P<n>\d+) bytes smem")
 # cuobjdump takes 0.6-0.8 s per kernel here, more than the lowering itself
 SASS_DEFERRED = (
     "not disassembled: cuobjdump costs more than the lowering, so SASS comes on request "
@@ -82,7 +75,7 @@ class _Heuristics:
 def runnable_source(source: str) -> str:
     """Inductor's kernel module with the two GPU-only lines made inert, lines kept."""
     source = source.replace(_DRIVER_LINE, "")
-    return _DECORATOR.sub(lambda m: f"@{_HEURISTICS}.{m['kind']}(", source)
+    return with_heuristics(source, _HEURISTICS)
 
 
 def _module_line(exc: BaseException, path: str) -> int | None:
@@ -112,9 +105,7 @@ def _triton_line(exc: BaseException, fn: Any) -> int | None:
         return None
     # raw_src starts at the first decorator; src (what the node counts in) at ``def``
     text = "".join(raw) if isinstance(raw, list) else str(raw)
-    before_def = re.search(r"^\s*def\s", text, re.MULTILINE)
-    skipped = text.count("\n", 0, before_def.start()) if before_def else 0
-    return int(start) + skipped + int(lineno) - 1
+    return int(start) + lines_before_def(text) + int(lineno) - 1
 
 
 def load_module(path: str, name: str) -> tuple[Any, _Heuristics]:
@@ -127,19 +118,6 @@ def load_module(path: str, name: str) -> tuple[Any, _Heuristics]:
     setattr(module, _HEURISTICS, heuristics)
     spec.loader.exec_module(module)
     return module, heuristics
-
-
-def _ptxas_stats(log: str) -> dict[str, int | None]:
-    regs = _PTXAS_REGS.search(log)
-    spills = _PTXAS_SPILLS.search(log)
-    smem = _PTXAS_SMEM.search(log)
-    return {
-        "registers": int(regs["n"]) if regs else None,
-        "spill_stores": int(spills["stores"]) if spills else None,
-        "spill_loads": int(spills["loads"]) if spills else None,
-        "stack_bytes": int(spills["stack"]) if spills else None,
-        "static_shared": int(smem["n"]) if smem else 0,
-    }
 
 
 def _sass(cubin: bytes, folder: str, name: str) -> LoweredStage:
@@ -228,7 +206,7 @@ def lower(req: dict[str, Any], folder: str, reports: dict[str, str]) -> dict[str
         "ok": True,
         "stages": stages,
         "sass": sass,
-        "ptxas": _ptxas_stats(report),
+        "ptxas": ptxas_stats(report),
         "ptxas_log": report,
         "shared": int(getattr(md, "shared", 0) or 0),
         "hash": str(getattr(md, "hash", "")),

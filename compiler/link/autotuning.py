@@ -9,57 +9,13 @@ description. Anything less certain links nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from compiler.model import Autotuning, Kernel
+from compiler.parse.triton.autotune import parse_config, template_config
+from compiler.parse.words.names import extern_call
 
-_CONSTEXPR = re.compile(r"^\s+(?P<key>\w+)\s*:\s*tl\.constexpr\s*=\s*(?P<value>.+?)\s*$", re.M)
-_LAUNCH = re.compile(r"^\s*(?P<key>num_stages|num_warps)\s*=\s*(?P<value>\d+)\s*,?\s*$", re.M)
-
-
-def parse_config(description: str) -> list[tuple[str, str]]:
-    """``"A='x', B=1"`` -> ``[("A", "x"), ("B", "1")]``; [] unless every part is key=value.
-
-    Example:
-        >>> parse_config("BLOCK_M=64, num_warps=4")
-        [('BLOCK_M', '64'), ('num_warps', '4')]
-    """
-    parts, depth, start, quote = [], 0, 0, ""
-    for i, ch in enumerate(description):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(description[start:i])
-            start = i + 1
-    parts.append(description[start:])
-    pairs = []
-    for part in (p.strip() for p in parts):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip().isidentifier():
-            return []
-        pairs.append((key.strip(), _unquote(value.strip())))
-    return pairs
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
-
-
-def template_config(k: Kernel) -> dict[str, str]:
-    """A template kernel's ``tl.constexpr`` values plus its ``num_stages``/``num_warps``."""
-    cfg = {m["key"]: _unquote(m["value"]) for m in _CONSTEXPR.finditer(k.source)}
-    for m in _LAUNCH.finditer(k.source.split("@triton.jit", 1)[0]):
-        cfg.setdefault(m["key"], m["value"])
-    return cfg
+__all__ = ["chosen_kernel", "parse_config"]
 
 
 def chosen_kernel(a: Autotuning, kernels: Iterable[Kernel]) -> str | None:
@@ -71,7 +27,7 @@ def chosen_kernel(a: Autotuning, kernels: Iterable[Kernel]) -> str | None:
         found = [
             k.id
             for k in kernels
-            if k.language == "extern" and k.name == f"extern_kernels.{choice.name}"
+            if k.language == "extern" and k.name == extern_call(choice.name)
         ]
     else:
         want = dict(parse_config(choice.description))
@@ -81,6 +37,6 @@ def chosen_kernel(a: Autotuning, kernels: Iterable[Kernel]) -> str | None:
             if want
             and k.language == "triton"
             and k.name.startswith("triton_tem_")
-            and template_config(k).items() >= want.items()
+            and template_config(k.source).items() >= want.items()
         ]
     return found[0] if len(found) == 1 else None

@@ -23,8 +23,17 @@ from compiler.link import aot_stacks, module_stack, user_code
 from compiler.link.autotuning import chosen_kernel
 from compiler.link.ids import compile_key, kernel_id, output_keys
 from compiler.link.post_stacks import post_grad_stacks as post_stacks_of
-from compiler.model import Compile, CompileId, Derived, Graph, Kernel, Node, OutputCode
-from compiler.model.graph import graph_later
+from compiler.model import (
+    AutotuneChoice,
+    Compile,
+    CompileId,
+    Derived,
+    Graph,
+    Kernel,
+    Node,
+    OutputCode,
+)
+from compiler.model.graph import Parsed, graph_later
 from compiler.model.stages import (
     AOT_GRAPH_OF,
     AOT_STAGE_OF,
@@ -34,8 +43,9 @@ from compiler.model.stages import (
 )
 from compiler.parse.bytecode_lines import dis_source_lines
 from compiler.parse.dynamo_text import guard_list
-from compiler.parse.graph_text import no_collection, with_links
+from compiler.parse.graph_text import comment_sources, no_collection, with_links
 from compiler.parse.shared_parses import SharedParses
+from compiler.parse.triton.autotune import parse_config
 
 # AOT graphs share node names with the post-grad graphs of the output code they became
 # (``AOT_GRAPH_OF``, from the stage table); the graphs of one family share theirs.
@@ -147,7 +157,8 @@ def _base(graph: Graph, parse: Callable[[], tuple[tuple[Node, ...], str | None]]
                 else n
                 for n in nodes
             )
-    return replace(graph, derived=Derived().known((nodes, error)))
+    # an intermediate of the linking: only the linked graph's file comments are read
+    return replace(graph, derived=Derived().known((nodes, error, {})))
 
 
 def _later(
@@ -160,11 +171,11 @@ def _later(
     """``graph`` parsed and linked by ``cache`` when its nodes are first read: parsing
     waits for a reader."""
 
-    def parse() -> tuple[tuple[Node, ...], str | None]:
+    def parse() -> Parsed:
         g = base()
         with no_collection():  # linking allocates as much as parsing
             links = kernels(g) if callable(kernels) else kernels
-            return _linked(g, links, stacks(g))
+            return (*_linked(g, links, stacks(g)), comment_sources(g.text))
 
     return replace(graph, derived=graph_later(cache, parse))
 
@@ -362,7 +373,11 @@ def derive_compile(
     claimed = [kid for kid in chosen if kid is not None]
     # a kernel claimed by two ops proves neither
     autotuning = tuple(
-        replace(a, chosen_kernel=kid if kid is not None and claimed.count(kid) == 1 else None)
+        replace(
+            a,
+            chosen_kernel=kid if kid is not None and claimed.count(kid) == 1 else None,
+            choices=tuple(_with_config(ch, cache) for ch in a.choices),
+        )
         for a, kid in zip(c.autotuning, chosen, strict=True)
     )
     files = user_code.compiled_files([c]) if files is None else files
@@ -378,6 +393,16 @@ def derive_compile(
         guards=guards,
         autotuning=autotuning,
     )
+
+
+def _with_config(choice: AutotuneChoice, cache: Derived) -> AutotuneChoice:
+    """``choice`` with its description read as ``key=value`` pairs on first use."""
+    pairs = functools.partial(_config_pairs, choice.description)
+    return replace(choice, derived=cache.later("autotune_config", pairs))
+
+
+def _config_pairs(description: str) -> tuple[tuple[str, str], ...]:
+    return tuple(parse_config(description))
 
 
 def derive(compiles: list[Compile], cache: Derived | None = None) -> list[Compile]:

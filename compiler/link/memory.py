@@ -89,6 +89,10 @@ class Memory:
         """The measured peak called ``label`` (``eager``, ``compiled``), or None."""
         return next((p for p in self.peaks if p.label == label), None)
 
+    def of_compile(self, key: str) -> CompileMemory | None:
+        """What the compile whose ``Compile.key`` is ``key`` saves, or None."""
+        return next((m for m in self.compiles if m.compile == key), None)
+
     def table(self) -> str:
         """A Markdown table of saved-for-backward totals and measured peaks (MiB).
 
@@ -122,7 +126,9 @@ class Memory:
 
 
 def memory(exp: Exploration) -> Memory:
-    """Saved-for-backward tensors per compile, and the peaks measured at capture.
+    """Saved-for-backward tensors per compile, and the peaks measured at capture: worked
+    out on the first call, a value of the Exploration's ``derived`` (the graph panes'
+    saved marks and the memory pane read the same one).
 
     >>> import torch, compiler
     >>> lin = torch.nn.Linear(4, 4)
@@ -131,6 +137,11 @@ def memory(exp: Exploration) -> Memory:
     >>> compiler.memory(Exploration(source="")).compiles
     ()
     """
+    found: Memory = exp.derived.named("memory", lambda: _memory(exp)).get()
+    return found
+
+
+def _memory(exp: Exploration) -> Memory:
     compiles = tuple(m for c in exp.compiles if (m := compile_memory(c)) is not None)
     return Memory(compiles=compiles, peaks=tuple(from_counters(exp.counters)))
 

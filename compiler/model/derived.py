@@ -2,25 +2,29 @@
 
 The model's classes are plain data: every field holds its value. A few things cost
 time to compute and most views never show them: a graph's FX nodes with their links
-(``Graph.nodes``, ``Graph.parse_error``), a guard tree's list (``Guards.guards``), the
-decompiled source of a live capture (``Bytecode.decompiled``,
-``Bytecode.decompile_error``), Triton's lowered-line maps (``LoweredStage.source_lines``)
-and a kernel's user lines (``Kernel.user_lines``). Each of those is a read-only property,
-not a field: it asks its object's ``derived`` field (a ``Later``) for its value, and the
-``Later`` asks its ``Derived``, the one cache of a capture or load, which runs the recipe
-the compiler gave it once, keeps the value and counts what it computed.
+(``Graph.nodes``, ``Graph.parse_error``, ``Graph.file_comments``), a guard tree's list
+(``Guards.guards``), the decompiled source of a live capture (``Bytecode.decompiled``,
+``Bytecode.decompile_error``), Triton's lowered-line maps (``LoweredStage.source_lines``),
+a kernel's user lines (``Kernel.user_lines``) and an autotuning candidate's config
+(``AutotuneChoice.config``); the views read these instead of reading torch's text.
+Each of those is a read-only property, not a field: it asks its object's ``derived``
+field (a ``Later``) for its value, and the ``Later`` asks its ``Derived``, the one cache
+of a capture or load, which runs the recipe the compiler gave it once, keeps the value
+and counts what it computed.
 
 So ``==``, ``dataclasses.replace``, ``copy.copy`` and ``to_json``, which only look at
 fields (``derived`` is left out of equality, repr and JSON), never compute anything,
 and a copy made with ``replace`` reads the value its original reads. Who registers what:
-``compiler/link/derive.py`` (graphs, guards, user lines, lowered-line maps) and
-``compiler/trace/build.py`` (live decompiling); ``compiler/store/serialize.py`` for
+``compiler/link/derive.py`` (graphs with their file comments, guards, user lines,
+lowered-line maps, autotuning configs) and ``compiler/trace/build.py`` (live
+decompiling); ``compiler/store/serialize.py`` for
 decompiled text read from a file.
 
 What is judged from a whole Exploration (``Exploration.findings()``, the ranks'
-``compiler.divergence``) is a value of a ``Derived`` too, the one in the Exploration's
-own ``derived`` field, by name (``Derived.named``): an Exploration made with ``replace``
-is another exploration, so it starts with an empty one and judges again.
+``compiler.divergence``, ``compiler.memory``) is a value of a ``Derived`` too, the one
+in the Exploration's own ``derived`` field, by name (``Derived.named``): an Exploration
+made with ``replace`` is another exploration, so it starts with an empty one and judges
+again.
 
 Example:
     >>> cache = Derived()
@@ -43,9 +47,10 @@ class Derived:
     """The values of one capture or load that are computed when first read.
 
     ``counts[kind]`` says how many values of a kind (``graph``, ``guards``,
-    ``decompile``, ``lowered_lines``, ``user_lines``, ``findings``, ``divergence``) were
-    computed; ``pending()`` how many are still waiting for a reader. A recipe runs once:
-    its value is kept, and the recipe (with what it holds on to) let go.
+    ``decompile``, ``lowered_lines``, ``user_lines``, ``autotune_config``, ``findings``,
+    ``divergence``) were computed; ``pending()`` how many are still waiting for a
+    reader. A recipe runs once: its value is kept, and the recipe (with what it holds on
+    to) let go.
 
     Safe across threads (live recompile reads one Exploration from the compile thread,
     the diff and the widget's pane requests): when several threads ask for a value at

@@ -67,11 +67,11 @@ class Node:
 class Graph:
     """A graph at one stage (``dynamo_output_graph``, ``aot_forward_graph``, ...).
 
-    ``text`` is exactly what torch emitted. ``nodes`` and ``parse_error`` are parsed
-    from it, with their links, on first read: properties, not fields, computed once by
-    the Exploration's cache (``derived``, see ``compiler/model/derived.py``), so a graph
-    nobody looks at is never parsed and ``==``, copies and JSON never parse one. A graph
-    built without a cache has no nodes.
+    ``text`` is exactly what torch emitted. ``nodes``, ``parse_error`` and
+    ``file_comments`` are parsed from it, with their links, on first read: properties,
+    not fields, computed once by the Exploration's cache (``derived``, see
+    ``compiler/model/derived.py``), so a graph nobody looks at is never parsed and
+    ``==``, copies and JSON never parse one. A graph built without a cache has no nodes.
     """
 
     stage: str
@@ -92,10 +92,17 @@ class Graph:
         """Why ``text`` could not be parsed, or None (computed on first read)."""
         return self._parsed()[1]
 
-    def _parsed(self) -> tuple[tuple[Node, ...], str | None]:
+    @property
+    def file_comments(self) -> dict[int, SourceLoc]:
+        """The user source each ``# File:`` comment of ``text`` names, by 1-based line: the
+        lines the nodes' sources are read from, which a view shows linked too (read with
+        the nodes)."""
+        return self._parsed()[2]
+
+    def _parsed(self) -> Parsed:
         if self.derived is None:
-            return (), None
-        parsed: tuple[tuple[Node, ...], str | None] = self.derived.get()
+            return (), None, {}
+        parsed: Parsed = self.derived.get()
         return parsed
 
     def node(self, name: str, module: str = "") -> Node | None:
@@ -106,20 +113,26 @@ class Graph:
         return None
 
 
-def graph_later(cache: Derived, parse: Callable[[], tuple[tuple[Node, ...], str | None]]) -> Later:
-    """``cache``'s handle on a graph's (nodes, parse error), from ``parse()``: a parser
-    that raises gives a parse error, so a view reading ``nodes`` gets a graph, not a crash.
+# what a graph's ``derived`` holds: its nodes, why they could not be parsed, and the
+# source its ``# File:`` comments name by line
+Parsed = tuple[tuple[Node, ...], str | None, dict[int, SourceLoc]]
+
+
+def graph_later(cache: Derived, parse: Callable[[], Parsed]) -> Later:
+    """``cache``'s handle on a graph's (nodes, parse error, file comments), from
+    ``parse()``: a parser that raises gives a parse error, so a view reading ``nodes``
+    gets a graph, not a crash.
 
     Example:
-        >>> g = Graph(stage="s", text="", derived=graph_later(Derived(), lambda: ((), "empty")))
-        >>> g.parse_error
+        >>> later = graph_later(Derived(), lambda: ((), "empty", {}))
+        >>> Graph(stage="s", text="", derived=later).parse_error
         'empty'
     """
 
-    def parse_once() -> tuple[tuple[Node, ...], str | None]:
+    def parse_once() -> Parsed:
         try:
             return parse()
         except Exception as exc:
-            return (), f"{type(exc).__name__}: {exc}"
+            return (), f"{type(exc).__name__}: {exc}", {}
 
     return cache.later("graph", parse_once)

@@ -62,6 +62,17 @@ class AutotuneChoice:
     name: str
     description: str = ""
     ms: float | None = None
+    derived: Later | None = field(default=None, compare=False, repr=False, metadata=DERIVED)
+
+    @property
+    def config(self) -> tuple[tuple[str, str], ...]:
+        """The description read as ``key=value`` pairs (``BLOCK_M=64, num_warps=4``); ()
+        where it is not that (a library call's), or for a choice built without a cache.
+        Read on first use, through ``derived`` (``compiler/link/derive.py``)."""
+        if self.derived is None:
+            return ()
+        pairs: tuple[tuple[str, str], ...] = self.derived.get()
+        return pairs
 
 
 @dataclass(**_FROZEN)

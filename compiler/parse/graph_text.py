@@ -46,7 +46,8 @@ def parse_graph(stage: str, text: str) -> Graph:
         >>> [n.op for n in g.nodes]  # doctest: +SKIP
         ['placeholder', 'call_function', 'output']
     """
-    return Graph(stage=stage, text=text, derived=Derived().known(parse_nodes(text)))
+    parsed = (*parse_nodes(text), comment_sources(text))
+    return Graph(stage=stage, text=text, derived=Derived().known(parsed))
 
 
 def parse_nodes(text: str) -> tuple[tuple[Node, ...], str | None]:

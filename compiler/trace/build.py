@@ -45,6 +45,8 @@ from compiler.parse.output_code import (
 )
 from compiler.parse.resume_names import resume_name
 from compiler.parse.words.cudagraphs import ARTIFACT as CUDAGRAPH_LOG
+from compiler.parse.words.names import EXTERN_PREFIX
+from compiler.parse.words.trace_lines import device_type
 from compiler.trace.events import Event
 from compiler.trace.fold import (
     CompileState,
@@ -121,10 +123,7 @@ def _intern(event: Event, strings: dict[tuple[int | None, int], str]) -> None:
 
 
 def _device(meta: Any) -> str:
-    text = str(meta.get("device", "")) if isinstance(meta, dict) else ""
-    if "type='" in text:
-        return text.split("type='", 1)[1].split("'", 1)[0]
-    return text
+    return device_type(str(meta.get("device", "")) if isinstance(meta, dict) else "")
 
 
 def _finish(state: CompileState, source: str, derived: Derived) -> Compile:
@@ -259,7 +258,7 @@ def _output_code(
     library_calls = [*provenance.kernel_to_post, *(stacks if isinstance(stacks, dict) else ())]
     for key in library_calls:
         name = kernel_name(str(key))
-        if name not in known and name.startswith("extern_kernels.") and calls_of.get(name):
+        if name not in known and name.startswith(EXTERN_PREFIX) and calls_of.get(name):
             kernels.append(extern_kernel(text, name, lines, calls_of))
             known.add(name)
     # Library calls the maps do not name (attention, ops Inductor falls back to).

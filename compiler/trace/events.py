@@ -18,12 +18,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from compiler.model import CompileId
+from compiler.parse.words.trace_lines import GLOG as _GLOG
+from compiler.parse.words.trace_lines import GLOG_HEAD as _GLOG_HEAD
+from compiler.parse.words.trace_lines import HEADER_START as _HEADER_START
+from compiler.parse.words.trace_lines import PAYLOAD_END as _PAYLOAD_END
 
 # Keys torch adds around every event (torch/_logging/_internal.py trace_structured).
 CONTEXT_KEYS = frozenset(
@@ -31,8 +34,6 @@ CONTEXT_KEYS = frozenset(
      "timestamp", "pathname", "thread", "subgraph_name", "has_payload", "stack"}
 )  # fmt: skip
 
-# "V1122 19:50:00.123456 4242 torch/_dynamo/convert_frame.py:1234] {...}"
-_GLOG = re.compile(r"^[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [^\]]*\] (?P<json>\{.*)$")
 
 
 @dataclass
@@ -92,8 +93,6 @@ class ParseStats:
     last_event_line: int = 0
 
 
-# the line break that ends a payload block: the next line does not start with a tab
-_PAYLOAD_END = re.compile(r"\n(?!\t)")
 _NO_EVENT = "payload line with no event before it"
 
 
@@ -230,10 +229,6 @@ def _md5_matches(
 
 # --- the skip-payload mode --------------------------------------------------------------
 
-# the start of every line that is not a payload line (payload lines start with a tab)
-_HEADER_START = re.compile(rb"\n(?=[^\t])")
-# ``_GLOG`` on bytes, up to the JSON's opening brace
-_GLOG_HEAD = re.compile(rb"[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [^\]]*\] \{")
 
 
 class Digest(Protocol):

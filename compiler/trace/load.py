@@ -8,16 +8,14 @@ from __future__ import annotations
 import gzip
 import lzma
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from compiler.errors import TraceFormatError
 from compiler.model import Environment, Exploration, StageError
+from compiler.parse.words.trace_lines import rank_in_name
 from compiler.trace.build import build_compiles
 from compiler.trace.events import Event, ParseStats, parse_trace_chunks
-
-_RANK_IN_NAME = re.compile(r"rank_(\d+)")
 
 
 def load_trace(path: str | os.PathLike[str], *, strict: bool = False) -> Exploration:
@@ -145,8 +143,7 @@ def trace_files(root: Path) -> list[Path]:
 
 
 def rank_from_name(file: Path) -> int | None:
-    m = _RANK_IN_NAME.search(file.name)
-    return int(m.group(1)) if m else None
+    return rank_in_name(file.name)
 
 
 _CHUNK = 1 << 20  # characters per read: large enough that per-piece work is negligible

@@ -1,9 +1,9 @@
 """The kernel lab inside the explorer: the Triton lowering pane's "Edit in kernel lab".
 
-The lab's front-end (``explorer/static/lab.js``, with the CodeMirror editor live
-recompile uses) is a bundle of its own, ``dist/lab.js``, sent to the browser when the
-user first opens the lab: the explorer's own bundle stays small, and an exported page,
-which has no kernel to lower with, never carries the editor. Lowering is
+The lab's front-end (``explorer/static/lab.js``) shares the editors' bundle,
+``dist/editors.js``, with the live editor, so that one CodeMirror serves both; it is sent
+to the browser when the user first opens the lab: the explorer's own bundle stays small,
+and an exported page, which has no kernel to lower with, never carries the editor. Lowering is
 ``compiler.relower`` in its warm worker process.
 """
 
@@ -27,7 +27,7 @@ def lab_module() -> dict[str, Any]:
     if not triton_available():
         return {"error": str(compiler.TritonMissingError())}
     shared_lab().start()
-    return {"data": widget_module("lab")}
+    return {"data": widget_module("editors")}
 
 
 def relower_reply(exploration: compiler.Exploration, msg: Any) -> dict[str, Any]:

@@ -45,7 +45,7 @@ class EditorWidget(anywidget.AnyWidget):  # type: ignore[misc]
     ``LiveExplorer`` that owns the editor has taken it.
     """
 
-    _esm = widget_path("live")
+    _esm = widget_path("editors")  # the live editor's, with the kernel lab's
 
     code = traitlets.Dict().tag(sync=True)
     options = traitlets.Dict().tag(sync=True)

@@ -29,13 +29,14 @@ from typing import Any
 from compiler import Exploration
 from compiler.link.ids import COMPILE_TIME, CUDAGRAPHS, FINDINGS, MEMORY, PROFILE, RANKS
 
+from .findings import build_findings
 from .frame import PaneNotFound, find_compile
 from .index import build_index, kept_selection, pane_refs
 from .index_types import Index
 from .kinds import KINDS, PaneKind, kind_of, renderers_js
 from .labels import STAGE_LABELS
 from .ranks import build_ranks
-from .runtime import build_findings, build_profile
+from .runtime import build_profile
 from .typedefs import typedefs
 from .types import Pane
 

@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 from compiler import Compile, Exploration, Graph, SourceLoc, StageError, TensorMeta
 from compiler.link import ids
 from compiler.link.subgraphs import subgraph_calls
-from compiler.parse.graph_text import comment_sources
 
 from .costs.memory import saved_marks
 from .labels import STAGE_LABELS, group_of, label_of
@@ -133,7 +132,7 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
         tuple(map(read, nodes)) for read in _NODE_FIELDS
     )
     inputs = _inputs(names, modules, reads)
-    comments = comment_sources(graph.text)
+    comments = graph.file_comments
     source_refs, interned = _interned(sources + tuple(comments.values()), _source_ref, _LOC_FIELDS)
     meta_refs, meta = _interned(metas, _metas)
     stack_refs, stack = _distinct(stacks)
@@ -167,7 +166,7 @@ def build_graph(exp: Exploration, compile_key: str, pane_id: str) -> GraphPane:
         stacks=stack_refs,
         kernel_sets=kernel_refs,
         subgraphs=_subgraph_links(pane_id, graph, names, modules),
-        saved=saved_marks(c, stage, names) if not suffix else (),
+        saved=saved_marks(exp, c, stage, names) if not suffix else (),
     )
 
 

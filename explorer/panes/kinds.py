@@ -20,12 +20,12 @@ from typing import Any
 from .costs.compile_time import CompileTimePane, build_compile_time
 from .costs.cudagraphs import CudagraphsPane, build_cudagraphs
 from .costs.memory import MemoryPane, build_memory
+from .findings import build_findings
 from .frame import build_code, build_graph, build_graph_breaks, build_recompile_reasons
 from .inductor import build_output_code, build_schedule, build_triton_lowering
 from .ranks import build_ranks
 from .runtime import (
     build_autotuning,
-    build_findings,
     build_kernel_timing,
     build_metrics,
     build_profile,

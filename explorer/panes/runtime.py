@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from compiler import Compile, Environment, Exploration
+from compiler import Compile, Environment, Exploration, config_diff, config_of
 from compiler.advise.costs.time_phases import phases
-from compiler.advise.findings import Evidence, suggestion_parts, tried_summary
 from compiler.diff.cache_keys import uncacheable
-from compiler.diff.config import config_diff, config_of
 from compiler.link import ids
-from compiler.link.autotuning import parse_config
 from compiler.model import Autotuning, CallTiming
 
 from .frame import find_compile
@@ -22,8 +20,6 @@ from .types import (
     AutotuningPane,
     CallSummary,
     EvidenceLink,
-    FindingItem,
-    FindingsPane,
     KernelTimingPane,
     MetricsPane,
     Phase,
@@ -57,7 +53,7 @@ def build_autotuning(exp: Exploration, compile_key: str, pane_id: str) -> Autotu
     return AutotuningPane(**_head("autotuning"), ops=tuple(_op(a) for a in c.autotuning))
 
 
-def config_text(pairs: list[tuple[str, str]], common: frozenset[str] = frozenset()) -> str:
+def config_text(pairs: Sequence[tuple[str, str]], common: frozenset[str] = frozenset()) -> str:
     """Block sizes, stages and warps first: ``BLOCK 128x64x32 (MxNxK) · 4 stages · ...``."""
     cfg = dict(pairs)
     out = []
@@ -82,7 +78,7 @@ def _op(a: Autotuning) -> AutotuneOp:
     fastest = min(timed) if timed else None
     slowest = max(timed) if timed else None
     order = sorted(a.choices, key=lambda ch: ch.ms if _finite(ch.ms) else math.inf)
-    configs = [dict(p) for p in (parse_config(ch.description) for ch in a.choices) if p]
+    configs = [dict(ch.config) for ch in a.choices if ch.config]
     # settings every configured candidate shares are said once, above the table
     common_pairs = tuple(
         (k, v)
@@ -94,7 +90,7 @@ def _op(a: Autotuning) -> AutotuneOp:
     for ch in order:
         ms = ch.ms if _finite(ch.ms) else None
         rel = ms / fastest if ms is not None and fastest else None
-        pairs = parse_config(ch.description)
+        pairs = ch.config
         if rel is None:
             rel_text = "not timed"
         elif ms == fastest:
@@ -326,37 +322,6 @@ def _config_rows(exp: Exploration, c: Compile) -> list[tuple[str, str]]:
 
 
 _CONFIG_SHOWN = 5
-
-
-# --- the advisor ----------------------------------------------------------------------------
-
-
-def _links(evidence: tuple[Evidence, ...]) -> tuple[EvidenceLink, ...]:
-    return tuple(
-        EvidenceLink(
-            text=e.text, compile=e.compile, stage=e.stage, src=e.src, node=e.node, kernel=e.kernel
-        )
-        for e in evidence
-    )
-
-
-def build_findings(exp: Exploration, compile_key: str | None, pane_id: str) -> FindingsPane:
-    """The advisor's findings (``Exploration.findings()``), each evidence a selection, the
-    suggestion split into text and code (``suggestion_parts``)."""
-    items = tuple(
-        FindingItem(
-            kind=f.kind,
-            severity=f.severity,
-            title=f.title,
-            suggestion=suggestion_parts(f.suggestion),
-            impact=f.impact,
-            evidence=_links(f.evidence),
-            chain=_links(f.chain),
-            tried=tried_summary(f),
-        )
-        for f in exp.findings()
-    )
-    return FindingsPane(**_head("findings"), items=items)
 
 
 # --- the user's profiled run ----------------------------------------------------------------

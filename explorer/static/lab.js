@@ -3,8 +3,9 @@
  * The kernel lab's front-end: the Triton kernel in the shared CodeMirror editor
  * (editor.js, the one live recompile uses), its launch config and target, and what the
  * latest lowering said (ptxas's registers, spills, shared memory; the diff against the
- * captured stages; an error at its line). It is its own bundle (dist/lab.js), which the
- * Triton lowering pane imports when the user opens the lab (explorer/editing/lab.py says why);
+ * captured stages; an error at its line). It is in the editors' bundle (dist/editors.js, with
+ * the live editor), which the Triton lowering pane imports when the user opens the lab
+ * (explorer/editing/lab.py says why);
  * the pane shows the lowered stages as one more variant.
  *
  * Every edit (debounced) asks Python to lower the kernel again (`_relower`); a reply to

@@ -1,13 +1,19 @@
 // @ts-check
-// The exported page's entry (dist/page.js, which explorer/export.py inlines whole): a
-// stand-in for the anywidget model over what the page carries, the index and each pane's
-// gzip+base64 blob in the JSON elements export.py writes, and the explorer rendered on it.
+// The exported page's entry (dist/page.js): a stand-in for the anywidget model over what
+// the page carries, the index and each pane's gzip+base64 blob in the JSON elements
+// export.py writes, and `mountPage`, which renders the explorer on it.
 // Nothing is synced anywhere: the shell reads and sets the selection here as it would
 // anywidget's, and Store reads `_standalone` and `_blobs` to open panes from the page.
+// It bundles nothing of the explorer: the page's CSP lets no module load another, so
+// explorer/export.py inlines the widget's own bundle (dist/explorer.js) and this one in
+// one script and hands the first to `mountPage`, and the package holds one copy of each.
 
-/** @import { Model } from "./util.js" */
+/** @import { Experimental, Model } from "./util.js" */
 /** @import { Index } from "./panes/typedefs.js" */
-import explorer from "./shell.js";
+/**
+ * @typedef {{render(ctx: {model: Model, el: HTMLElement, experimental?: Experimental}): any}} Widget
+ *   an anywidget module's default export: the explorer's (shell.js)
+ */
 
 // the ids of the elements explorer/export.py writes (INDEX_ELEMENT_ID, PANES_ELEMENT_ID,
 // MOUNT_ELEMENT_ID there)
@@ -56,8 +62,11 @@ function pageModel(state) {
   };
 }
 
-/** Render the explorer on the page's data, from the default selection the index names. */
-function mountPage() {
+/**
+ * Render `explorer` on the page's data, from the default selection the index names.
+ * @param {Widget} explorer
+ */
+function mountPage(explorer) {
   /** @type {Index} */
   const index = readJson(INDEX_ELEMENT_ID);
   const model = pageModel({
@@ -68,6 +77,4 @@ function mountPage() {
   explorer.render({ model, el: mount });
 }
 
-mountPage();
-
-export { pageModel };
+export { mountPage, pageModel };

@@ -49,6 +49,8 @@ _RECORDING = re.compile(
 )
 _SIZE = re.compile(r"size=\[(?P<size>[^\]]*)\]")
 _WARMUP = re.compile(r"^Running warmup function=")
+# what a message (torch's format string, its id argument's ``[%s] `` aside) runs
+_RUNS = (("Recording function", "recording"), ("Running warmup function", "warmup"))
 _RERECORD = re.compile(r"^Re-recording function=.*reason=(?P<reason>.*)$", re.S)
 _PENDING = "pending, uninvoked backward"
 # torch 2.13 names a backward's output apart: "accessing gradient tensor output of ..."
@@ -328,3 +330,14 @@ def _code_line(msg: str) -> bool:
     is no other message of the partition listing)."""
     text = msg.strip()
     return bool(text) and msg.startswith(" ") and not text.startswith("Partition ")
+
+
+def run_kind(message: str) -> str:
+    """"recording" or "warmup" for torch's message of a CUDA graph's recording or warm-up
+    run, "" for any other.
+
+    Example:
+        >>> run_kind("[%s] Running warmup function=%s, mode=%s"), run_kind("skipping")
+        ('warmup', '')
+    """
+    return next((kind for phrase, kind in _RUNS if phrase in message), "")

@@ -1,6 +1,7 @@
-"""The names torch gives graph inputs: Dynamo's placeholder names, which spell a module
-path, and the descriptor comments AOTAutograd prints beside its graphs' inputs and
-outputs (torch 2.13: ``torch/_functorch/_aot_autograd/descriptors.py``)."""
+"""The names torch gives: Dynamo's placeholder names, which spell a module path, the
+descriptor comments AOTAutograd prints beside its graphs' inputs and outputs (torch 2.13:
+``torch/_functorch/_aot_autograd/descriptors.py``), the globals and temporaries of the
+code Dynamo transforms, and the output code's library calls."""
 
 from __future__ import annotations
 
@@ -171,3 +172,77 @@ def profiled_kernel_name(event: str) -> str:
     """
     m = _CPP_PROFILED.match(event)
     return m["kernel"] if m else event
+
+
+# --- the globals and temporaries Dynamo names in the code it transforms -----------------
+
+# Dynamo's temporaries in a transformed frame: ``tmp_3``
+_DYNAMO_TEMPORARY = re.compile(r"tmp_\d+")
+# each module its code needs, as a global ``__import_<dotted_dot_name>``
+_IMPORT_GLOBAL = re.compile(r"__import_(?P<module>\w+)")
+# and the builtins module's dict as ``__builtins_dict___N``
+_BUILTINS_GLOBAL = re.compile(r"__builtins_dict___\d+")
+# the globals a transformed frame calls: its compiled graphs and resume functions
+DYNAMO_CALL_PREFIXES = ("__compiled_fn", "__resume_at")
+
+
+def is_dynamo_temporary(name: str) -> bool:
+    """Whether ``name`` is one of Dynamo's temporaries.
+
+    Example:
+        >>> is_dynamo_temporary("tmp_3"), is_dynamo_temporary("tmp")
+        (True, False)
+    """
+    return _DYNAMO_TEMPORARY.fullmatch(name) is not None
+
+
+def imported_module(name: str) -> str | None:
+    """The module a Dynamo ``__import_...`` global holds, or None for another name.
+
+    Example:
+        >>> imported_module("__import_torch_dot_nn_dot_functional")
+        'torch.nn.functional'
+    """
+    found = _IMPORT_GLOBAL.fullmatch(name)
+    return found["module"].replace("_dot_", ".") if found else None
+
+
+def is_builtins_dict(name: str) -> bool:
+    """Whether ``name`` is the global Dynamo keeps the builtins module's dict in.
+
+    Example:
+        >>> is_builtins_dict("__builtins_dict___2")
+        True
+    """
+    return _BUILTINS_GLOBAL.fullmatch(name) is not None
+
+
+# --- the output code's library calls ----------------------------------------------------
+
+# how the output code names a library call: ``extern_kernels.mm(...)``
+EXTERN_PREFIX = "extern_kernels."
+
+
+def extern_call(op: str) -> str:
+    """The output code's name of library call ``op`` (an autotuning choice's name).
+
+    Example:
+        >>> extern_call("mm")
+        'extern_kernels.mm'
+    """
+    return EXTERN_PREFIX + op
+
+
+def library_aten_name(name: str) -> str | None:
+    """The profiler's name for a library call of the output code: ``extern_kernels.mm``
+    and ``torch.ops.aten.mm.default`` both run under ``aten::mm``.
+
+    Example:
+        >>> library_aten_name("extern_kernels.mm"), library_aten_name("torch.ops.aten.bmm.default")
+        ('aten::mm', 'aten::bmm')
+    """
+    if name.startswith(EXTERN_PREFIX):
+        return f"aten::{name.split('.', 1)[1]}"
+    if name.startswith("torch.ops.aten."):
+        return f"aten::{name.split('.')[3]}"
+    return None

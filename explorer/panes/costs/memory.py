@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from compiler import Compile, Exploration, memory
 from compiler.gpu.memory_peak import from_counters
 from compiler.link import ids
-from compiler.link.memory import CompileMemory, compile_memory
+from compiler.link.memory import CompileMemory
 from compiler.model.stages import stage_keys
 
+from ..findings import build_findings
 from ..labels import group_of, label_of
 from ..types import FindingItem, PaneHead
 
@@ -146,8 +147,6 @@ def build_memory(exp: Exploration, compile_key: str | None, pane_id: str) -> Mem
     if eager is not None and compiled is not None:
         parts.append(f"peak {_mib(compiled.peak_bytes)} compiled against "
                      f"{_mib(eager.peak_bytes)} eager")
-    from ..runtime import build_findings  # runtime -> frame -> saved_marks here: import late
-
     findings = build_findings(exp, None, ids.FINDINGS).items
     return MemoryPane(
         id=ids.MEMORY,
@@ -163,12 +162,14 @@ def build_memory(exp: Exploration, compile_key: str | None, pane_id: str) -> Mem
     )
 
 
-def saved_marks(c: Compile, stage: str, names: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+def saved_marks(
+    exp: Exploration, c: Compile, stage: str, names: tuple[str, ...]
+) -> tuple[tuple[int, str], ...]:
     """(node index, "saved for backward: N bytes") for each node of a graph pane of
     ``stage`` that ``compiler.memory`` says the forward saves for the backward."""
     if stage not in SAVED_STAGES:
         return ()
-    cm = compile_memory(c)
+    cm = memory(exp).of_compile(c.key)
     if cm is None:
         return ()
     size = {s.node: _size(s.bytes, s.size) if s.kind != "symint" else "a SymInt" for s in cm.saved}

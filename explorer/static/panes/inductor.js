@@ -333,7 +333,7 @@ function renderTritonLowering(el, pane, ctx) {
 }
 
 /**
- * The kernel lab's module (dist/lab.js, with the CodeMirror editor), fetched from Python
+ * The kernel lab's module (dist/editors.js, the editors' bundle), fetched from Python
  * once per widget and imported from a blob URL, as anywidget imports a widget's `_esm`.
  * @param {Ctx} ctx @returns {Promise<any>}
  */
