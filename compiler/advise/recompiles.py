@@ -200,7 +200,9 @@ def findings(exp: Exploration) -> list[Ranked]:
     by_source: dict[tuple[str, str], list[_Hit]] = {}
     for h in hits:
         if h.what != "size":
-            by_source.setdefault((h.what, h.source), []).append(h)
+            # a list argument's items and its length are one thing the caller passes
+            what = "value" if h.what in _ONE_ARGUMENT else h.what
+            by_source.setdefault((what, h.source), []).append(h)
     for group in by_source.values():
         out.append(_guard_finding(exp, group, split))
         _remember(out[-1], group, keys, advice)
@@ -210,6 +212,9 @@ def findings(exp: Exploration) -> list[Ranked]:
             out.append(limit)
     out.extend(_specialised(exp))
     return out
+
+
+_ONE_ARGUMENT = ("value", "list length")
 
 
 def _hit(c: Compile) -> _Hit:
@@ -406,7 +411,9 @@ def _guard_finding(exp: Exploration, group: list[_Hit], split: dict[_FrameKey, s
         suggestion,
         f"{plural(len(group), 'extra compile')}",
         score=float(len(group)),
-        cause=cause_key("recompile", first.what, first.source),
+        cause=cause_key(
+            "recompile", "value" if first.what in _ONE_ARGUMENT else first.what, first.source
+        ),
     )
     cause = _all_split(group, split)
     return _caused_by_break(r, cause) if cause and r.finding.severity == "warning" else r
