@@ -25,8 +25,11 @@ _MATMUL_OPS = ("aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm")
 
 
 def findings(exp: Exploration) -> list[Ranked]:
-    """GPU findings from measured timings; nothing where nothing was measured."""
+    """GPU findings from measured timings; nothing where nothing was measured, and
+    nothing for a run that was not recorded on a GPU (``recorded_on_gpu``)."""
     out: list[Ranked] = []
+    if not recorded_on_gpu(exp):
+        return out
     for c in exp.compiles:
         out.extend(_kernels(exp, c))
         out.extend(_autotune(exp, c))
@@ -203,6 +206,26 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                 )
             )
     return out
+
+
+def recorded_on_gpu(exp: Exploration) -> bool:
+    """Whether ``exp`` ran on a GPU: the device its recording names (a GPU recording
+    replayed on a CPU still names its GPU), else, for a trace that names none, Triton
+    kernels (Inductor writes C++ for the CPU).
+
+    Example:
+        >>> import compiler
+        >>> recorded_on_gpu(compiler.Exploration(source="live",
+        ...     environment=compiler.model.Environment(device="cuda (NVIDIA H200)")))
+        True
+        >>> recorded_on_gpu(compiler.Exploration(source="live",
+        ...     environment=compiler.model.Environment(device="cpu")))
+        False
+    """
+    device = exp.environment.device.strip().lower()
+    if device:
+        return not device.startswith(("cpu", "meta"))
+    return any(k.language == "triton" for c in exp.compiles for k in c.kernels())
 
 
 def _host_bound(exp: Exploration) -> bool:

@@ -33,7 +33,7 @@ def fold(exp: Exploration, ranked: _Ordered) -> _Ordered:
 
     Example:
         >>> import compiler
-        >>> fold(compiler.Exploration(), [])
+        >>> fold(compiler.Exploration(source="live"), [])
         []
     """
     compiles = {key_of(c): c for c in exp.compiles}
