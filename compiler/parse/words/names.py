@@ -171,3 +171,15 @@ def profiled_kernel_name(event: str) -> str:
     """
     m = _CPP_PROFILED.match(event)
     return m["kernel"] if m else event
+
+
+def input_name(target: str) -> str:
+    """The user's name of a Dynamo graph input (its placeholder target ``L_x_``; a
+    global's ``G_scale_``).
+
+    Example:
+        >>> input_name("L_x_"), input_name("L_attention_mask_")
+        ('x', 'attention_mask')
+    """
+    m = re.match(r"^[LG]_(?P<name>.+?)_?$", target)
+    return m["name"] if m else target
