@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from compiler.advise._common import Ranked, cause_key, finding
+from compiler.advise.costs.cudagraphs import skip_cause
 from compiler.advise.findings import Evidence
 from compiler.link.ids import KernelId, PaneId, compile_pane, kernel_of, key_of, loc_key
 from compiler.model import Compile, Exploration, Kernel, Node
@@ -72,7 +73,9 @@ def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
             + " `TORCH_LOGS=perf_hints` prints the same reason while it compiles.",
             "a kernel launch per kernel instead of one graph replay",
             score=1.0,
-            cause=cause_key("cudagraphs_skipped", cudagraph_skip_cause(reason) or reason),
+            # the CUDA-graph family's key for the same skip, so both rules are one finding
+            cause=skip_cause(exp, c)
+            or cause_key("cudagraphs_skipped", cudagraph_skip_cause(reason) or reason),
         )
     ]
 

@@ -110,6 +110,11 @@ def _skip(c: Compile, site: SiteGraphs) -> Ranked:
             src=src_key(user.filename, user.line) if user else None,
         )
     ]
+    inputs = _cpu_inputs(c) if sk.cause == "cpu" else []
+    if inputs:  # a CPU tensor passed in: the input and the line that passes it
+        caller = _caller(c)
+        names = ", ".join(f"`{n}`" for n in inputs)
+        at = f": the input {names} is a CPU tensor" + (f", passed at {caller}" if caller else "")
     return finding(
         "cudagraph.skipped",
         "warning",
