@@ -21,6 +21,8 @@ _TRANSPARENT = ("___as_tensor", "___from_numpy", "int", "float", "cast_symbool_t
 _SUBSCRIPT = ("dict.__getitem__", "list.__getitem__", "tuple.__getitem__", "___odict_getitem")
 _NUMBER = re.compile(r"^-?(?:\d+\.?\d*(?:e-?\d+)?|inf|nan)$")
 _CELL = re.compile(r"\.__closure__\[\d+\]\.cell_contents")
+# a type guard's own message: expected type of 'b' to be <class 'torch.Tensor'>, but found ...
+_TYPE_OF = re.compile(r"^expected type of '(?P<source>.+?)' to be ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +78,17 @@ def read_guard(code: str) -> GuardRead:
     Example:
         >>> read_guard("not ___dict_contains('mask', L['batch'])")
         GuardRead(kind='dict keys', source='batch', value="'mask'")
+        >>> read_guard("expected type of 'b' to be <class 'torch.Tensor'>, but found <class 'int'>")
+        GuardRead(kind='type', source='b', value='')
         >>> read_guard("len(L['xs']) == 1")
         GuardRead(kind='list length', source='xs', value='1')
         >>> read_guard("___as_tensor(self.param_groups[0]['lr']).item() == 0.01")
         GuardRead(kind='number', source="self.param_groups[0]['lr']", value='0.01')
     """
     text = code.split("  #", 1)[0].split(" (HINT:", 1)[0].strip()
+    typed = _TYPE_OF.match(text)
+    if typed is not None:
+        return GuardRead("type", source_name(typed["source"]))
     negated = text.startswith("not ")
     body = text[4:].strip() if negated else text
     for fn, kind in (
