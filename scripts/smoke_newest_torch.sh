@@ -53,4 +53,5 @@ echo "$main" >"$own/zz_project_venv.pth"
 # through Inductor: the parts a torch release moves first
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider -m "not slow" \
     tests/test_decompile.py tests/test_subgraphs.py tests/test_compat.py \
+    tests/test_diagnosis_causes.py tests/test_advisor_torch_oracle.py \
     "tests/test_capture.py::test_decompiling_waits_until_the_decompiled_source_is_first_read"
