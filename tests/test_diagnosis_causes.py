@@ -250,3 +250,26 @@ def test_each_kind_of_guard_gets_a_title_naming_it_and_a_fix_for_it(kind):
     assert title in rc.title, rc.title
     assert fix.lower() in rc.suggestion.lower(), rc.suggestion
     assert "buffer" not in rc.suggestion or kind == "number attribute"
+
+
+def test_the_scheduled_lr_as_torch_2_11_prints_it_is_one_finding():
+    # torch 2.11 (the H200 run of the issue) printed the step's recompiles of one program
+    # in both spellings: `___as_tensor(self.param_groups[0]['lr']).item()` and the bare
+    # source; the step's later compiles hit the recompile limit
+    from compiler.model import Compile, CompileId, CompileMetrics, RecompileReason
+
+    def step(n: int, reason: str = "", fail: str = "") -> Compile:
+        reasons = (RecompileReason(previous="", reason=reason, text=reason),) if reason else ()
+        return Compile(compile_id=CompileId.from_string(f"2/{n}"), code_name="step",
+                       filename="/opt/torch/optim/adam.py", recompile_reasons=reasons,
+                       metrics=CompileMetrics(fail_reason=fail or None))  # fmt: skip
+
+    printed = [_LR["2.11"].replace("0.01", f"0.0{9 - n}") for n in range(3)] + [_LR["2.13"]]
+    compiles = (step(0), *(step(n + 1, r) for n, r in enumerate(printed)),
+                step(5, fail="cache_size_limit reached"))  # fmt: skip
+    exp = compiler.Exploration(source="trace", compiles=compiles)
+    findings = exp.findings()
+    _one_per_cause(findings)
+    (lr,) = [f for f in findings if f.kind.startswith("recompile")]
+    assert lr.cause == "recompile|number attribute|.param_groups[0]['lr']"
+    assert "lr=torch.tensor(" in lr.suggestion
