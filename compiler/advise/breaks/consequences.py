@@ -22,6 +22,7 @@ from compiler.model import Compile, Exploration
 # breaks that only say a call could not be traced: where a more specific break shares
 # their line, they are what that break left behind
 _GENERIC = ("graph_break.unsupported_call", "graph_break.other")
+_TENSOR_KINDS = ("size", "dtype", "device", "stride", "storage_offset", "requires_grad", "rank")
 _Ordered = list[tuple[int, Ranked]]
 _Frame = tuple[int | None, int | None, int | None]
 
@@ -58,7 +59,10 @@ def fold(exp: Exploration, ranked: _Ordered) -> _Ordered:
         f = r.finding
         if not f.kind.startswith("recompile.") or f.kind == "recompile.limit":
             continue
-        heads = [_break_of(compiles[e.compile], e, breaks, sites, frames)
+        # a tensor's guard at a break's line is the tensor's own cause (its size changes
+        # whether or not the frame breaks); a Python object's is what the break exposed
+        at_line = f.kind.removeprefix("recompile.") not in _TENSOR_KINDS
+        heads = [_break_of(compiles[e.compile], e, breaks, sites, frames, at_line)
                  for e in f.evidence if e.compile in compiles]  # fmt: skip
         if heads and all(heads):
             into[f.cause] = Counter(heads).most_common(1)[0][0]
@@ -86,12 +90,13 @@ def _break_of(
     breaks: list[Finding],
     sites: dict[str, set[SrcKey]],
     frames: dict[str, set[_Frame]],
+    at_line: bool = True,
 ) -> str:
     """The cause key of the break a recompile of ``c`` follows from, else "": a guard
     at a break's own line in the frame that broke (what the break made Python-visible),
     or any recompile of the resume function a break made."""
     for b in breaks:
-        if e.src and e.src in sites[b.cause] and _frame(c) in frames[b.cause]:
+        if at_line and e.src and e.src in sites[b.cause] and _frame(c) in frames[b.cause]:
             return b.cause
     r = resume_of(c)
     if r is not None and c.filename:
