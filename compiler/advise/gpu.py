@@ -54,6 +54,7 @@ def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
             reason = f"mutated inputs (the graph writes into input `{node.inputs[0]}`{where})"
         else:
             reason = f"reason not recorded (inductor.cudagraph_skips = {skips})"
+    same = skip_cause(exp, c)
     return [
         finding(
             "gpu.cudagraphs_skipped",
@@ -72,10 +73,10 @@ def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
             + _SKIP_ADVICE.get(cudagraph_skip_cause(reason), "Remove the cause torch names.")
             + " `TORCH_LOGS=perf_hints` prints the same reason while it compiles.",
             "a kernel launch per kernel instead of one graph replay",
-            score=1.0,
-            # the CUDA-graph family's key for the same skip, so both rules are one finding
-            cause=skip_cause(exp, c)
-            or cause_key("cudagraphs_skipped", cudagraph_skip_cause(reason) or reason),
+            # the CUDA-graph family's key for the same skip, so both rules are one finding,
+            # headed by that family's (it names the line and the node)
+            score=0.9 if same else 1.0,
+            cause=same or cause_key("cudagraphs_skipped", cudagraph_skip_cause(reason) or reason),
         )
     ]
 
