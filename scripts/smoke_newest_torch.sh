@@ -58,5 +58,6 @@ echo "$main" >"$own/zz_project_venv.pth"
     tests/test_decompile.py tests/test_subgraphs.py tests/test_compat.py \
     "tests/test_capture.py::test_decompiling_waits_until_the_decompiled_source_is_first_read" \
     tests/test_code_cache.py tests/test_observe.py tests/test_measure.py \
+    tests/test_diagnosis_causes.py tests/test_advisor_torch_oracle.py \
     --deselect "tests/test_observe.py::test_compare_and_try_fixes_leave_a_stateful_target_as_they_found_it" \
     "tests/test_diagnosis_breaks.py::test_the_registry_is_the_installed_torchs"

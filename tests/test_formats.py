@@ -24,6 +24,7 @@ from compiler.parse.dynamo_text import (
     subject_of,
 )
 from compiler.parse.graph_text import parse_nodes
+from compiler.parse.guards.recompiles import failed_guard, tensor_match_sizes
 from compiler.parse.output_code import (
     aot_id,
     graph_kind,
@@ -39,7 +40,6 @@ from compiler.parse.words.names import (
     tangent_of,
 )
 from compiler.parse.words.per_process import normalized
-from compiler.parse.words.recompiles import failed_guard, tensor_match_sizes
 
 FORMATS = Path(__file__).parent / "data" / "formats"
 VERSIONS = sorted(p for p in FORMATS.glob("torch-*") if (p / "manifest.json").is_file())

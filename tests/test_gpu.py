@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import programs
 import pytest
@@ -598,3 +599,36 @@ def test_attach_profile_links_every_triton_kernel_event_of_a_profiled_training_s
     assert p.kernel_events >= p.linked_events >= len(test_profile.triton_events(exp, trace))
     # every explored Triton kernel ran three times in the profiled steps
     assert {k.events for k in p.kernels if k.name.startswith("triton_")} == {3}
+
+
+class _ScaledByInput(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(64, 64)
+
+    def forward(self, x, scale):
+        return self.lin(x) * scale
+
+
+def test_a_cpu_tensor_passed_to_a_cuda_graphed_model_is_one_finding_naming_the_input():
+    # issue 43: a CPU scalar tensor on each call kept work out of CUDA graphs; torch's
+    # record of it (a skip or a partition) becomes one finding naming `scale` and the
+    # caller's line, not one per op torch lists
+    model = _ScaledByInput().cuda()
+    compiled = torch.compile(model, mode="reduce-overhead")
+
+    def run():
+        for i in range(4):
+            compiled(torch.randn(32, 64, device="cuda"), torch.tensor(0.5 + i))  # CALLER
+
+    exp = compiler.explore(run, wrap=False)
+    said = [c.metrics.cudagraph_skip_reason for c in exp.compiles
+            if c.metrics.cudagraph_skip_reason]  # fmt: skip
+    partitions = exp.counters.get("inductor.cudagraph_partitions", 0)
+    assert said or partitions or [s for s in compiler.cudagraphs(exp).sites if s.kept_out]
+    found = [f for f in exp.findings() if f.kind.startswith(("cudagraph", "gpu.cudagraphs"))]
+    assert len({f.cause for f in found}) == 1, [f.title for f in found]
+    (f,) = found
+    lines = Path(__file__).read_text().splitlines()
+    caller = next(i for i, line in enumerate(lines, 1) if line.endswith("))  # CALLER"))
+    assert "`scale`" in f.title and f"test_gpu.py:{caller}" in f.title, f.title

@@ -215,8 +215,12 @@ def test_cpu_op_partition_keeps_out_the_ops_torch_named_at_the_users_line():
     cpu_nodes = [n.name for n in c.graphs["dynamo_output_graph"].nodes
                  if n.source is not None and n.source.line in lines]  # fmt: skip
     assert list(site.nodes) == cpu_nodes and cpu_nodes
-    causes = [f.cause for f in exp.findings() if f.kind == "cudagraph.partition"]
-    assert f"cudagraph|partition|cpu ops|record_pain_gpu.py:{frame.line}" in causes
+    # one cause: the op that moves data to the CPU and the one that moves it back
+    # (torch's "cpu ops" and "DeviceCopy ops") are one finding naming both lines
+    (found,) = [f for f in exp.findings() if f.kind == "cudagraph.partition"]
+    assert found.cause == f"cudagraph|partition|cpu ops|record_pain_gpu.py:{frame.line}"
+    assert {e.src.rsplit(":", 1)[1] for e in found.evidence if e.src} == {str(n) for n in lines}
+    assert "y.cpu()" in found.title
 
 
 def _overwritten_text() -> str:

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from compiler.advise import caches, call_time, compile_time, gpu, graph_breaks, ranks, recompiles
 from compiler.advise._common import SEVERITY_ORDER, Ranked
+from compiler.advise.breaks.consequences import fold
 from compiler.advise.costs import cudagraphs, memory
 from compiler.advise.findings import Evidence, Finding, fix_reach
 from compiler.model import Exploration
@@ -54,7 +55,7 @@ def diagnose(exp: Exploration) -> tuple[Finding, ...]:
     ranked: list[tuple[int, Ranked]] = []
     for order, family in enumerate(_FAMILIES):
         ranked.extend((order, r) for r in family.findings(exp))
-    ranked = _below_its_causes(exp, merge_causes(ranked))
+    ranked = _below_its_causes(exp, merge_causes(fold(exp, ranked)))
     ranked.sort(
         key=lambda item: (SEVERITY_ORDER[item[1].finding.severity], -item[1].score, item[0])
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from compiler.advise._common import Ranked, cause_key, finding
+from compiler.advise.costs.cudagraphs import skip_cause
 from compiler.advise.findings import Evidence
 from compiler.link.ids import KernelId, PaneId, compile_pane, kernel_of, key_of, loc_key
 from compiler.model import Compile, Exploration, Kernel, Node
@@ -25,8 +26,11 @@ _MATMUL_OPS = ("aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm")
 
 
 def findings(exp: Exploration) -> list[Ranked]:
-    """GPU findings from measured timings; nothing where nothing was measured."""
+    """GPU findings from measured timings; nothing where nothing was measured, and
+    nothing for a run that was not recorded on a GPU (``recorded_on_gpu``)."""
     out: list[Ranked] = []
+    if not recorded_on_gpu(exp):
+        return out
     for c in exp.compiles:
         out.extend(_kernels(exp, c))
         out.extend(_autotune(exp, c))
@@ -50,6 +54,7 @@ def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
             reason = f"mutated inputs (the graph writes into input `{node.inputs[0]}`{where})"
         else:
             reason = f"reason not recorded (inductor.cudagraph_skips = {skips})"
+    same = skip_cause(exp, c)
     return [
         finding(
             "gpu.cudagraphs_skipped",
@@ -68,8 +73,10 @@ def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
             + _SKIP_ADVICE.get(cudagraph_skip_cause(reason), "Remove the cause torch names.")
             + " `TORCH_LOGS=perf_hints` prints the same reason while it compiles.",
             "a kernel launch per kernel instead of one graph replay",
-            score=1.0,
-            cause=cause_key("cudagraphs_skipped", cudagraph_skip_cause(reason) or reason),
+            # the CUDA-graph family's key for the same skip, so both rules are one finding,
+            # headed by that family's (it names the line and the node)
+            score=0.9 if same else 1.0,
+            cause=same or cause_key("cudagraphs_skipped", cudagraph_skip_cause(reason) or reason),
         )
     ]
 
@@ -203,6 +210,26 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                 )
             )
     return out
+
+
+def recorded_on_gpu(exp: Exploration) -> bool:
+    """Whether ``exp`` ran on a GPU: the device its recording names (a GPU recording
+    replayed on a CPU still names its GPU), else, for a trace that names none, Triton
+    kernels (Inductor writes C++ for the CPU).
+
+    Example:
+        >>> import compiler
+        >>> recorded_on_gpu(compiler.Exploration(source="live",
+        ...     environment=compiler.model.Environment(device="cuda (NVIDIA H200)")))
+        True
+        >>> recorded_on_gpu(compiler.Exploration(source="live",
+        ...     environment=compiler.model.Environment(device="cpu")))
+        False
+    """
+    device = exp.environment.device.strip().lower()
+    if device:
+        return not device.startswith(("cpu", "meta"))
+    return any(k.language == "triton" for c in exp.compiles for k in c.kernels())
 
 
 def _host_bound(exp: Exploration) -> bool:

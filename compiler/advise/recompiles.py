@@ -11,8 +11,7 @@ from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, src_key
 from compiler.link.user_code import is_own_code, library_of
 from compiler.model import Compile, Exploration, Fix, RecompileReason
-from compiler.parse.resume_names import resume_name
-from compiler.parse.words.recompiles import (
+from compiler.parse.guards.recompiles import (
     FailedGuard,
     failed_guard,
     guard_source,
@@ -25,33 +24,34 @@ from compiler.parse.words.recompiles import (
     reason_user_line,
     tensor_match_sizes,
 )
+from compiler.parse.resume_names import resume_name
 
 
 def _cause(reason: RecompileReason) -> tuple[str, str, str]:
-    """(input, what changed, a short label) for a failed-guard text."""
+    """(input, what changed, a short label naming the kind of guard) for a failed guard."""
     g = failed_guard(reason.reason)
     first, name, what = g.text, g.input, g.what
     if g.tensor:
         dim = f" dim {g.dim}" if g.dim is not None else ""
-        return name, what, f"tensor `{name}` {what}{dim}"
-    if what == "grad mode":
-        return "", what, "grad mode (a call under torch.no_grad())"
-    if what == "global state":
-        changed = f"`{g.changed}`" if g.changed else "grad mode, autocast, TF32 or threads"
-        return "", what, f"global state ({changed})"
-    if what == "object identity":
-        return "", what, f"a different object: `{first[:80]}`"
-    if what == "type":
-        return "", what, f"a different type: `{first[:80]}`"
-    if what == "training":
-        return name, what, f"a module switching between train() and eval() (`{first}`)"
-    if what == "global":
-        return name, what, f"the global `{name}` (guard `{first}`)"
-    if what == "value":
-        return name, what, f"the Python value `{name}` (guard `{first}`)"
-    if what == "attribute":
-        return name, what, f"the attribute `{name}` (guard `{first}`)"
-    return "", what, f"`{first[:80]}`"
+        return name, what, f"a tensor's {what} (`{name}`{dim})"
+    labels = {
+        "grad mode": "grad mode (a call under torch.no_grad())",
+        "autocast": f"autocast (`{g.changed}`: a call under torch.autocast)",
+        "global state": "global state (`"
+        + (g.changed or "grad mode, autocast, TF32 or threads") + "`)",
+        "dict keys": f"a dict's keys (`{name}` with or without {g.changed})",
+        "list length": f"a list's length (`len({name})`)",
+        "object identity": f"an object's identity (`{name}` is a different object)",
+        "type": f"an object's type (`{name}` has a different type)",
+        "closure cell": f"a closure's cell (`{g.changed or name}`, guard `{first}`)",
+        "training": f"a module switching between train() and eval() (`{first}`)",
+        "global": f"a global (`{name}`, guard `{first}`)",
+        "number attribute": f"an int or float attribute (`{name}`, guard `{first}`)",
+        "attribute": f"the attribute `{name}` (guard `{first}`)",
+        "value": f"the Python value `{name}` (guard `{first}`)",
+    }
+    inp = "" if what in ("grad mode", "autocast", "global state", "guard") else name
+    return inp, what, labels.get(what, f"`{first[:80]}`")
 
 
 def _suggest(input_name: str, what: str, dims: set[str], exp: Exploration | None) -> str:
@@ -95,7 +95,45 @@ def _suggest(input_name: str, what: str, dims: set[str], exp: Exploration | None
             "compiles again. Pass it as an argument (a tensor if it changes often), or "
             "keep it fixed once the compiled code runs."
         )
-    if what == "attribute":
+    if what == "dict keys":
+        return (
+            f"`{name}` arrives with a different set of keys: Dynamo guards on which keys a "
+            "dict has, so each key set compiles again. Always pass the same keys (an "
+            "all-ones mask instead of no mask, a default tensor instead of a missing key)."
+        )
+    if what == "list length":
+        return (
+            f"`{name}` has a different length: Dynamo unrolls code over a list, so each "
+            "length is its own graph. Stack the items into one tensor "
+            f"(`torch.stack({name})`) or pad the list to a fixed length; if the list only "
+            "grows as a record (a log of losses), append to it outside the compiled code."
+        )
+    if what == "object identity":
+        return (
+            f"A different `{name}` object arrives on each call, and Dynamo guards on the "
+            "object itself. Create it once and pass the same object; to choose among a "
+            "few, compile one function per choice."
+        )
+    if what == "type":
+        return (
+            f"`{name}` arrives with a different type, and each type is its own graph. "
+            "Pass one type; to choose among a few, compile one function per choice."
+        )
+    if what == "closure cell":
+        return (
+            "The function reads a variable it closes over as a constant; a new value (a "
+            "new closure each call) compiles again. Pass that value as an argument (a "
+            "tensor if it changes), or make the closure once."
+        )
+    if what == "autocast":
+        return (
+            "The same function ran with and without autocast; each mode gets its own "
+            "graph. Call it under one autocast setting, or put the `torch.autocast` "
+            "context inside the compiled function."
+        )
+    if what == "device":
+        return f"`{name}` arrives on different devices; move it to one device before the call."
+    if what in ("attribute", "number attribute"):
         return (
             f"`{name}` is read as a constant while tracing; when it changes, Dynamo "
             "compiles again. Keep it fixed while the compiled code runs, or, if it must "
@@ -162,7 +200,9 @@ def findings(exp: Exploration) -> list[Ranked]:
     by_source: dict[tuple[str, str], list[_Hit]] = {}
     for h in hits:
         if h.what != "size":
-            by_source.setdefault((h.what, h.source), []).append(h)
+            # a list argument's items and its length are one thing the caller passes
+            what = "value" if h.what in _ONE_ARGUMENT else h.what
+            by_source.setdefault((what, h.source), []).append(h)
     for group in by_source.values():
         out.append(_guard_finding(exp, group, split))
         _remember(out[-1], group, keys, advice)
@@ -172,6 +212,9 @@ def findings(exp: Exploration) -> list[Ranked]:
             out.append(limit)
     out.extend(_specialised(exp))
     return out
+
+
+_ONE_ARGUMENT = ("value", "list length")
 
 
 def _hit(c: Compile) -> _Hit:
@@ -356,7 +399,7 @@ def _guard_finding(exp: Exploration, group: list[_Hit], split: dict[_FrameKey, s
     )
     r = finding(
         f"recompile.{first.what.replace(' ', '_')}",
-        "info" if first.what in ("training", "grad mode") else "warning",
+        "info" if first.what in ("training", "grad mode", "autocast") else "warning",
         f"{where} recompiled {plural(len(group), 'time')} because "
         + (
             f"the optimizer's `{setting}` changed (`{first.source.lstrip('.')}`, a Python "
@@ -368,7 +411,9 @@ def _guard_finding(exp: Exploration, group: list[_Hit], split: dict[_FrameKey, s
         suggestion,
         f"{plural(len(group), 'extra compile')}",
         score=float(len(group)),
-        cause=cause_key("recompile", first.what, first.source),
+        cause=cause_key(
+            "recompile", "value" if first.what in _ONE_ARGUMENT else first.what, first.source
+        ),
     )
     cause = _all_split(group, split)
     return _caused_by_break(r, cause) if cause and r.finding.severity == "warning" else r

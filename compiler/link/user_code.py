@@ -204,6 +204,27 @@ def is_user_frame(loc: SourceLoc, files: frozenset[str]) -> bool:
     return loc.filename in files and is_user_file(loc.filename, files)
 
 
+def is_model_frame(loc: SourceLoc, files: frozenset[str]) -> bool:
+    """A frame of the model's code: the user's (``is_user_frame``), or a file of a library
+    whose code torch.compile compiled (one of ``files`` belongs to it). A library model's
+    compiled frame is often a decorator's wrapper (transformers' ``generic.py`` calling
+    the model's ``forward``); the lines inside the model are its own, so the innermost
+    model frame is the model's line, never the wrapper's.
+
+    Example:
+        >>> wrapper = "/v/site-packages/transformers/utils/generic.py"
+        >>> bert = SourceLoc(filename="/v/site-packages/transformers/models/bert/m.py", line=3)
+        >>> is_model_frame(bert, frozenset({wrapper})), is_model_frame(bert, frozenset())
+        (True, False)
+    """
+    if is_user_frame(loc, files):
+        return True
+    lib = library_of(loc.filename)
+    if lib is None or lib[0] == "torch":
+        return False
+    return any((library_of(f) or ("", ""))[0] == lib[0] for f in files)
+
+
 def innermost_user_frame(
     tb: TracebackType | None, compiled: frozenset[str] = frozenset()
 ) -> SourceLoc | None:

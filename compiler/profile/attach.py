@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from compiler.link import module_stack
-from compiler.link.user_code import compiled_files, is_user_frame, node_sources
+from compiler.link.user_code import compiled_files, is_model_frame, node_sources
 from compiler.model import Exploration, SourceLoc
 from compiler.model.profile import Profile, ProfiledKernel, ProfiledPlace
 from compiler.parse.dynamo_text import parse_stack_trace
@@ -63,10 +63,10 @@ def _innermost(
         return stack[-1:]
     sources = node_sources(site.output)
     lines = [sources[n] for n in _nodes(site, call_line) if n in sources]
-    lines = [loc for loc in lines if is_user_frame(loc, files)]
+    lines = [loc for loc in lines if is_model_frame(loc, files)]
     if lines:
         return tuple(dict.fromkeys(lines))
-    user = [loc for loc in site.kernel.user_lines if is_user_frame(loc, files)]
+    user = [loc for loc in site.kernel.user_lines if is_model_frame(loc, files)]
     return tuple(user[-1:])
 
 
@@ -158,7 +158,7 @@ def linked_profile(exp: Exploration, events: list[Linked], *, device: bool, path
             module=_module(site),
             events=row["n"],
             total_us=row["us"],
-            stack=tuple(loc for loc in row["stack"] if is_user_frame(loc, files)),
+            stack=tuple(loc for loc in row["stack"] if is_model_frame(loc, files)),
         )
         kernels.append(pk)
         # a library kernel's calls, each at its own lines and module where its call is known

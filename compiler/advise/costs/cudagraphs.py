@@ -14,8 +14,11 @@ from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.findings import Evidence
 from compiler.link.cudagraphs import CudaGraphs, SiteGraphs, cudagraphs
 from compiler.link.ids import compile_pane, key_of, src_key
+from compiler.link.user_code import library_of
 from compiler.model import Compile, Exploration
-from compiler.parse.words.cudagraphs import UserFrame
+from compiler.model.stages import DYNAMO_GRAPH
+from compiler.parse.words.cudagraphs import PartitionOp, UserFrame
+from compiler.parse.words.names import input_name, module_path_of_placeholder
 
 _STATIC = (
     "An input keeps its CUDA graph static when its address does not change between calls: "
@@ -107,6 +110,11 @@ def _skip(c: Compile, site: SiteGraphs) -> Ranked:
             src=src_key(user.filename, user.line) if user else None,
         )
     ]
+    inputs = _cpu_inputs(c) if sk.cause == "cpu" else []
+    if inputs:  # a CPU tensor passed in: the input and the line that passes it
+        caller = _caller(c)
+        names = ", ".join(f"`{n}`" for n in inputs)
+        at = f": the input {names} is a CPU tensor" + (f", passed at {caller}" if caller else "")
     return finding(
         "cudagraph.skipped",
         "warning",
@@ -121,32 +129,82 @@ def _skip(c: Compile, site: SiteGraphs) -> Ranked:
 
 
 def _kept_out(c: Compile, site: SiteGraphs) -> list[Ranked]:
-    out = []
-    seen: set[str] = set()
+    """One finding per cause of ops kept out of CUDA graphs: the ops that move data to or
+    from the CPU (torch's ``cpu ops`` and ``DeviceCopy ops``: one moves the data there,
+    the other back) are one cause, named by the input where a CPU tensor is passed in."""
+    groups: dict[str, list[PartitionOp]] = {}
     for op in site.kept_out:
-        user = next((f for f in reversed(op.frames) if f.code), None)
-        key = cause_key("cudagraph", "partition", op.reason, _where(user) if user else op.fx)
-        if key in seen:
-            continue
-        seen.add(key)
-        at = f" at `{user.code}` ({_where(user)})" if user else ""
+        groups.setdefault("cpu" if _on_the_cpu(op.reason) else op.reason, []).append(op)
+    out = []
+    for family, ops in groups.items():
+        users = [next((f for f in reversed(op.frames) if f.code), None) for op in ops]
+        placed = [(op, u) for op, u in zip(ops, users, strict=True) if u is not None]
+        op, user = placed[0] if placed else (ops[0], None)
+        inputs = _cpu_inputs(c) if family == "cpu" else []
+        reasons = ", ".join(dict.fromkeys(o.reason for o in ops))
+        lines = ", ".join(dict.fromkeys(f"`{u.code}` ({_where(u)})" for _, u in placed))
+        at = f" at {lines}" if lines else ""
+        if inputs:
+            caller = _caller(c)
+            passed = f", passed at {caller}" if caller else ""
+            names = ", ".join(f"`{n}`" for n in inputs)
+            title = (f"Compile {c.compile_id}: ops kept out of CUDA graphs ({reasons}) because "
+                     f"the input {names} is a CPU tensor{passed}")  # fmt: skip
+            advice = (f"Pass {names} on the GPU (`.cuda()` once, before the call), or as a "
+                      "Python number if it is a scalar. " + _STATIC)  # fmt: skip
+        else:
+            title = f"Compile {c.compile_id}: ops kept out of CUDA graphs ({reasons}){at}"
+            advice = _ADVICE.get("cpu" if family == "cpu" else "", "Move the op out of the "
+                                 "compiled region.")  # fmt: skip
+        evidence = [
+            Evidence(text=f"torch: {o.buffer}: reason={o.reason}, fx={o.fx}", compile=key_of(c),
+                     src=src_key(u.filename, u.line) if u else None)
+            for o, u in zip(ops, users, strict=True)
+        ]  # fmt: skip
+        place = _where(user) if user else op.fx
         out.append(
             finding(
                 "cudagraph.partition",
                 "warning",
-                f"Compile {c.compile_id}: an op kept out of CUDA graphs ({op.reason}){at}",
-                [Evidence(text=f"torch: {op.buffer}: reason={op.reason}, fx={op.fx}",
-                          compile=key_of(c),
-                          src=src_key(user.filename, user.line) if user else None)],
-                _ADVICE.get("cpu" if "cpu" in op.reason else "", "Move the op out of the "
-                            "compiled region.")
-                + " The graph is split around it: each side is a separate CUDA graph.",
+                title,
+                evidence,
+                advice + " The graph is split around it: each side is a separate CUDA graph.",
                 "the graph runs as several CUDA graphs with eager work between them",
                 score=0.8,
-                cause=key,
+                cause=cause_key("cudagraph", "partition", op.reason, place),
             )
         )
     return out
+
+
+def _on_the_cpu(reason: str) -> bool:
+    """torch's partition reasons for work on, or copies to and from, the CPU."""
+    return "cpu" in reason.lower() or "devicecopy" in reason.lower()
+
+
+def _cpu_inputs(c: Compile) -> list[str]:
+    """The user's names of the Dynamo graph's inputs that are CPU tensors (``L_x_``:
+    ``x``), parameters and buffers left out."""
+    graph = c.graphs.get(DYNAMO_GRAPH)
+    if graph is None:
+        return []
+    out = []
+    for n in graph.nodes:
+        if n.op != "placeholder" or not n.meta or not n.meta[0].device.startswith("cpu"):
+            continue
+        if module_path_of_placeholder(n.target) is not None:
+            continue  # a module's parameter or buffer
+        out.append(input_name(n.target))
+    return out
+
+
+def _caller(c: Compile) -> str:
+    """``file:line`` of the call into the compiled frame from code that is not torch's."""
+    for loc in reversed(c.stack[:-1]):
+        lib = library_of(loc.filename) if loc.filename else ("torch", "")
+        if lib is None or lib[0] != "torch":
+            return f"{loc.filename.rsplit('/', 1)[-1]}:{loc.line}"
+    return ""
 
 
 def _shapes(c: Compile, site: SiteGraphs, pool: int, first: dict[int, float]) -> Ranked:

@@ -246,3 +246,15 @@ def library_aten_name(name: str) -> str | None:
     if name.startswith("torch.ops.aten."):
         return f"aten::{name.split('.')[3]}"
     return None
+
+
+def input_name(target: str) -> str:
+    """The user's name of a Dynamo graph input (its placeholder target ``L_x_``; a
+    global's ``G_scale_``).
+
+    Example:
+        >>> input_name("L_x_"), input_name("L_attention_mask_")
+        ('x', 'attention_mask')
+    """
+    m = re.match(r"^[LG]_(?P<name>.+?)_?$", target)
+    return m["name"] if m else target

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from compiler.parse.guards.sources import closure_variable, read_guard, source_name
+
 _TENSOR = re.compile(
     r"tensor '(?P<input>.+?)' (?P<what>[\w ]+?) mismatch(?: at index (?P<dim>\d+))?"
 )
@@ -34,12 +36,15 @@ _LIMIT = ("recompile limit", "recompile_limit", "cache_size_limit", "cache size 
 class FailedGuard:
     """A recompile reason's failed guard, read.
 
-    ``what`` is one of: a tensor property (``size``, ``dtype``, ``stride``,
+    ``what`` is one of: a tensor property (``size``, ``dtype``, ``device``, ``stride``,
     ``requires_grad``...: ``input`` is the tensor's user name, ``dim`` the index where
-    Dynamo names one), ``grad mode`` or ``global state`` (``changed``: what Dynamo says
-    changed), ``object identity``, ``type``, ``training`` (``input``: the module's
-    ``.training`` source), ``global`` (a global's name), ``value`` (an argument's name),
-    ``attribute`` (the source read), or ``guard`` when none of these.
+    Dynamo names one), ``grad mode``, ``autocast`` or ``global state`` (``changed``: what
+    Dynamo says changed), ``dict keys`` (``changed``: the key), ``list length``,
+    ``object identity``, ``type``, ``closure cell`` (``changed``: the variable),
+    ``training`` (``input``: the module's ``.training`` source), ``global`` (a global's
+    name), ``number attribute`` (an int or float read from an object), ``attribute``
+    (any other), ``value`` (an argument's name), or ``guard`` when none of these. Every
+    source is in the one spelling of ``sources.source_name``.
     """
 
     text: str  # the guard alone: first line, without Dynamo's source comment and padding
@@ -68,29 +73,28 @@ input='x', what='size', dim='0', changed='', changes=(('4', '5'),), tensor=True)
 
     m = _TENSOR.search(text)
     if m:
-        name = _SOURCE_NAME.match(m["input"])
-        user = name["name"] if name else m["input"]
+        name = _SOURCE_NAME.match(source_name(m["input"]))
+        user = name["name"] if name else source_name(m["input"])
         return FailedGuard(text, user, m["what"].strip(), m["dim"], "", changes, True)
     if "global_state" in text.lower().replace(" ", "_"):
         changed = text.split("changed:", 1)[1].strip() if "changed:" in text else ""
-        return of("", "grad mode" if changed == "grad_mode" else "global state", changed)
-    if "___check_obj_id" in text or "id_match" in text.lower():
-        return of("", "object identity")
-    if "___check_type_id" in text or "type_match" in text.lower():
-        return of("", "type")
-    lhs = text.split(" == ", 1)[0].split(" != ", 1)[0].strip()
-    if lhs.endswith(".training"):
-        return of(lhs, "training")
-    glob = _GLOBAL.match(lhs)
-    if glob and glob.end() == len(lhs):  # a global's own value; G['opt'].lr is an attribute
-        return of(glob["name"], "global")
-    # an argument's value, an element or the length of it: `tag`, `sizes[0]`, `len(sizes)`
-    arg = _ARG_VALUE.match(lhs)
-    if arg:
-        return of(arg["name"] or arg["len"], "value")
-    if _VALUE.match(text):
-        return of(lhs, "attribute")
-    return of("", "guard")
+        if changed == "grad_mode":
+            return of("", "grad mode", changed)
+        return of("", "autocast" if changed.startswith("autocast") else "global state", changed)
+    read = read_guard(text)
+    kind = _KINDS.get(read.kind, read.kind)
+    if kind == "value" and not _ARG_VALUE.match(read.source):
+        kind = "attribute"  # a string or object attribute: `self.mode == 'relu'`
+    if kind == "value":
+        root = _ROOT.match(read.source)
+        return of(root["root"] if root else read.source, kind, read.value)
+    if kind == "closure cell":
+        return of(read.source, kind, closure_variable(reason))
+    return of(read.source, kind, read.value if kind in ("dict keys", "list length") else "")
+
+
+# a guard's kind (``read_guard``) -> the ``what`` of its recompile
+_KINDS = {"number": "number attribute", "attribute presence": "attribute"}
 
 
 def guard_source(guard: FailedGuard) -> str:
@@ -105,18 +109,19 @@ def guard_source(guard: FailedGuard) -> str:
         >>> guard_source(failed_guard("tensor 'kwargs['input_ids']' size mismatch at index 1"))
         'input_ids'
     """
-    if guard.what in ("grad mode", "global state", "guard", "object identity", "type"):
-        return guard.text if guard.what != "grad mode" else "grad_mode"
+    if guard.what in ("grad mode", "autocast"):
+        return guard.what.replace(" ", "_")
+    if guard.what in ("global state", "guard"):
+        return guard.text
     expr = guard.input
     if guard.tensor:
         m = _TENSOR.search(guard.text)
-        expr = m["input"] if m else expr
-    expr = _KWARG.sub(lambda m: m["name"], expr.replace("L['", "").replace("G['", "", 1), 1)
-    expr = re.sub(r"^([A-Za-z_]\w*)'\]", r"\1", expr)
+        expr = source_name(m["input"]) if m else expr
+    expr = _KWARG.sub(lambda m: m["name"], expr, 1)
     root = _ROOT.match(expr)
     if root is not None and root.end() < len(expr) and guard.what != "global":
-        return expr[root.end():]
-    return expr
+        expr = expr[root.end():]
+    return f"{expr} ({guard.changed})" if guard.what == "closure cell" and guard.changed else expr
 
 
 def optimizer_setting(source: str) -> str:
