@@ -51,6 +51,8 @@ from compiler.model import (
     Guards,
     Kernel,
     Node,
+    NodeNumerics,
+    Numerics,
     Options,
     OutputCode,
     Phase,
@@ -62,6 +64,7 @@ from compiler.model import (
     StageError,
     TensorMeta,
 )
+from compiler.numerics import numerics
 from compiler.profile import attach_profile
 from compiler.ranks.divergence import Divergence, DivergenceItem, RankLink, divergence
 from compiler.remedy.tried import try_fixes
@@ -99,6 +102,8 @@ __all__ = [
     "LabError",
     "Memory",
     "Node",
+    "NodeNumerics",
+    "Numerics",
     "OptionError",
     "Options",
     "OutputCode",
@@ -133,6 +138,7 @@ __all__ = [
     "explore_script",
     "load_trace",
     "memory",
+    "numerics",
     "recording",
     "relower",
     "reporting",

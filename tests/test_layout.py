@@ -34,6 +34,7 @@ ROOM_ORDER = (
     "capture",
     "remedy",
     "compare",
+    "numerics",
     "__init__",
     "live",
     "__main__",

@@ -1,0 +1,97 @@
+"""compiler.numerics: the first node whose compiled value leaves eager's, on real Inductor
+compiles on the CPU (planted bug, no bug, bf16, a GPT-2 training step)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import torch
+
+import compiler
+
+pytestmark = pytest.mark.slow
+
+
+class TwoLayers(torch.nn.Module):
+    def __init__(self, dtype: torch.dtype = torch.float32) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(8, 32, dtype=dtype)
+        self.b = torch.nn.Linear(32, 4, dtype=dtype)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.a(x))
+        return self.b(h).softmax(-1)
+
+
+_LINES, _FIRST = inspect.getsourcelines(TwoLayers)
+RELU_LINE = next(i for i, line in enumerate(_LINES, _FIRST) if "torch.relu" in line)
+
+
+def _step(model: torch.nn.Module, opt: torch.optim.Optimizer):
+    def step(x: torch.Tensor) -> torch.Tensor:
+        opt.zero_grad()
+        loss = (model(x) * torch.arange(4.0, dtype=x.dtype)).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def test_a_planted_relu_bug_is_the_first_divergence_with_its_kernel_and_line():
+    torch.manual_seed(0)
+    model = TwoLayers()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(6, 8)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    found = compiler.numerics(
+        _step(model, opt), x, options={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}
+    )
+    first = found.first_divergence
+    assert first is not None
+    assert first.node == "relu" and first.graph == "forward"
+    assert first.kernel.startswith("cpp_fused") and "relu" in first.kernel
+    assert first.kernel_id.endswith(first.kernel)
+    assert first.source is not None and first.source.line == RELU_LINE
+    assert first.within is False and first.ratio is not None and first.ratio > 1
+    assert first.max_abs is not None and first.max_abs >= 1.0 - 1e-5  # relu(x) became x + 1
+    # every node is compared or says why not
+    assert all(n.compared or n.reason for n in found.nodes)
+    assert {n.graph for n in found.nodes} >= {"forward", "backward"}
+    assert any(n.output.startswith("gradient") and n.compared for n in found.nodes)
+    # the user's model and optimizer are as they were
+    after = model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert all(p.grad is None for p in model.parameters())
+    assert not opt.state
+    # the Exploration carries it, and the advisor names it
+    exp = found.exploration
+    assert exp.numerics is not None and exp.numerics.first_divergence == first
+    finding = next(f for f in exp.findings() if f.kind == "numerics.divergence")
+    assert f":{RELU_LINE}" in finding.title and first.kernel in finding.title
+
+
+def test_the_same_model_without_the_bug_has_no_divergence():
+    torch.manual_seed(0)
+    model = TwoLayers()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    found = compiler.numerics(_step(model, opt), torch.randn(6, 8))
+    assert found.first_divergence is None
+    assert found.compared and all(n.within for n in found.compared)
+    assert not [f for f in found.exploration.findings() if f.kind == "numerics.divergence"]
+
+
+def fused_bf16(x: torch.Tensor) -> torch.Tensor:
+    return ((x.sin() * 1.7 + x.cos()).exp() - x) * 0.3
+
+
+def test_bf16_compiled_differs_from_eager_within_tolerance_and_says_which_is_closer():
+    torch.manual_seed(0)
+    found = compiler.numerics(fused_bf16, torch.randn(4096, dtype=torch.bfloat16))
+    assert found.low_precision == "bfloat16"
+    assert found.first_divergence is None
+    last = found.compared[-1]
+    assert last.max_abs, "Inductor keeps the fused chain in float32; eager rounds every op"
+    assert last.assert_close is not None and last.closer == "compiled"
+    assert any("closer to float64" in note and "not a bug" in note for note in found.notes)
