@@ -32,6 +32,7 @@ from compiler.model import (
     SourceLoc,
     StageError,
 )
+from explorer.numerics_report import numerics_markdown
 
 __all__ = ["findings_markdown", "profile_markdown", "summarize", "write_markdown"]
 
@@ -71,6 +72,7 @@ def summarize(exp: Exploration) -> str:
     _costs(exp, out)
     if exp.profile is not None:
         out += profile_markdown(exp.profile)
+    out += numerics_markdown(exp.numerics) if exp.numerics is not None else []
     compiled = compiled_files(exp.compiles)
     for c in exp.compiles:
         _compile(c, multi_rank=len(exp.ranks) > 1, compiled=compiled, out=out)

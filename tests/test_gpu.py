@@ -494,3 +494,22 @@ def test_attach_profile_links_every_triton_kernel_event_of_a_profiled_training_s
     assert p.kernel_events >= p.linked_events >= len(test_profile.triton_events(exp, trace))
     # every explored Triton kernel ran three times in the profiled steps
     assert {k.events for k in p.kernels if k.name.startswith("triton_")} == {3}
+
+
+def test_numerics_finds_the_planted_triton_relu_bug_at_its_kernel_and_line():
+    from test_numerics import RELU_LINE, TwoLayers, _step
+
+    torch.manual_seed(0)
+    model = TwoLayers().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    bug = {"triton.inject_relu_bug_TESTING_ONLY": "accuracy"}
+    found = compiler.numerics(_step(model, opt), torch.randn(64, 8, device="cuda"), options=bug)
+    first = found.first_divergence
+    assert first is not None and first.node == "relu" and first.graph == "forward"
+    assert first.kernel.startswith("triton_") and first.kernel_id.endswith(first.kernel)
+    assert first.source is not None and first.source.line == RELU_LINE
+    assert all(n.compared or n.reason for n in found.nodes)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    clean = compiler.numerics(_step(model, opt), torch.randn(64, 8, device="cuda"))
+    assert clean.first_divergence is None, clean.first_divergence

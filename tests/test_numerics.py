@@ -70,6 +70,21 @@ def test_a_planted_relu_bug_is_the_first_divergence_with_its_kernel_and_line():
     assert exp.numerics is not None and exp.numerics.first_divergence == first
     finding = next(f for f in exp.findings() if f.kind == "numerics.divergence")
     assert f":{RELU_LINE}" in finding.title and first.kernel in finding.title
+    assert "emulate_precision_casts" not in finding.suggestion  # float32: not a precision fix
+    assert "TORCHDYNAMO_REPRO_AFTER" in finding.suggestion
+    # the pane, the Markdown report and the offline page show it
+    from explorer.export import all_pane_data, to_html
+    from explorer.panes import build_pane
+    from explorer.panes.index import build_index
+    from explorer.report import summarize
+
+    pane = build_pane(exp, None, "numerics")
+    assert pane.first is not None and pane.first.node == "relu" and pane.first.level == "over"
+    assert pane.first.kernel == first.kernel_id and pane.first.stage is not None
+    assert [r.node for r in pane.nodes] == [n.node for n in found.nodes]
+    assert "**First divergence:** `relu`" in summarize(exp)
+    assert ("", "numerics") in dict(all_pane_data(exp, build_index(exp)))
+    assert "renderNumerics" in to_html(exp)
 
 
 def test_the_same_model_without_the_bug_has_no_divergence():
@@ -95,3 +110,35 @@ def test_bf16_compiled_differs_from_eager_within_tolerance_and_says_which_is_clo
     assert last.max_abs, "Inductor keeps the fused chain in float32; eager rounds every op"
     assert last.assert_close is not None and last.closer == "compiled"
     assert any("closer to float64" in note and "not a bug" in note for note in found.notes)
+
+
+def test_a_gpt2_training_step_is_compared_node_by_node_or_says_why_not():
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, n_positions=32,
+                                     vocab_size=128)  # fmt: skip
+    model = transformers.GPT2LMHeadModel(config)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    ids = torch.randint(0, 128, (2, 16))
+
+    def step(ids: torch.Tensor) -> torch.Tensor:
+        opt.zero_grad()
+        loss = model(ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        return loss
+
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    found = compiler.numerics(step, ids, options={"fallback_random": True})
+    assert found.nodes and all(n.compared or n.reason for n in found.nodes)
+    graphs = {n.graph for n in found.nodes}
+    assert "forward" in graphs and "backward" in graphs
+    assert len(found.compared) > 50
+    assert any(n.output.startswith("gradient") and n.compared for n in found.nodes)
+    assert found.first_divergence is None, found.first_divergence
+    after = model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert not opt.state
+    # the record goes through the file form and back
+    exp = found.exploration
+    assert compiler.Exploration.from_json(exp.to_json()).numerics == exp.numerics

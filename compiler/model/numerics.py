@@ -85,7 +85,9 @@ class Numerics:
     fallback_random: bool = False
     nodes: tuple[NodeNumerics, ...] = ()
     notes: tuple[str, ...] = ()
-    exploration: Exploration | None = field(default=None, compare=False, repr=False, metadata=DERIVED)
+    exploration: Exploration | None = field(
+        default=None, compare=False, repr=False, metadata=DERIVED
+    )
 
     @property
     def first_divergence(self) -> NodeNumerics | None:

@@ -28,6 +28,7 @@ from .index_types import (
     SourceWindow,
 )
 from .labels import STAGE_LABELS, default_pane, group_of, kind_of, label_of
+from .numerics import has_numerics
 from .ranks import has_ranks
 from .types import PaneError
 
@@ -50,6 +51,7 @@ _COSTS = (
     (ids.COMPILE_TIME, has_compile_time),
     (ids.MEMORY, has_memory),
     (ids.CUDAGRAPHS, has_cudagraphs),
+    (ids.NUMERICS, has_numerics),
 )
 
 

@@ -22,6 +22,7 @@ from .costs.cudagraphs import CudagraphsPane, build_cudagraphs
 from .costs.memory import MemoryPane, build_memory
 from .frame import build_code, build_graph, build_graph_breaks, build_recompile_reasons
 from .inductor import build_output_code, build_schedule, build_triton_lowering
+from .numerics import NumericsPane, build_numerics
 from .ranks import build_ranks
 from .runtime import (
     build_autotuning,
@@ -136,6 +137,9 @@ KINDS: tuple[PaneKind, ...] = (
         build=build_cudagraphs,
         module="cudagraphs.js",
         renderer="renderCudagraphs",
+    ),
+    PaneKind(
+        cls=NumericsPane, build=build_numerics, module="numerics.js", renderer="renderNumerics"
     ),
 )
 
