@@ -10,7 +10,29 @@ import torch
 
 import compiler
 
-pytestmark = pytest.mark.slow
+
+
+def test_every_private_torch_use_of_numerics_works_on_the_installed_torch():
+    from compiler._compat import numerics as torch_numerics
+    from compiler.parse.wrapper_writes import file_line_writes
+
+    assert torch_numerics.is_random(torch.ops.aten.bernoulli.p)
+    assert torch_numerics.is_random(torch.ops.prims.inductor_random.default)
+    assert not torch_numerics.is_random(torch.ops.aten.add.Tensor)
+    assert torch_numerics.is_view(torch.ops.aten.view.default)
+    assert not torch_numerics.is_view(torch.ops.aten.add_.Tensor)
+    assert torch_numerics.repro_tolerance() == pytest.approx(1e-3)
+    assert torch_numerics.fallback_random() is False
+    ref = torch.randn(2000)
+    fp64 = ref.double()
+    assert torch_numerics.same(ref, ref + 1e-7, fp64, 1e-3)
+    assert not torch_numerics.same(ref, ref + 1, fp64, 1e-3)
+    from torch._inductor.graph import GraphLowering
+
+    before = GraphLowering.compile_to_module
+    with torch_numerics.observe_intermediates(file_line_writes) as seen:
+        assert GraphLowering.compile_to_module is not before
+    assert GraphLowering.compile_to_module is before and seen.graphs == []
 
 
 class TwoLayers(torch.nn.Module):
@@ -39,6 +61,7 @@ def _step(model: torch.nn.Module, opt: torch.optim.Optimizer):
     return step
 
 
+@pytest.mark.slow
 def test_a_planted_relu_bug_is_the_first_divergence_with_its_kernel_and_line():
     torch.manual_seed(0)
     model = TwoLayers()
@@ -87,6 +110,7 @@ def test_a_planted_relu_bug_is_the_first_divergence_with_its_kernel_and_line():
     assert "renderNumerics" in to_html(exp)
 
 
+@pytest.mark.slow
 def test_the_same_model_without_the_bug_has_no_divergence():
     torch.manual_seed(0)
     model = TwoLayers()
@@ -101,6 +125,7 @@ def fused_bf16(x: torch.Tensor) -> torch.Tensor:
     return ((x.sin() * 1.7 + x.cos()).exp() - x) * 0.3
 
 
+@pytest.mark.slow
 def test_bf16_compiled_differs_from_eager_within_tolerance_and_says_which_is_closer():
     torch.manual_seed(0)
     found = compiler.numerics(fused_bf16, torch.randn(4096, dtype=torch.bfloat16))
@@ -112,6 +137,7 @@ def test_bf16_compiled_differs_from_eager_within_tolerance_and_says_which_is_clo
     assert any("closer to float64" in note and "not a bug" in note for note in found.notes)
 
 
+@pytest.mark.slow
 def test_a_gpt2_training_step_is_compared_node_by_node_or_says_why_not():
     transformers = pytest.importorskip("transformers")
     torch.manual_seed(0)

@@ -36,6 +36,8 @@ class GraphCall:
     outputs: list[Any] = field(default_factory=list)
     # inputs the call wrote into (an optimizer's parameters), by position: their values after
     mutated: dict[int, Any] = field(default_factory=dict)
+    # buffers a later kernel writes into again (index_put_ into zeros): after their last line
+    last: dict[str, tuple[int, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -51,6 +53,8 @@ class LoweredGraph:
     origins: dict[str, tuple[str, ...]]
     inputs: tuple[str, ...]
     mutated_inputs: tuple[int, ...] = ()
+    # buffer -> the buffer it writes its value into (a mutation: ``MutationOutput``)
+    mutates: dict[str, str] = field(default_factory=dict)
     calls: list[GraphCall] = field(default_factory=list)
 
 
@@ -61,6 +65,8 @@ class Intermediates:
 
     graphs: list[LoweredGraph] = field(default_factory=list)
     recording: bool = True
+    # our own failures, caught so that the user's run goes on as a plain run would
+    errors: list[str] = field(default_factory=list)
 
 
 def _clone(value: Any) -> Any:
@@ -113,11 +119,15 @@ def observe_intermediates(
                 mutated_inputs=tuple(
                     i for i, name in enumerate(self.graph_inputs) if name in self.mutated_inputs
                 ),
+                mutates={
+                    name: str(targets[-1])
+                    for name, buf in self.name_to_buffer.items()
+                    if (targets := list(getattr(buf, "get_mutation_names", list)()))
+                },
             )
-            writes = {
-                line: tuple(n for n in names if n in graph.origins)
-                for line, names in writes_of(graph.path, code.co_firstlineno).items()
-            }
+            lines = writes_of(graph.path, code.co_firstlineno)
+            writes = {line: tuple(n for n in names if n in graph.origins)
+                      for line, names in lines.items()}  # fmt: skip
             mod.call = _observed_call(call, graph, writes, seen, active)
             seen.graphs.append(graph)
         except Exception:
@@ -147,17 +157,27 @@ def _observed_call(
         given = list(args)
         record = GraphCall(inputs=[_clone(a) for a in args], rng=torch.get_rng_state())
         pending: list[tuple[int, str]] = []
+        rewritten = set(graph.mutates.values())
 
         def on_line(frame: FrameType, event: str, _arg: Any) -> Any:
-            if event in ("line", "return"):
+            if event not in ("line", "return"):
+                return on_line
+            try:
                 for line, name in pending:
                     value = frame.f_locals.get(name)
-                    if isinstance(value, torch.Tensor) and name not in record.values:
+                    if not isinstance(value, torch.Tensor):
+                        continue
+                    if name not in record.values:
                         record.values[name] = (line, value.detach().clone())
+                    elif name in rewritten:
+                        record.last[name] = (line, value.detach().clone())
                 pending.clear()
                 if event == "line":
                     line = frame.f_lineno
                     pending.extend((line, n) for n in writes.get(line, ()))
+            except Exception as exc:
+                seen.errors.append(f"a buffer could not be kept: {type(exc).__name__}: {exc}")
+                pending.clear()
             return on_line
 
         def on_call(frame: FrameType, _event: str, _arg: Any) -> Any:
@@ -169,11 +189,14 @@ def _observed_call(
             out = call(args)
         finally:
             sys.settrace(before)
-        record.outputs = [_clone(o) for o in out]
-        for i in graph.mutated_inputs:
-            if isinstance(given[i], torch.Tensor):
-                record.mutated[i] = given[i].detach().clone()
-        graph.calls.append(record)
+        try:
+            record.outputs = [_clone(o) for o in out]
+            for i in graph.mutated_inputs:
+                if isinstance(given[i], torch.Tensor):
+                    record.mutated[i] = given[i].detach().clone()
+            graph.calls.append(record)
+        except Exception as exc:
+            seen.errors.append(f"a graph's outputs could not be kept: {type(exc).__name__}: {exc}")
         return out
 
     return observed

@@ -77,7 +77,7 @@ def graph_nodes(
     module = lowered.module
     by_node: dict[str, str] = {}
     for buffer, origin in lowered.origin.items():
-        if buffer in call.values:
+        if buffer in call.values or lowered.mutates.get(buffer) in call.last:
             by_node.setdefault(origin, buffer)
     fused_in: dict[str, str] = {}
     for buffer, names in lowered.origins.items():
@@ -104,9 +104,12 @@ def graph_nodes(
             random_from[node.name] = origin
         buffer = by_node.get(node.name, "")
         line, value = call.values.get(buffer, (0, None))
+        if buffer in lowered.mutates:  # written into another buffer: its value after the call
+            target = lowered.mutates[buffer]
+            line, value = call.last.get(target, (0, None))
         kernel, kernel_id = links.kernel_at(line) if buffer else ("", "")
         base.update(buffer=buffer, kernel=kernel, kernel_id=kernel_id)
-        if value is None and node.name in outputs:
+        if node.name in outputs:  # what the graph returned is final, whatever wrote it last
             value = call.outputs[outputs[node.name][0]]
         if value is None:
             value = written.get(node.name)

@@ -62,6 +62,8 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
     """
     import torch
 
+    # Triton's lower stages are not what numerics is about, and cost a lowering per kernel
+    compile_options.setdefault("triton_stages", False)
     options = dict(compile_options.get("options") or {})
     fallback = bool(options.get("fallback_random", torch_numerics.fallback_random()))
     with (
@@ -90,6 +92,7 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
                          f"({ref.fp64_error}): its verdicts are allclose only.")  # fmt: skip
         nodes += graph_nodes(lowered, call, ref, links, tol=tol, fallback_random=fallback,
                              start=len(nodes))  # fmt: skip
+    notes += [f"Not observed: {e}" for e in dict.fromkeys(seen.errors)]
     if not seen.graphs:
         notes.append("Inductor compiled no graph in this run: nothing to compare (numerics needs "
                      "the inductor backend and a compile the run triggers).")  # fmt: skip
