@@ -11,10 +11,9 @@ import torch
 import compiler
 
 
-
 def test_every_private_torch_use_of_numerics_works_on_the_installed_torch():
     from compiler._compat import numerics as torch_numerics
-    from compiler.parse.wrapper_writes import file_line_writes
+    from compiler.parse.output_code import file_line_writes
 
     assert torch_numerics.is_random(torch.ops.aten.bernoulli.p)
     assert torch_numerics.is_random(torch.ops.prims.inductor_random.default)

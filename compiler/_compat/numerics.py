@@ -9,7 +9,7 @@ itself, the same way on every device: while a capture compiles, each Inductor gr
 compiled module's ``call`` is wrapped so that one observed run keeps a copy of every
 buffer right after the line of ``call`` that writes it (a line tracer on ``call``'s
 frame only). Which line writes which buffer is read from the output code by the caller
-(``compiler/parse/wrapper_writes.py``). Checked on torch 2.13 (CPU) and 2.14.1.
+(``compiler/parse/output_code.py``). Checked on torch 2.13 (CPU) and 2.14.1.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from compiler.capture.state import Snapshot, snapshot
 from compiler.model import Compile, Exploration, NodeNumerics, Numerics, OutputCode, SourceLoc
 from compiler.numerics.nodes import GraphLinks, graph_nodes
 from compiler.numerics.reference import run_reference
-from compiler.parse.wrapper_writes import file_line_writes, line_callees
+from compiler.parse.output_code import file_line_writes, line_callees
 
 _LOW = {"torch.bfloat16": "bfloat16", "torch.float16": "float16"}
 
@@ -100,8 +100,8 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
     if low:
         notes.append(_closer_note(", ".join(low), nodes))
     found = Numerics(
-        target=exp.target, device=exp.environment.device if hasattr(exp.environment, "device")
-        else "", torch_version=torch.__version__, tolerance=tol, low_precision=", ".join(low),
+        target=exp.target, device=exp.environment.device, torch_version=torch.__version__,
+        tolerance=tol, low_precision=", ".join(low),
         fallback_random=fallback, nodes=tuple(nodes), notes=tuple(notes),
     )  # fmt: skip
     exp = dataclasses.replace(exp, numerics=found)

@@ -6,7 +6,6 @@ Every figure and word is the compiler's; the browser draws them."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from compiler import Exploration, NodeNumerics
@@ -68,7 +67,7 @@ def _g(x: float | None) -> str:
 def _level(n: NodeNumerics) -> str:
     if not n.compared:
         return "skip"
-    ratio = n.ratio if n.ratio is not None else math.inf
+    ratio = n.ratio if n.ratio is not None else 0.0
     return "over" if not n.within else "near" if ratio > 0.5 else "agree"
 
 
@@ -83,12 +82,11 @@ def _row(exp: Exploration, n: NodeNumerics) -> NumericsRow:
         f"(eager {_g(n.rmse_eager)}, allowed {_g(n.rmse_bound)}); {_g(n.ratio)}x tolerance: "
         f"{verdict}" + (f"; {n.closer} is closer to float64" if n.closer else "")
     ) if n.compared else ""  # fmt: skip
-    finite = n.ratio if n.ratio is None or math.isfinite(n.ratio) else 1e30
     return NumericsRow(
         order=n.order, node=n.node, target=n.target, graph=n.graph, compile=n.compile_id,
         stage=stage if n.compile_id in compiled else None,
         kernel=n.kernel_id or None, kernel_name=n.kernel, src=ids.loc_key(n.source),
-        dtype=n.dtype.replace("torch.", ""), level=_level(n), ratio=finite, figures=figures,
+        dtype=n.dtype.replace("torch.", ""), level=_level(n), ratio=n.ratio, figures=figures,
         reason=n.reason, output=n.output,
     )  # fmt: skip
 
