@@ -48,6 +48,7 @@ def main() -> None:
         }  # fmt: skip
         text = found.exploration.to_json()
         with gzip.open(out / f"cuda_numerics_relu_{name}.json.gz", "wt", encoding="utf-8") as f:
+            # the CPU replay test reads cuda_numerics_relu_bug.json.gz from tests/data/recordings
             f.write(text)
         print(name, json.dumps(summary[name]))
     (out / "cuda_numerics_summary.json").write_text(json.dumps(summary, indent=1))

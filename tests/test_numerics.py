@@ -167,3 +167,23 @@ def test_a_gpt2_training_step_is_compared_node_by_node_or_says_why_not():
     # the record goes through the file form and back
     exp = found.exploration
     assert compiler.Exploration.from_json(exp.to_json()).numerics == exp.numerics
+
+
+def test_the_h200_recording_of_the_planted_triton_bug_replays_on_the_cpu():
+    """Recorded by ``scripts/record_numerics_gpu.py`` (skipped until it is committed)."""
+    import gzip
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / "recordings" / "cuda_numerics_relu_bug.json.gz"
+    if not path.exists():
+        pytest.skip(f"{path.name} not recorded yet: python3 scripts/record_numerics_gpu.py OUT")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        exp = compiler.Exploration.from_json(f.read())
+    first = exp.numerics.first_divergence
+    assert first is not None and first.node == "relu" and first.kernel.startswith("triton_")
+    assert first.source is not None and first.source.line == RELU_LINE
+    from explorer.panes import build_pane
+
+    pane = build_pane(exp, None, "numerics")
+    assert pane.first is not None and pane.first.kernel == first.kernel_id
+    assert any(f.kind == "numerics.divergence" for f in exp.findings())
