@@ -28,7 +28,9 @@ class NodeNumerics:
     ``assert_close`` is ``torch.testing.assert_close``'s with its per-dtype defaults;
     ``ratio`` is the error over what is allowed (above 1 = not within); ``closer`` says
     which of compiled and eager is nearer float64 (``compiled``, ``eager``, ``equal``).
-    ``output`` names a graph output (``forward output 0``, ``gradient of primals_1``).
+    ``output`` names a graph output (``forward output 0``, ``gradient 2``). ``reason``
+    starts with its kind and a colon: ``graph input``, ``view``, ``fused``, ``random``,
+    ``not materialized``, ``no reference``, ``shape``, ``dtype``, ``not a tensor``.
     """
 
     graph: str

@@ -65,14 +65,14 @@ def measure(res: Any, ref: Any, ref64: Any, tol: float) -> Measured:
             same = res == ref
             return Measured(dtype=type(ref).__name__, within=same, assert_close=same,
                             ratio=0.0 if same else _FAR)  # fmt: skip
-        return Measured(reason="not a tensor")
+        return Measured(reason="not a tensor: nothing to compare")
     dtype = str(ref.dtype)
     shape = tuple(int(s) for s in ref.shape)
     if res.shape != ref.shape:
-        return Measured(reason=f"compiled shape {tuple(res.shape)}, eager shape {shape}",
+        return Measured(reason=f"shape: compiled {tuple(res.shape)}, eager {shape}",
                         dtype=dtype, shape=shape)  # fmt: skip
     if res.dtype != ref.dtype:
-        return Measured(reason=f"compiled dtype {res.dtype}, eager dtype {ref.dtype}",
+        return Measured(reason=f"dtype: compiled {res.dtype}, eager {ref.dtype}",
                         dtype=dtype, shape=shape)  # fmt: skip
     if res.device != ref.device:
         res = res.to(ref.device)

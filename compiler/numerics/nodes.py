@@ -149,18 +149,18 @@ def _why_not(
         if random_origin == node.name:
             return ("random: Inductor draws its own numbers (fallback_random=False); "
                     "numerics(..., options={'fallback_random': True}) compares it")
-        return f"depends on random node {random_origin} (fallback_random=False)"
+        return f"random: depends on random node {random_origin} (fallback_random=False)"
     if node.name not in ref.values:
-        return f"the eager reference stopped before this node ({ref.error})"
+        return f"no reference: the eager run of the graph stopped before this node ({ref.error})"
     if value is None:
         if node.op == "call_function" and torch_numerics.is_view(node.target):
-            return "a view of its input: no kernel computes it"
+            return "view: a view of its input, which no kernel computes"
         holder = fused_in.get(node.name)
         if holder is not None:
             line = call.values.get(holder, (0, None))[0]
             kernel = links.kernel_at(line)[0] or "its kernel"
             origin = lowered.origin.get(holder, "")
-            return (f"fused into {kernel} (buffer {holder}, which holds {origin}): "
-                    "its value is never written to memory")
+            return (f"fused: computed inside {kernel} (buffer {holder} holds {origin}), "
+                    "never written to memory")
         return "not materialized: Inductor computed it inside another kernel or dropped it"
     return ""
