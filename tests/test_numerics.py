@@ -187,3 +187,19 @@ def test_the_h200_recording_of_the_planted_triton_bug_replays_on_the_cpu():
     pane = build_pane(exp, None, "numerics")
     assert pane.first is not None and pane.first.kernel == first.kernel_id
     assert any(f.kind == "numerics.divergence" for f in exp.findings())
+
+
+def dropped(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.dropout(x.sin(), 0.5, training=True) * 3
+
+
+@pytest.mark.slow
+def test_random_ops_are_named_unless_fallback_random_makes_them_eagers():
+    x = torch.randn(256)
+    own = compiler.numerics(dropped, x)
+    assert own.first_divergence is None
+    assert any(n.reason.startswith("random:") for n in own.nodes)
+    torch.manual_seed(0)
+    same = compiler.numerics(dropped, x, options={"fallback_random": True})
+    assert not any(n.reason.startswith("random:") for n in same.nodes)
+    assert same.first_divergence is None and same.compared[-1].output

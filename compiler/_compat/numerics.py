@@ -155,7 +155,7 @@ def _observed_call(
         if not (active[0] and seen.recording):
             return call(args)
         given = list(args)
-        record = GraphCall(inputs=[_clone(a) for a in args], rng=torch.get_rng_state())
+        record = GraphCall(inputs=[_clone(a) for a in args], rng=rng_state())
         pending: list[tuple[int, str]] = []
         rewritten = set(graph.mutates.values())
 
@@ -200,6 +200,31 @@ def _observed_call(
         return out
 
     return observed
+
+
+def rng_state() -> tuple[Any, Any]:
+    """The CPU RNG state and, where CUDA is in use, the current device's (random ops of a
+    CUDA graph draw from it; with ``fallback_random`` eager's draws must start there too).
+
+    Example:
+        >>> cpu, _ = rng_state()
+        >>> cpu.dtype
+        torch.uint8
+    """
+    cuda = torch.cuda.get_rng_state() if torch.cuda.is_initialized() else None  # type: ignore[no-untyped-call]
+    return torch.get_rng_state(), cuda
+
+
+def set_rng_state(state: tuple[Any, Any]) -> None:
+    """Put back what ``rng_state`` returned.
+
+    Example:
+        >>> set_rng_state(rng_state())
+    """
+    cpu, cuda = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state(cuda)
 
 
 def repro_tolerance() -> float:

@@ -67,26 +67,29 @@ def _fp64_arguments(target: Any, args: Any, kwargs: Any) -> tuple[Any, Any]:
 
 
 def run_reference(module: Any, inputs: list[Any], rng: Any) -> Reference:
-    """Run ``module`` (a post-grad graph) on copies of ``inputs`` from RNG state ``rng``,
+    """Run ``module`` (a post-grad graph) on copies of ``inputs`` from RNG state ``rng``
+    (``compiler._compat.numerics.rng_state``: CPU, CUDA or None),
     in its own dtypes and in float64; the process's RNG state is put back after.
 
     Example:
         >>> import torch
         >>> gm = torch.fx.symbolic_trace(lambda x: torch.relu(x) + 1)
-        >>> ref = run_reference(gm, [torch.tensor([-1.0, 2.0])], torch.get_rng_state())
+        >>> ref = run_reference(gm, [torch.tensor([-1.0, 2.0])], (torch.get_rng_state(), None))
         >>> ref.values["add"].tolist(), ref.fp64["add"].dtype
         ([1.0, 3.0], torch.float64)
     """
     import torch
 
+    from compiler._compat.numerics import rng_state, set_rng_state
+
     found = Reference()
-    saved = torch.get_rng_state()
+    saved = rng_state()
     try:
         for fp64 in (False, True):
             keep = found.fp64 if fp64 else found.values
             args = [_to64(a) if fp64 else a for a in inputs]
             args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-            torch.set_rng_state(rng)
+            set_rng_state(rng)
             try:
                 with torch.no_grad():
                     _interpreter(module, fp64, keep).run(*args)
@@ -97,5 +100,5 @@ def run_reference(module: Any, inputs: list[Any], rng: Any) -> Reference:
                 else:
                     found.error = message
     finally:
-        torch.set_rng_state(saved)
+        set_rng_state(saved)
     return found
