@@ -39,6 +39,8 @@ from compiler.model import (
     Guards,
     Kernel,
     Node,
+    NodeNumerics,
+    Numerics,
     Options,
     OutputCode,
     Phase,
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
     from compiler.lab import LabError, Relowered, TritonMissingError, relower
     from compiler.link.cudagraphs import CudaGraphs, cudagraphs
     from compiler.link.memory import Memory, memory
+    from compiler.numerics import numerics
     from compiler.profile import attach_profile
     from compiler.ranks.divergence import Divergence, DivergenceItem, RankLink, divergence
     from compiler.remedy.tried import try_fixes
@@ -109,6 +112,7 @@ _LAZY = {
     "cudagraphs": "compiler.link.cudagraphs",
     "Memory": "compiler.link.memory",
     "memory": "compiler.link.memory",
+    "numerics": "compiler.numerics",
     "attach_profile": "compiler.profile",
     "Divergence": "compiler.ranks.divergence",
     "DivergenceItem": "compiler.ranks.divergence",
@@ -168,6 +172,8 @@ __all__ = [
     "LabError",
     "Memory",
     "Node",
+    "NodeNumerics",
+    "Numerics",
     "OptionError",
     "Options",
     "OutputCode",
@@ -204,6 +210,7 @@ __all__ = [
     "explore_script",
     "load_trace",
     "memory",
+    "numerics",
     "recording",
     "relower",
     "reporting",

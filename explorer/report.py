@@ -40,6 +40,7 @@ from explorer.markdown import first_line as _first_line
 from explorer.markdown import loc as _loc
 from explorer.markdown import seconds as _seconds
 from explorer.markdown import us as _us
+from explorer.numerics_report import numerics_markdown
 
 __all__ = ["findings_markdown", "profile_markdown", "summarize", "write_markdown"]
 
@@ -78,6 +79,7 @@ def summarize(exp: Exploration) -> str:
     _costs(exp, out)
     if exp.profile is not None:
         out += profile_markdown(exp.profile)
+    out += numerics_markdown(exp.numerics) if exp.numerics is not None else []
     compiled = compiled_files(exp.compiles)
     for c in exp.compiles:
         _compile(c, multi_rank=len(exp.ranks) > 1, compiled=compiled, out=out)

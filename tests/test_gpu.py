@@ -632,3 +632,22 @@ def test_a_cpu_tensor_passed_to_a_cuda_graphed_model_is_one_finding_naming_the_i
     lines = Path(__file__).read_text().splitlines()
     caller = next(i for i, line in enumerate(lines, 1) if line.endswith("))  # CALLER"))
     assert "`scale`" in f.title and f"test_gpu.py:{caller}" in f.title, f.title
+
+
+def test_numerics_finds_the_planted_triton_relu_bug_at_its_kernel_and_line():
+    from test_numerics import RELU_LINE, TwoLayers, _step
+
+    torch.manual_seed(0)
+    model = TwoLayers().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    bug = {"triton.inject_relu_bug_TESTING_ONLY": "accuracy"}
+    found = compiler.numerics(_step(model, opt), torch.randn(64, 8, device="cuda"), options=bug)
+    first = found.first_divergence
+    assert first is not None and first.node == "relu" and first.graph == "forward"
+    assert first.kernel.startswith("triton_") and first.kernel_id.endswith(first.kernel)
+    assert first.source is not None and first.source.line == RELU_LINE
+    assert all(n.compared or n.reason for n in found.nodes)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    clean = compiler.numerics(_step(model, opt), torch.randn(64, 8, device="cuda"))
+    assert clean.first_divergence is None, clean.first_divergence

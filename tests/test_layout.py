@@ -35,6 +35,7 @@ ROOM_ORDER = (
     "capture",
     "remedy",
     "compare",
+    "numerics",
     "__init__",
     "live",
     "__main__",

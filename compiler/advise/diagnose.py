@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from compiler.advise import caches, call_time, compile_time, gpu, graph_breaks, ranks, recompiles
+from compiler.advise import (
+    caches,
+    call_time,
+    compile_time,
+    gpu,
+    graph_breaks,
+    numerics,
+    ranks,
+    recompiles,
+)
 from compiler.advise._common import SEVERITY_ORDER, Ranked
 from compiler.advise.breaks.consequences import fold
 from compiler.advise.costs import cudagraphs, memory
@@ -20,7 +29,7 @@ from compiler.model import Exploration
 
 # Order of families when severity and cost tie: what breaks the program first (ranks
 # that diverge hang the whole run).
-_FAMILIES = (ranks, graph_breaks, recompiles, call_time, gpu, cudagraphs, memory, caches,
+_FAMILIES = (ranks, numerics, graph_breaks, recompiles, call_time, gpu, cudagraphs, memory, caches,
              compile_time)  # fmt: skip
 _IMPACTS = 3  # impacts of merged findings listed, the rest counted
 _SLOWER = "gpu.slower_than_eager"

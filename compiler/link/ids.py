@@ -55,10 +55,11 @@ PROFILE = PaneId("profile")
 # Where the run's compile time and memory went (``compiler.compile_time``, ``compiler.memory``).
 COMPILE_TIME = PaneId("compile_time")
 MEMORY = PaneId("memory")
+NUMERICS = PaneId("numerics")
 # What CUDA graphs did per call site (``compiler.cudagraphs``): the whole exploration's too.
 CUDAGRAPHS = PaneId("cudagraphs")
 # The panes of the whole exploration: every compile lists them, each is built once.
-EXPLORATION_PANES = (FINDINGS, RANKS, PROFILE, COMPILE_TIME, MEMORY, CUDAGRAPHS)
+EXPLORATION_PANES = (FINDINGS, RANKS, PROFILE, COMPILE_TIME, MEMORY, CUDAGRAPHS, NUMERICS)
 
 
 # --- compiles, output codes, kernels ------------------------------------------------------

@@ -41,6 +41,7 @@ from compiler.model.kernel import (
     Schedule,
     TritonVariant,
 )
+from compiler.model.numerics import NodeNumerics, Numerics
 from compiler.model.profile import Profile, ProfiledKernel, ProfiledPlace
 
 __all__ = [
@@ -66,6 +67,8 @@ __all__ = [
     "Later",
     "LoweredStage",
     "Node",
+    "NodeNumerics",
+    "Numerics",
     "Options",
     "OutputCode",
     "Phase",

@@ -10,6 +10,7 @@ from compiler.model.derived import DERIVED, Derived
 from compiler.model.frame import Bytecode, GraphBreak, Guards, RecompileReason
 from compiler.model.graph import Graph
 from compiler.model.kernel import Autotuning, Kernel, OutputCode
+from compiler.model.numerics import Numerics
 from compiler.model.profile import Profile
 
 if TYPE_CHECKING:
@@ -264,6 +265,8 @@ class Exploration:
     tried_fixes: tuple[TriedFix, ...] = ()
     # schema 4.2: the user's own profiler trace, linked (``compiler.attach_profile``).
     profile: Profile | None = None
+    # schema 4.3: compiled against eager node by node (``compiler.numerics``).
+    numerics: Numerics | None = None
     unknown_keys: tuple[str, ...] = ()
     # what is judged from the whole exploration on first read (findings, divergence):
     # the index, the findings pane and the report each ask. Not an init field, so

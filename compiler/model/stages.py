@@ -153,6 +153,7 @@ STAGES: tuple[Stage, ...] = (
           where="exploration"),
     Stage("memory", "Memory", "group_runtime", "memory", where="exploration"),
     Stage("cudagraphs", "CUDA graphs", "group_runtime", "cudagraphs", where="exploration"),
+    Stage("numerics", "Numerics", "group_advisor", "numerics", where="exploration"),
 )  # fmt: skip
 
 # The compiler groups a view sorts panes into, in the order the compiler runs them.

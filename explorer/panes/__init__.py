@@ -27,7 +27,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from compiler import Exploration
-from compiler.link.ids import COMPILE_TIME, CUDAGRAPHS, FINDINGS, MEMORY, PROFILE, RANKS
+from compiler.link.ids import (
+    COMPILE_TIME,
+    CUDAGRAPHS,
+    FINDINGS,
+    MEMORY,
+    NUMERICS,
+    PROFILE,
+    RANKS,
+)
 
 from .findings import build_findings
 from .frame import PaneNotFound, find_compile
@@ -69,7 +77,7 @@ def build_pane(exp: Exploration, compile_key: str | None, pane_id: str) -> Pane:
         return build_ranks(exp, compile_key, pane_id)
     if pane_id == PROFILE:
         return build_profile(exp, compile_key, pane_id)
-    if pane_id in (COMPILE_TIME, MEMORY, CUDAGRAPHS):
+    if pane_id in (COMPILE_TIME, MEMORY, CUDAGRAPHS, NUMERICS):
         return kind_of(pane_id).build(exp, compile_key, pane_id)
     c = find_compile(exp, compile_key or "")
     ref = next((r for r in pane_refs(c) if r.id == pane_id), None)

@@ -15,6 +15,7 @@ from compiler import Compile, Exploration
 from compiler.link import ids
 from compiler.link.user_code import graph_source_lines
 
+from .checks.numerics import has_numerics
 from .costs.compile_time import has_compile_time
 from .costs.cudagraphs import has_cudagraphs
 from .costs.memory import has_memory
@@ -50,6 +51,7 @@ _COSTS = (
     (ids.COMPILE_TIME, has_compile_time),
     (ids.MEMORY, has_memory),
     (ids.CUDAGRAPHS, has_cudagraphs),
+    (ids.NUMERICS, has_numerics),
 )
 
 

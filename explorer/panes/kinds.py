@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .checks.numerics import NumericsPane, build_numerics
 from .costs.compile_time import CompileTimePane, build_compile_time
 from .costs.cudagraphs import CudagraphsPane, build_cudagraphs
 from .costs.memory import MemoryPane, build_memory
@@ -136,6 +137,9 @@ KINDS: tuple[PaneKind, ...] = (
         build=build_cudagraphs,
         module="cudagraphs.js",
         renderer="renderCudagraphs",
+    ),
+    PaneKind(
+        cls=NumericsPane, build=build_numerics, module="numerics.js", renderer="renderNumerics"
     ),
 )
 

@@ -10,6 +10,7 @@ import { renderRanks } from "./ranks.js";
 import { renderCompileTime } from "./compile_time.js";
 import { renderMemory } from "./memory.js";
 import { renderCudagraphs } from "./cudagraphs.js";
+import { renderNumerics } from "./numerics.js";
 
 /** @type {Object<string, Renderer>} */
 const RENDERERS = {
@@ -29,6 +30,7 @@ const RENDERERS = {
   compile_time: renderCompileTime,
   memory: renderMemory,
   cudagraphs: renderCudagraphs,
+  numerics: renderNumerics,
 };
 
 export { RENDERERS };

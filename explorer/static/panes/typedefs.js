@@ -309,6 +309,40 @@
  * @property {[string, number][]} counters
  */
 /**
+ * @typedef {object} NumericsPane
+ * @property {string} kind
+ * @property {string} id
+ * @property {string} stage
+ * @property {string} label
+ * @property {string} group
+ * @property {PaneError[]} errors
+ * @property {string} summary
+ * @property {(NumericsRow|null)} first
+ * @property {NumericsRow[]} nodes
+ * @property {NumericsRow[]} worst
+ * @property {[string, number][]} not_compared
+ * @property {string[]} notes
+ * @property {FindingItem[]} advice
+ */
+/**
+ * @typedef {object} NumericsRow
+ * @property {number} order
+ * @property {string} node
+ * @property {string} target
+ * @property {string} graph
+ * @property {string} compile
+ * @property {(string|null)} stage
+ * @property {(string|null)} kernel
+ * @property {string} kernel_name
+ * @property {(string|null)} src
+ * @property {string} dtype
+ * @property {string} level
+ * @property {(number|null)} ratio
+ * @property {string} figures
+ * @property {string} reason
+ * @property {string} output
+ */
+/**
  * @typedef {object} OutputCodePane
  * @property {string} kind
  * @property {string} id
@@ -535,6 +569,6 @@
  * @property {number} shared_memory
  * @property {LoweredStageInfo[]} stages
  */
-/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane|RanksPane|ProfilePane|CompileTimePane|MemoryPane|CudagraphsPane} Pane */
+/** @typedef {CodePane|GraphPane|OutputCodePane|SchedulePane|GraphBreaksPane|RecompileReasonsPane|AutotuningPane|KernelTimingPane|MetricsPane|TritonLoweringPane|FindingsPane|RanksPane|ProfilePane|CompileTimePane|MemoryPane|CudagraphsPane|NumericsPane} Pane */
 
 export {}; // a module: other files take these types with @import

@@ -1,0 +1,205 @@
+"""compiler.numerics: the first node whose compiled value leaves eager's, on real Inductor
+compiles on the CPU (planted bug, no bug, bf16, a GPT-2 training step)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import torch
+
+import compiler
+
+
+def test_every_private_torch_use_of_numerics_works_on_the_installed_torch():
+    from compiler._compat import numerics as torch_numerics
+    from compiler.parse.output_code import file_line_writes
+
+    assert torch_numerics.is_random(torch.ops.aten.bernoulli.p)
+    assert torch_numerics.is_random(torch.ops.prims.inductor_random.default)
+    assert not torch_numerics.is_random(torch.ops.aten.add.Tensor)
+    assert torch_numerics.is_view(torch.ops.aten.view.default)
+    assert not torch_numerics.is_view(torch.ops.aten.add_.Tensor)
+    assert torch_numerics.repro_tolerance() == pytest.approx(1e-3)
+    assert torch_numerics.fallback_random() is False
+    ref = torch.randn(2000)
+    fp64 = ref.double()
+    assert torch_numerics.same(ref, ref + 1e-7, fp64, 1e-3)
+    assert not torch_numerics.same(ref, ref + 1, fp64, 1e-3)
+    from torch._inductor.graph import GraphLowering
+
+    before = GraphLowering.compile_to_module
+    with torch_numerics.observe_intermediates(file_line_writes) as seen:
+        assert GraphLowering.compile_to_module is not before
+    assert GraphLowering.compile_to_module is before and seen.graphs == []
+
+
+class TwoLayers(torch.nn.Module):
+    def __init__(self, dtype: torch.dtype = torch.float32) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(8, 32, dtype=dtype)
+        self.b = torch.nn.Linear(32, 4, dtype=dtype)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.a(x))
+        return self.b(h).softmax(-1)
+
+
+_LINES, _FIRST = inspect.getsourcelines(TwoLayers)
+RELU_LINE = next(i for i, line in enumerate(_LINES, _FIRST) if "torch.relu" in line)
+
+
+def _step(model: torch.nn.Module, opt: torch.optim.Optimizer):
+    def step(x: torch.Tensor) -> torch.Tensor:
+        opt.zero_grad()
+        loss = (model(x) * torch.arange(4.0, dtype=x.dtype)).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+@pytest.mark.slow
+def test_a_planted_relu_bug_is_the_first_divergence_with_its_kernel_and_line():
+    torch.manual_seed(0)
+    model = TwoLayers()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(6, 8)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    found = compiler.numerics(
+        _step(model, opt), x, options={"cpp.inject_relu_bug_TESTING_ONLY": "accuracy"}
+    )
+    first = found.first_divergence
+    assert first is not None
+    assert first.node == "relu" and first.graph == "forward"
+    assert first.kernel.startswith("cpp_fused") and "relu" in first.kernel
+    assert first.kernel_id.endswith(first.kernel)
+    assert first.source is not None and first.source.line == RELU_LINE
+    assert first.within is False and first.ratio is not None and first.ratio > 1
+    assert first.max_abs is not None and first.max_abs >= 1.0 - 1e-5  # relu(x) became x + 1
+    # every node is compared or says why not
+    assert all(n.compared or n.reason for n in found.nodes)
+    assert {n.graph for n in found.nodes} >= {"forward", "backward"}
+    assert any(n.output.startswith("gradient") and n.compared for n in found.nodes)
+    # the user's model and optimizer are as they were
+    after = model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert all(p.grad is None for p in model.parameters())
+    assert not opt.state
+    # the Exploration carries it, and the advisor names it
+    exp = found.exploration
+    assert exp.numerics is not None and exp.numerics.first_divergence == first
+    finding = next(f for f in exp.findings() if f.kind == "numerics.divergence")
+    assert f":{RELU_LINE}" in finding.title and first.kernel in finding.title
+    assert "emulate_precision_casts" not in finding.suggestion  # float32: not a precision fix
+    assert "TORCHDYNAMO_REPRO_AFTER" in finding.suggestion
+    # the pane, the Markdown report and the offline page show it
+    from explorer.export import all_pane_data, to_html
+    from explorer.panes import build_pane
+    from explorer.panes.index import build_index
+    from explorer.report import summarize
+
+    pane = build_pane(exp, None, "numerics")
+    assert pane.first is not None and pane.first.node == "relu" and pane.first.level == "over"
+    assert pane.first.kernel == first.kernel_id and pane.first.stage is not None
+    assert [r.node for r in pane.nodes] == [n.node for n in found.nodes]
+    assert "**First divergence:** `relu`" in summarize(exp)
+    assert ("", "numerics") in dict(all_pane_data(exp, build_index(exp)))
+    assert "renderNumerics" in to_html(exp)
+
+
+@pytest.mark.slow
+def test_the_same_model_without_the_bug_has_no_divergence():
+    torch.manual_seed(0)
+    model = TwoLayers()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    found = compiler.numerics(_step(model, opt), torch.randn(6, 8))
+    assert found.first_divergence is None
+    assert found.compared and all(n.within for n in found.compared)
+    assert not [f for f in found.exploration.findings() if f.kind == "numerics.divergence"]
+
+
+def fused_bf16(x: torch.Tensor) -> torch.Tensor:
+    return ((x.sin() * 1.7 + x.cos()).exp() - x) * 0.3
+
+
+@pytest.mark.slow
+def test_bf16_compiled_differs_from_eager_within_tolerance_and_says_which_is_closer():
+    torch.manual_seed(0)
+    found = compiler.numerics(fused_bf16, torch.randn(4096, dtype=torch.bfloat16))
+    assert found.low_precision == "bfloat16"
+    assert found.first_divergence is None
+    last = found.compared[-1]
+    assert last.max_abs, "Inductor keeps the fused chain in float32; eager rounds every op"
+    assert last.assert_close is not None and last.closer == "compiled"
+    assert any("closer to float64" in note and "not a bug" in note for note in found.notes)
+
+
+@pytest.mark.slow
+def test_a_gpt2_training_step_is_compared_node_by_node_or_says_why_not():
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, n_positions=32,
+                                     vocab_size=128)  # fmt: skip
+    model = transformers.GPT2LMHeadModel(config)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    ids = torch.randint(0, 128, (2, 16))
+
+    def step(ids: torch.Tensor) -> torch.Tensor:
+        opt.zero_grad()
+        loss = model(ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        return loss
+
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    found = compiler.numerics(step, ids, options={"fallback_random": True})
+    assert found.nodes and all(n.compared or n.reason for n in found.nodes)
+    graphs = {n.graph for n in found.nodes}
+    assert "forward" in graphs and "backward" in graphs
+    assert len(found.compared) > 50
+    assert any(n.output.startswith("gradient") and n.compared for n in found.nodes)
+    assert found.first_divergence is None, found.first_divergence
+    after = model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert not opt.state
+    # the record goes through the file form and back
+    exp = found.exploration
+    assert compiler.Exploration.from_json(exp.to_json()).numerics == exp.numerics
+
+
+def test_the_h200_recording_of_the_planted_triton_bug_replays_on_the_cpu():
+    """Recorded by ``scripts/record_numerics_gpu.py`` (skipped until it is committed)."""
+    import gzip
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / "recordings" / "cuda_numerics_relu_bug.json.gz"
+    if not path.exists():
+        pytest.skip(f"{path.name} not recorded yet: python3 scripts/record_numerics_gpu.py OUT")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        exp = compiler.Exploration.from_json(f.read())
+    first = exp.numerics.first_divergence
+    assert first is not None and first.node == "relu" and first.kernel.startswith("triton_")
+    assert first.source is not None and first.source.line == RELU_LINE
+    from explorer.panes import build_pane
+
+    pane = build_pane(exp, None, "numerics")
+    assert pane.first is not None and pane.first.kernel == first.kernel_id
+    assert any(f.kind == "numerics.divergence" for f in exp.findings())
+
+
+def dropped(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.dropout(x.sin(), 0.5, training=True) * 3
+
+
+@pytest.mark.slow
+def test_random_ops_are_named_unless_fallback_random_makes_them_eagers():
+    x = torch.randn(256)
+    own = compiler.numerics(dropped, x)
+    assert own.first_divergence is None
+    assert any(n.reason.startswith("random:") for n in own.nodes)
+    torch.manual_seed(0)
+    same = compiler.numerics(dropped, x, options={"fallback_random": True})
+    assert not any(n.reason.startswith("random:") for n in same.nodes)
+    assert same.first_divergence is None and same.compared[-1].output
