@@ -158,6 +158,7 @@ def record_one(name: str, out: Path, device: str) -> None:
     t = exp.call_timing
     kernels = [k for c in exp.compiles for k in c.kernels()]
     staged = sum(1 for k in kernels for v in k.variants if v.chosen and v.stages)
+    incomplete = _incomplete_kernels(exp)
     summary = {
         "compile_s": round(frames_s, 2),
         "backward_compile_s": round(backward_s, 2),
@@ -182,6 +183,32 @@ def record_one(name: str, out: Path, device: str) -> None:
         + f", {summary['bytes']:,} B",
         flush=True,
     )
+    if incomplete:
+        # the kernel lab relowers a recorded kernel from its chosen variant's config; one
+        # without it falls back to guessed block sizes (slow, and not what the GPU ran)
+        for line in incomplete:
+            print(f"{name}: INCOMPLETE {line}", flush=True)
+        raise SystemExit(3)
+
+
+def _incomplete_kernels(exp: compiler.Exploration) -> list[str]:
+    """Triton kernels recorded without a chosen variant, its four text stages, or its
+    block sizes in the config: each one line naming the kernel and what it lacks."""
+    lines = []
+    for c in exp.compiles:
+        for k in c.kernels():
+            if k.language != "triton":
+                continue
+            chosen = next((v for v in k.variants if v.chosen), None)
+            if chosen is None:
+                lines.append(f"{c.key} {k.name}: no chosen variant ({len(k.variants)} found)")
+                continue
+            texts = [s.stage for s in chosen.stages if s.text]
+            if len(texts) < 4:
+                lines.append(f"{c.key} {k.name}: stages {texts}")
+            if not any(key.endswith("BLOCK") for key in chosen.config):
+                lines.append(f"{c.key} {k.name}: config {chosen.config} has no block sizes")
+    return lines
 
 
 def main() -> None:
