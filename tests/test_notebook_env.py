@@ -113,7 +113,11 @@ def test_a_transformers_notebook_runs_in_the_environment_start_sh_builds(name, t
     pin.write_text(f"torch=={torch.__version__}\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     pip = [str(py), "-m", "pip", "install", "-q", "-c", str(pin)]
-    subprocess.run([*pip, f"torch=={torch.__version__}"], check=True, env=env, timeout=1200)
+    # as scripts/setup.sh: torch first, from TORCH_INDEX_URL where one is given
+    index = os.environ.get("TORCH_INDEX_URL")
+    torch_from = ["--index-url", index] if index else []
+    subprocess.run([*pip, *torch_from, f"torch=={torch.__version__}"], check=True, env=env,
+                   timeout=1200)  # fmt: skip
     subprocess.run([*pip, "-e", f"{ROOT}[lab]"], check=True, env=env, timeout=1200)
     # nbconvert runs a notebook in its own folder, next to recordings/ and data/
     run = subprocess.run(
