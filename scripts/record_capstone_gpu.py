@@ -32,6 +32,10 @@ hit left behind by the mode before it, and under a time limit (``LIMIT_S``), so 
 slow mode cannot take the run with it; each process first compiles a tiny function so that
 one-time start-up (CUDA context, importing Triton) is not charged to the first mode.
 
+A recording with a Triton kernel that lacks its chosen variant, its lowered stages or its
+block sizes is still written, but its process prints ``INCOMPLETE`` lines naming each and
+exits with status 3, so the run ends with ``failed: [...]``.
+
 ``--cpu``: a smoke run of the same code on this machine's CPU, tiny sizes, into OUT_DIR
 (never into the notebook's recordings), to catch a mistake before the one GPU run.
 """
@@ -193,7 +197,9 @@ def record_one(name: str, out: Path, device: str) -> None:
 
 def _incomplete_kernels(exp: compiler.Exploration) -> list[str]:
     """Triton kernels recorded without a chosen variant, its four text stages, or its
-    block sizes in the config: each one line naming the kernel and what it lacks."""
+    block sizes in the config: each one line naming the kernel and what it lacks. The
+    committed capstone_gpt2_default.json (recorded before triton_stages looked files up
+    under Triton's 150-character names) gives one line, for its kernel ``..._view_13``."""
     lines = []
     for c in exp.compiles:
         for k in c.kernels():
@@ -206,7 +212,9 @@ def _incomplete_kernels(exp: compiler.Exploration) -> list[str]:
             texts = [s.stage for s in chosen.stages if s.text]
             if len(texts) < 4:
                 lines.append(f"{c.key} {k.name}: stages {texts}")
-            if not any(key.endswith("BLOCK") for key in chosen.config):
+            # a template kernel (max-autotune's matmuls) fixes its block sizes in its source
+            template = "@triton_heuristics.template" in k.source
+            if not template and not any(key.endswith("BLOCK") for key in chosen.config):
                 lines.append(f"{c.key} {k.name}: config {chosen.config} has no block sizes")
     return lines
 
