@@ -651,3 +651,31 @@ def test_numerics_finds_the_planted_triton_relu_bug_at_its_kernel_and_line():
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
     clean = compiler.numerics(_step(model, opt), torch.randn(64, 8, device="cuda"))
     assert clean.first_divergence is None, clean.first_divergence
+
+
+def test_every_triton_kernel_of_a_gpt2_step_has_its_stages_and_config_even_past_150_chars():
+    """Triton names a kernel's cache files after it, cut to 150 characters; a GPT-2
+    backward fuses a persistent reduction whose name is longer (the capstone recording's
+    ``..._native_layer_norm_backward_scalar_tensor_view_13``, 151). Every Triton kernel of
+    the step keeps its chosen variant: the four text stages and its block sizes."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_layer=2)).cuda().train()
+    ids = torch.randint(0, model.config.vocab_size, (2, 64), device="cuda")
+    compiled = torch.compile(model)
+
+    def step():
+        compiled(input_ids=ids, labels=ids).loss.backward()
+
+    exp = compiler.explore(step, wrap=False)
+    kernels = [k for c in exp.compiles for k in c.kernels() if k.language == "triton"]
+    assert kernels
+    lacking = []
+    for k in kernels:
+        chosen = next((v for v in k.variants if v.chosen), None)
+        texts = {s.stage for s in chosen.stages if s.text} if chosen else set()
+        blocks = [key for key in chosen.config if key.endswith("BLOCK")] if chosen else []
+        if not ({"ttir", "ttgir", "llir", "ptx"} <= texts and blocks):
+            lacking.append((len(k.name), k.name))
+    assert not lacking, lacking
+    assert not [e for e in exp.errors if e.stage == "triton"], exp.errors

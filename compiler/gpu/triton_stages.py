@@ -47,6 +47,11 @@ from compiler.parse.triton.kernel_module import module_path
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx")
 STAGES = (*TEXT_STAGES, "sass")
 _SASS_TIMEOUT_S = 60
+# Triton names a kernel's cache files after the kernel, cut to 150 characters
+# (``file_name = src.name[:150]`` in triton/compiler/compiler.py, Triton 3.6): Inductor's
+# fused kernels outgrow it (a GPT-2 backward's persistent reduction has a 151-character
+# name), and looked up by their whole name they had no variant, so no stages and no config.
+TRITON_FILE_NAME_MAX = 150
 SASS_DEFERRED = (
     "not disassembled yet: SASS is derived from the cubin in Triton's cache when asked "
     "(compiler.with_sass(exploration))."
@@ -82,10 +87,10 @@ def collect(outputs: Iterable[tuple[str, Iterable[str]]], *, since: float) -> Co
     if root is None or not wanted:
         found.missing = [name for _, name, _ in wanted]
         return found
-    index = _index(root, {_triton_name(name, tuner) for _, name, tuner in wanted})
+    index = _index(root, {file_stem(_triton_name(name, tuner)) for _, name, tuner in wanted})
     for path, name, tuner in wanted:
         kernel_file = str(getattr(tuner, "filename", "") or "")
-        compiled = _triton_name(name, tuner)  # the name of its files in Triton's cache
+        compiled = file_stem(_triton_name(name, tuner))  # its files' name in Triton's cache
         candidates = index.get(compiled, []) if kernel_file else []
         folders = [f for f in candidates if _module_of(f, compiled) == kernel_file]
         chosen_key, chosen_config = _winner(tuner, kernel_file)
@@ -106,6 +111,15 @@ def collect(outputs: Iterable[tuple[str, Iterable[str]]], *, since: float) -> Co
                 found.from_cache.append(name)
         found.variants[(path, name)] = tuple(variants)
     return found
+
+
+def file_stem(name: str) -> str:
+    """The name of a kernel's files in Triton's cache: its name, cut as Triton cuts it.
+
+    >>> len(file_stem("triton_per_fused_" + "x" * 200)), file_stem("triton_poi_fused_add_0")
+    (150, 'triton_poi_fused_add_0')
+    """
+    return name[:TRITON_FILE_NAME_MAX]
 
 
 def _triton_name(name: str, tuner: Any) -> str:
@@ -224,7 +238,9 @@ def with_sass(exploration: Exploration, *, workers: int = 8) -> Exploration:
         for k in c.kernels():
             for v in k.variants:
                 if _deferred(v):
-                    jobs[(k.name, v.cache_key)] = _cubin(Path(root or "") / v.cache_key, k.name)
+                    jobs[(k.name, v.cache_key)] = _cubin(
+                        Path(root or "") / v.cache_key, file_stem(k.name)
+                    )
     if not jobs:
         return exploration
     with ThreadPoolExecutor(max_workers=workers) as pool:
