@@ -109,7 +109,7 @@ CUDA = ("optimizer:i33_lr_scheduler_step", "decode:i33_generate_compiled_forward
         "scripts:capstone_mlp", "scripts:advisor_models_gpt2_train_step",
         "scripts:advisor_models_resnet18_nograd_ro", "scripts:breaks_mixtral",
         "scripts:breaks_adamw", "programs:mlp_training_step_inductor",
-        "programs:gpt2_training_step", "programs:FeaturePyramid", "programs:shape_loop",
+        "programs:gpt2_training_step", "programs:FeaturePyramid",
         "team:gb_data_branch", "team:rc_shape", "team:clean_training", "team:clean_train_eval",
         "team:gb_in_loop_module", "models:gpt2_train_compiled_model", "models:bert_inference",
         "public:GPT2Model", "public:BertModel")  # fmt: skip
@@ -201,10 +201,9 @@ def _seed_program(name: str, device: str) -> Callable[[], Any]:
 
     cpu_backend = "aot_eager" if device == "cpu" else "inductor"
     with torch.device(device):
-        if name == "mlp_training_step":
-            return lambda: compiler.explore(programs.mlp_training_step(), wrap=False)
-        if name == "mlp_training_step_inductor":
-            return lambda: compiler.explore(programs.mlp_training_step("inductor"), wrap=False)
+        if name.startswith("mlp_training_step"):
+            step = programs.mlp_training_step("inductor" if "inductor" in name else "aot_eager")
+            return lambda: compiler.explore(step, wrap=False)
         if name == "gpt2_training_step":
             step, ids = programs.gpt2_training_step(2)
             return lambda: compiler.explore(step, ids, backend=cpu_backend)
