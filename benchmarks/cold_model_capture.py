@@ -17,7 +17,7 @@ process's threads only: Inductor's C++ builds run in worker processes and are no
 it) is the steadier figure on a shared machine. Ratios of the minimum and of the median
 over the repeats are printed, against each baseline.
 
-Run: ``python benchmarks/cold_model_capture.py [--repeats 2] [--layers 2]
+Run: ``python benchmarks/cold_model_capture.py [--repeats 2] [--layers 2] [--width 128]
 [--models bert_inference gpt2_training t5_inference] [--sides plain baseline explore]``
 """
 
@@ -38,7 +38,7 @@ SIDES = ("plain", "baseline", "explore")
 MODEL_NAMES = ("bert_inference", "gpt2_training", "t5_inference")
 
 
-def _one(name: str, side: str, layers: int) -> dict[str, float]:
+def _one(name: str, side: str, layers: int, width: int | None) -> dict[str, float]:
     """In this fresh process: build the model, then time compile plus first call."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import torch
@@ -48,7 +48,7 @@ def _one(name: str, side: str, layers: int) -> dict[str, float]:
 
     import compiler
 
-    target, inputs, wrap = MODELS[name](layers)
+    target, inputs, wrap = MODELS[name](layers, width) if width else MODELS[name](layers)
     with torch.no_grad() if wrap else torch.enable_grad():
         wall, cpu = time.perf_counter(), time.process_time()
         if side == "explore":
@@ -64,14 +64,15 @@ def _one(name: str, side: str, layers: int) -> dict[str, float]:
         return {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}
 
 
-def _fresh(name: str, side: str, layers: int) -> dict[str, float]:
+def _fresh(name: str, side: str, layers: int, width: int | None) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="bench_inductor_") as cache:
         env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache)
         root = str(Path(__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
         command = [sys.executable, __file__, "--one", name, "--side", side]
         out = subprocess.run(
-            [*command, "--layers", str(layers)], env=env, capture_output=True, text=True
+            [*command, "--layers", str(layers), *(["--width", str(width)] if width else [])],
+            env=env, capture_output=True, text=True,
         )
     if out.returncode != 0:
         raise SystemExit(f"{name} ({side}) failed:\n{out.stderr[-3000:]}")
@@ -82,16 +83,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeats", type=int, default=2, help="fresh processes per side")
     parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--width", type=int, help="GPT-2's n_embd (2 heads); default 768")
     parser.add_argument("--models", nargs="*", default=list(MODEL_NAMES), choices=MODEL_NAMES)
     parser.add_argument("--sides", nargs="*", default=list(SIDES), choices=SIDES)
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(_one(args.one, args.side, args.layers)))
+        print(json.dumps(_one(args.one, args.side, args.layers, args.width)))
         return
+    if args.width and args.models != ["gpt2_training"]:
+        parser.error("--width applies to --models gpt2_training only")
     sides = [s for s in SIDES if s in args.sides]
-    print(f"{args.layers} layers, fresh process and empty Inductor cache per run, "
+    width = f", width {args.width}" if args.width else ""
+    print(f"{args.layers} layers{width}, fresh process and empty Inductor cache per run, "
           f"{args.repeats} runs per side; ratios of explore against each other side")  # fmt: skip
     print(f"{'model':<16}{'side':<10}{'clock':>6}{'min_s':>8}{'median_s':>10}"
           f"{'min ratio':>11}{'median ratio':>14}")  # fmt: skip
@@ -99,7 +104,7 @@ def main() -> None:
         runs: dict[str, list[dict[str, float]]] = {s: [] for s in sides}
         for r in range(args.repeats):
             for side in sides[r % len(sides) :] + sides[: r % len(sides)]:
-                runs[side].append(_fresh(name, side, args.layers))
+                runs[side].append(_fresh(name, side, args.layers, args.width))
         for side in sides:
             for clock in ("wall", "cpu"):
                 mine = [run[clock] for run in runs[side]]

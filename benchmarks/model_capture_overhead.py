@@ -65,10 +65,12 @@ def _bert(layers: int) -> Built:
     return model, (torch.randint(0, config.vocab_size, (2, 64)),), True
 
 
-def _gpt2(layers: int) -> Built:
+def _gpt2(layers: int, width: int | None = None) -> Built:
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    config = GPT2Config(n_layer=layers)
+    torch.manual_seed(0)
+    narrow = {"n_embd": width, "n_head": 2} if width else {}  # 2 heads divide any even width
+    config = GPT2Config(n_layer=layers, **narrow)
     model = GPT2LMHeadModel(config).train()
     compiled = torch.compile(model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
