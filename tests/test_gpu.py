@@ -491,6 +491,13 @@ def check_compiled_optimizer_step(device: str, log) -> None:
     """The GPU test's logic, runnable on a CPU (``cpp`` kernels) as well."""
     from test_observe import _state, assert_same_state
 
+    # Capture compiles the loop in a recompile region of its own, as a fresh process would;
+    # the plain run must too. Earlier tests of this process compiled the same code objects
+    # (Sequential.forward, Adam.step) at other shapes and up to the recompile limit, and
+    # AdamW's first steps turn a last-bit difference of a gradient into a whole lr step
+    # (m / sqrt(v) is about its sign), so a plain run that reused those entries ends
+    # measurably elsewhere.
+    torch.compiler.reset()
     run, model, opt, sched = _optimizer_loop(device, log.with_suffix(".plain"))
     run()
     plain = _state(model, opt, sched)

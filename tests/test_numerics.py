@@ -52,7 +52,7 @@ RELU_LINE = next(i for i, line in enumerate(_LINES, _FIRST) if "torch.relu" in l
 def _step(model: torch.nn.Module, opt: torch.optim.Optimizer):
     def step(x: torch.Tensor) -> torch.Tensor:
         opt.zero_grad()
-        loss = (model(x) * torch.arange(4.0, dtype=x.dtype)).sum()
+        loss = (model(x) * torch.arange(4.0, dtype=x.dtype, device=x.device)).sum()
         loss.backward()
         opt.step()
         return loss
