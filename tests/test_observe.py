@@ -60,7 +60,9 @@ def test_a_compiled_function_survives_explore_a_compile_cell_and_try_fixes():
     exp = compiler.explore(user_fn, x, backend="eager")
     assert [c.code_name for c in exp.compiles] == ["user_fn"]  # seen, not served from cache
     # numbered as after a reset, not a recompile of the user's compile (torch's 0/1)
-    assert str(exp.compiles[0].compile_id) == "0/0" and not exp.compiles[0].is_recompile
+    assert str(exp.compiles[0].compile_id) == "0/0"
+    # torch 2.11 has no recompile regions: the capture's compile is a recompile there, said
+    assert not exp.compiles[0].is_recompile or any("recompile regions" in n for n in exp.notes)
     assert any("0/0 = 0/1" in note for note in exp.notes), exp.notes
 
     # IPython here, not at the top: test_gpu imports this file's training loop on a

@@ -217,6 +217,9 @@ class OwnCompiles:
     lacking: list[str] = field(default_factory=list)
     # what failed while putting the process back (dropping entries, marks), as sentences
     failed: list[str] = field(default_factory=list)
+    # whether the block's compiles sit in a recompile region of their own (torch 2.13+):
+    # before, they are recompiles of the user's code and count toward its recompile limit
+    own_region: bool = True
 
 
 def owns_compiles() -> bool:
@@ -270,6 +273,7 @@ def own_compiles(unmark: Iterable[CodeType] = ()) -> Iterator[OwnCompiles]:
     set_region = _private("torch._C._dynamo.eval_frame", "set_eval_frame_isolate_recompiles_id")
     regions = _private("torch._dynamo.eval_frame", "_next_isolate_recompiles_id")
     region = next(regions) if get_region and set_region and regions is not None else None
+    state.own_region = region is not None
     prior_region = get_region() if get_region is not None else None
     made: dict[int, tuple[object, Callable[..., Any]]] = {}
     sentinels: list[tuple[object, object]] = []  # (the user's backend, the block's own)

@@ -288,6 +288,12 @@ class Observation:
                         "target's run compiled them again with their own backend, and later "
                         "calls use those."
                     )
+            if own.active and not own.own_region:
+                self.notes.append(
+                    "This torch has no recompile regions (isolate_recompiles, torch 2.13+): the "
+                    "capture's compiles of code the process compiled before are recompiles of "
+                    "it and count toward its recompile limit; the process's own entries are kept."
+                )
             if own.lacking:
                 self.notes.append(
                     f"This torch lacks {', '.join(own.lacking)}, which the capture needs to "
