@@ -261,6 +261,11 @@ def _explore(
         if times.durations:
             exploration = own_measured(exploration, times)
             notes.append(times.note())
+            # frames timed from nothing: every call of theirs compiled first (a recompile
+            # per call, as a scheduled lr's optimizer step until the recompile limit)
+            untimed = {k: f for k, f in frames.items() if len(f.warm_ups) == len(f.calls)}
+            if untimed:
+                notes.append(untimed_note(untimed))
         else:
             if times.profile.kernel_events:
                 exploration = dataclasses.replace(exploration, profile=times.profile)
