@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from compiler.capture.explore import _timed
+from compiler.gpu.call_timing import _timed
 from compiler.gpu.kernel_timing import measure
 from compiler.gpu.timed_calls import CallTimes, time_calls
 
