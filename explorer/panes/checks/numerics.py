@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from compiler import Exploration, NodeNumerics
 from compiler.link import ids
 
+from ..findings import build_findings
 from ..labels import group_of, label_of
 from ..types import FindingItem, PaneHead
 
@@ -120,8 +121,6 @@ def build_numerics(exp: Exploration, compile_key: str | None, pane_id: str) -> N
            f"the first past its tolerance is {first.node} in kernel {first.kernel or 'none'}"
            + (f" at {first.source}" if first.source else "") + ".")
     )  # fmt: skip
-    from .runtime import build_findings  # runtime imports the pane modules: import late
-
     findings = build_findings(exp, None, ids.FINDINGS).items
     return NumericsPane(
         **head, summary=summary, first=by_order[first.order] if first is not None else None,
