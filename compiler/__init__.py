@@ -12,6 +12,8 @@ Example:
     'torch.relu'
 """
 
+import sys
+import types
 from typing import TYPE_CHECKING
 
 from compiler.errors import (
@@ -137,6 +139,22 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
+
+
+class _Api(types.ModuleType):
+    """This package's module. Two names of the API are also rooms: ``diff``
+    (``compiler/diff/``) and ``numerics`` (``compiler/numerics/``). Importing a room binds it
+    on its package, which would hide the lazy function of that name from ``__getattr__``
+    (``compiler.diff(a, b)`` then called a module): the API's function wins, and the room
+    stays reachable through ``sys.modules`` and ``from compiler.diff.compiles import ...``."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Api
 
 
 __all__ = [
