@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from compiler.parse.words.python_text import top_level_parts, unquote
+
 # a frame's local or global, wherever it appears: L['x'] -> x, G['x'] -> x
 _FRAME_NAME = re.compile(r"(?<![\w\]'\)])[LG]\['([^']+)'\]")
 # calls that only convert the value they read: the source is their argument
@@ -101,12 +103,12 @@ def read_guard(code: str) -> GuardRead:
         inner = _call(body.split(", type=", 1)[0] if "), type=" in body else body, fn)
         if inner is None or "," not in inner:
             continue
-        args = _top_level(inner)
+        args = top_level_parts(inner)
         if fn == "___dict_contains":  # ___dict_contains(key, dict)
             obj, key = args[-1], args[0]
             if obj.endswith(".__dict__"):  # an attribute set on an object, or not
                 return GuardRead("attribute presence", source_name(obj[: -len(".__dict__")]),
-                                 _unquote(key))  # fmt: skip
+                                 unquote(key))  # fmt: skip
             return GuardRead(kind, source_name(obj), key)
         # the others take the object first; an id compared with is no part of the cause
         return GuardRead(kind, source_name(args[0]), args[1] if fn == "hasattr" else "")
@@ -114,7 +116,7 @@ def read_guard(code: str) -> GuardRead:
     inner = _call(lhs, "hasattr")
     if inner is not None and "," in inner:  # hasattr(x, 'a') == False
         obj, attr = _split_last(inner)
-        return GuardRead("attribute presence", source_name(obj), _unquote(attr))
+        return GuardRead("attribute presence", source_name(obj), unquote(attr))
     for fn in ("len", "___tuple_iterator_len"):
         inner = _call(lhs, fn)
         if inner is not None:
@@ -194,27 +196,5 @@ def _call(expr: str, fn: str, suffix: str = "") -> str | None:
 
 def _split_last(args: str) -> tuple[str, str]:
     """(everything before the last top-level comma, the last argument)."""
-    parts = _top_level(args)
+    parts = top_level_parts(args)
     return ", ".join(parts[:-1]), parts[-1]
-
-
-def _top_level(args: str) -> list[str]:
-    parts, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(args):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(args[start:i].strip())
-            start = i + 1
-    parts.append(args[start:].strip())
-    return parts
-
-
-def _unquote(s: str) -> str:
-    return s[1:-1] if len(s) > 1 and s[0] == s[-1] and s[0] in "'\"" else s

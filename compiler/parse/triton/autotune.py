@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from compiler.parse.words.python_text import top_level_parts, unquote
+
 __all__ = ["parse_config", "template_config"]
 
 _CONSTEXPR = re.compile(r"^\s+(?P<key>\w+)\s*:\s*tl\.constexpr\s*=\s*(?P<value>.+?)\s*$", re.M)
@@ -19,33 +21,13 @@ def parse_config(description: str) -> list[tuple[str, str]]:
         >>> parse_config("BLOCK_M=64, num_warps=4")
         [('BLOCK_M', '64'), ('num_warps', '4')]
     """
-    parts, depth, start, quote = [], 0, 0, ""
-    for i, ch in enumerate(description):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(description[start:i])
-            start = i + 1
-    parts.append(description[start:])
     pairs = []
-    for part in (p.strip() for p in parts):
+    for part in top_level_parts(description):
         key, eq, value = part.partition("=")
         if not eq or not key.strip().isidentifier():
             return []
-        pairs.append((key.strip(), _unquote(value.strip())))
+        pairs.append((key.strip(), unquote(value.strip())))
     return pairs
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
 
 
 def template_config(source: str) -> dict[str, str]:
@@ -57,7 +39,7 @@ def template_config(source: str) -> dict[str, str]:
         >>> template_config(source)
         {'BLOCK_M': '64', 'num_warps': '4'}
     """
-    cfg = {m["key"]: _unquote(m["value"]) for m in _CONSTEXPR.finditer(source)}
+    cfg = {m["key"]: unquote(m["value"]) for m in _CONSTEXPR.finditer(source)}
     for m in _LAUNCH.finditer(source.split("@triton.jit", 1)[0]):
         cfg.setdefault(m["key"], m["value"])
     return cfg
