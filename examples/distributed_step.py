@@ -75,27 +75,35 @@ def reduce_sizes(rank: int, world: int, args: argparse.Namespace) -> None:
 
 
 def train(rank: int, world: int, args: argparse.Namespace) -> None:
-    """Two compiled training steps on ``rank``; the second batch of rank 1 changes size
-    when ``args.plant``."""
+    """Run ``rank``'s part (training steps, or the all-reduce) in a gloo group."""
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
         if args.strategy == "allreduce":
             reduce_sizes(rank, world, args)
-            return
-        model = _model(args.strategy)
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        # dynamic=False: a new batch size recompiles instead of going symbolic, as a
-        # real run with mark_static or fixed-size buckets does
-        step = torch.compile(model, backend=args.backend, dynamic=False)
-        for batch in range(args.steps):
-            size = 8 + (4 if args.plant and rank == 1 and batch >= 1 else 0)
-            x = torch.randn(size, 16)
-            loss = step(x).sum()
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
+        else:
+            _steps(rank, args)
+        # every rank arrives before any tears its group down: a rank that destroys its
+        # group while a peer still finishes the last collective can abort at exit (gloo)
+        dist.barrier()
     finally:
         dist.destroy_process_group()
+
+
+def _steps(rank: int, args: argparse.Namespace) -> None:
+    """The training steps on ``rank``: two by default, rank 1's second batch larger with
+    ``args.plant``."""
+    model = _model(args.strategy)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    # dynamic=False: a new batch size recompiles instead of going symbolic, as a
+    # real run with mark_static or fixed-size buckets does
+    step = torch.compile(model, backend=args.backend, dynamic=False)
+    for batch in range(args.steps):
+        size = 8 + (4 if args.plant and rank == 1 and batch >= 1 else 0)
+        x = torch.randn(size, 16)
+        loss = step(x).sum()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
 
 
 def main(argv: list[str] | None = None) -> None:
