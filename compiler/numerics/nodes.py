@@ -59,6 +59,38 @@ def _written_inputs(module: Any, call: Any) -> dict[str, Any]:
     return found
 
 
+def buffer_value(lowered: Any, call: Any, buffer: str, node: str) -> tuple[int, Any]:
+    """(line of ``call``, value) that holds ``node``'s compiled value in ``buffer``.
+
+    A buffer written into another one (a mutation) holds the other's value after its
+    last write. A buffer a later kernel mutates holds ``node``'s value after that
+    mutation when the mutation was lowered from ``node``: Inductor makes an accumulating
+    ``index_put`` the origin of the zeros it fills, and on a GPU the fill and the atomic
+    adds are two kernels, so the first write is only the fill. Otherwise a node's value
+    is the buffer's first write (a later in-place op belongs to another node).
+
+    Example:
+        >>> from compiler._compat.numerics import GraphCall, LoweredGraph
+        >>> g = LoweredGraph(module=None, path="", call_code=buffer_value.__code__,
+        ...                  origin={"buf10": "index_put_1"}, inputs=(),
+        ...                  origins={"buf11": ("full", "index_put_1")},
+        ...                  mutates={"buf11": "buf10"})
+        >>> c = GraphCall(inputs=[], rng=None, values={"buf10": (44, "zeros")},
+        ...               last={"buf10": (46, "sums")})
+        >>> buffer_value(g, c, "buf10", "index_put_1"), buffer_value(g, c, "buf10", "add")
+        ((46, 'sums'), (44, 'zeros'))
+    """
+    first = call.values.get(buffer, (0, None))
+    if buffer in lowered.mutates:
+        target = lowered.mutates[buffer]
+        return call.last.get(target) or call.values.get(target, (0, None))
+    mutated_by_node = any(
+        target == buffer and node in lowered.origins.get(by, ())
+        for by, target in lowered.mutates.items()
+    )
+    return (call.last.get(buffer) or first) if mutated_by_node else first
+
+
 def graph_nodes(
     lowered: Any,
     call: Any,
@@ -77,7 +109,7 @@ def graph_nodes(
     module = lowered.module
     by_node: dict[str, str] = {}
     for buffer, origin in lowered.origin.items():
-        if buffer in call.values or lowered.mutates.get(buffer) in call.last:
+        if buffer in call.values or lowered.mutates.get(buffer) in call.values:
             by_node.setdefault(origin, buffer)
     fused_in: dict[str, str] = {}
     for buffer, names in lowered.origins.items():
@@ -103,10 +135,7 @@ def graph_nodes(
         if origin is not None and not fallback_random:
             random_from[node.name] = origin
         buffer = by_node.get(node.name, "")
-        line, value = call.values.get(buffer, (0, None))
-        if buffer in lowered.mutates:  # written into another buffer: its value after the call
-            target = lowered.mutates[buffer]
-            line, value = call.last.get(target, (0, None))
+        line, value = buffer_value(lowered, call, buffer, node.name)
         kernel, kernel_id = links.kernel_at(line) if buffer else ("", "")
         base.update(buffer=buffer, kernel=kernel, kernel_id=kernel_id)
         if node.name in outputs:  # what the graph returned is final, whatever wrote it last
