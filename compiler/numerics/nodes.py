@@ -59,7 +59,9 @@ def _written_inputs(module: Any, call: Any) -> dict[str, Any]:
     return found
 
 
-def buffer_value(lowered: Any, call: Any, buffer: str, node: str) -> tuple[int, Any]:
+def buffer_value(
+    lowered: torch_numerics.LoweredGraph, call: torch_numerics.GraphCall, buffer: str, node: str
+) -> tuple[int, Any]:
     """(line of ``call``, value) that holds ``node``'s compiled value in ``buffer``.
 
     A buffer written into another one (a mutation) holds the other's value after its
