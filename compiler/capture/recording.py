@@ -31,7 +31,7 @@ from compiler import decompile as decompiler
 from compiler._compat.dynamo_globals import remove_at_exit
 from compiler.capture.observe import Boundary
 from compiler.gpu import triton_stages
-from compiler.gpu.kernel_timing import launch_grid
+from compiler.gpu.kernel_work import launch_grid
 from compiler.gpu.lowered_lines import with_source_lines
 from compiler.link.module_stack import module_paths
 from compiler.model import (

@@ -21,7 +21,7 @@ from compiler.capture.observe import Observation, observe
 from compiler.capture.recording import describe_target, environment, recording
 from compiler.capture.spec import CompileSpec
 from compiler.errors import InputError, OptionError
-from compiler.gpu.timed_calls import synchroniser, time_calls
+from compiler.measure.timed_calls import synchroniser, time_calls
 from compiler.model import Environment, Exploration
 
 __all__ = ["PRESETS", "CompareProgress", "CompareRow", "Comparison", "Config", "compare"]

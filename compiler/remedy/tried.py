@@ -21,7 +21,7 @@ from compiler.capture.recording import describe_target
 from compiler.capture.spec import CompileSpec
 from compiler.capture.state import compiled_reachable, recompile_user_code
 from compiler.errors import OptionError
-from compiler.gpu.timed_calls import synchroniser, time_calls
+from compiler.measure.timed_calls import synchroniser, time_calls
 from compiler.model import Exploration, Fix, Options, RunFigures, TriedFix
 from compiler.remedy.apply import applied, compile_args
 
