@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler import Compile, Exploration, memory
+from compiler.costs.memory import CompileMemory
 from compiler.link import ids
-from compiler.link.memory import CompileMemory
 from compiler.measure.memory_peak import from_counters
 from compiler.model.stages import stage_keys
 
