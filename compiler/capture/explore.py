@@ -11,8 +11,8 @@ from typing import Any
 from compiler import _compat
 from compiler.capture.failures import classify_failure
 from compiler.capture.observe import Boundary, Observation, observe
-from compiler.capture.recording import Recording, describe_target, recording
-from compiler.capture.spec import CompileSpec
+from compiler.capture.recording import Recording, recording
+from compiler.capture.spec import CompileSpec, describe_target
 from compiler.errors import CompileError, ExploreError, OptionError, TargetError
 from compiler.measure.call_timing import call_timing
 from compiler.measure.kernel_timing import REPEATS

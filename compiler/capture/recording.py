@@ -555,13 +555,3 @@ def recording(
         for lg, level, propagate in saved_levels:
             lg.setLevel(level)
             lg.propagate = propagate
-
-
-def describe_target(target: Callable[..., Any]) -> str:
-    """A short name for the target: ``module.qualname`` or the class of a module."""
-    import torch
-
-    if isinstance(target, torch.nn.Module):
-        return type(target).__name__
-    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
-    return str(name) if name else type(target).__name__
