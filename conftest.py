@@ -47,6 +47,19 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+class _ExampleNamespace(dict):  # type: ignore[type-arg]
+    """A docstring example's globals. doctest clears them when the example ends, and the
+    reset after it then lets go of the code Dynamo compiled there, whose removal of the
+    globals it installed here (``__builtins_dict___N``) found them gone and printed
+    ``KeyError`` (``compiler/_compat/dynamo_globals.py``): they are removed first."""
+
+    def clear(self) -> None:
+        from compiler._compat.dynamo_globals import remove_installed_globals
+
+        remove_installed_globals(self)
+        super().clear()
+
+
 @pytest.fixture(autouse=True)
 def _doctest_setting(request: Any) -> Any:
     """Each example starts from a fresh Dynamo, as each test does (tests/conftest.py), and in
@@ -60,6 +73,7 @@ def _doctest_setting(request: Any) -> Any:
 
     monkeypatch = request.getfixturevalue("monkeypatch")
     monkeypatch.chdir(ROOT)
+    request.node.dtest.globs = _ExampleNamespace(request.node.dtest.globs)
     torch.compiler.reset()
     yield
     torch.compiler.reset()

@@ -65,13 +65,13 @@ if TYPE_CHECKING:
     from compiler.capture.script import explore_path, explore_script
     from compiler.capture.spec import CompileSpec
     from compiler.compare.comparison import CompareProgress, CompareRow, Comparison, Config, compare
+    from compiler.costs.cudagraphs import CudaGraphs, cudagraphs
+    from compiler.costs.memory import Memory, memory
     from compiler.diff.cache_keys import CacheDiff, cache_diff
     from compiler.diff.compiles import Diff, diff
     from compiler.diff.config import ConfigChange, config_diff, config_of
     from compiler.gpu.triton_stages import with_sass
     from compiler.lab import LabError, Relowered, TritonMissingError, relower
-    from compiler.link.cudagraphs import CudaGraphs, cudagraphs
-    from compiler.link.memory import Memory, memory
     from compiler.numerics import numerics
     from compiler.profile import attach_profile
     from compiler.ranks.divergence import Divergence, DivergenceItem, RankLink, divergence
@@ -110,10 +110,10 @@ _LAZY = {
     "Relowered": "compiler.lab",
     "TritonMissingError": "compiler.lab",
     "relower": "compiler.lab",
-    "CudaGraphs": "compiler.link.cudagraphs",
-    "cudagraphs": "compiler.link.cudagraphs",
-    "Memory": "compiler.link.memory",
-    "memory": "compiler.link.memory",
+    "CudaGraphs": "compiler.costs.cudagraphs",
+    "cudagraphs": "compiler.costs.cudagraphs",
+    "Memory": "compiler.costs.memory",
+    "memory": "compiler.costs.memory",
     "numerics": "compiler.numerics",
     "attach_profile": "compiler.profile",
     "Divergence": "compiler.ranks.divergence",

@@ -500,7 +500,7 @@ def _top_phases(phases: tuple[Phase, ...]) -> list[tuple[Phase, list[Phase]]]:
 def _costs(exp: Exploration, out: list[str]) -> None:
     """Memory (saved for backward, measured peaks) and CUDA graphs, where there are any."""
     import compiler
-    from compiler.link.cudagraphs import markdown
+    from compiler.costs.cudagraphs import markdown
 
     mem = compiler.memory(exp)
     if any(c.saved for c in mem.compiles) or mem.peaks:

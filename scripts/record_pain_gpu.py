@@ -25,7 +25,7 @@ Writes into OUT (gzip-compressed, small):
 - ``pain_gpt2_step.json.gz``: a 4-layer GPT-2 training step (width 512, 8 heads,
   vocabulary 5000, batch 8 x 256; transformers config, no weights): the compile's AOT
   graphs (saved for backward), and eager against compiled peak memory, forward and
-  backward apart, measured by ``compiler.gpu.memory_peak.peak_memory``.
+  backward apart, measured by ``compiler.measure.memory_peak.peak_memory``.
 - ``pain_logs.jsonl.gz``: every record of torch's ``cudagraphs`` and ``perf_hints``
   artifact loggers, tagged with the job that made it, as torch formatted it (its own
   compile ids): the facts the replay tests check the recordings against.
@@ -53,7 +53,7 @@ import torch
 from gpu_recording import write_failure, write_json
 
 import compiler
-from compiler.gpu.memory_peak import as_counters, graph_pool_bytes, peak_memory
+from compiler.measure.memory_peak import as_counters, graph_pool_bytes, peak_memory
 from compiler.model import StageError
 
 JOB = {"name": ""}

@@ -128,7 +128,7 @@ def test_code_cache_reads_torch_only_through_the_names_it_lists():
 
 
 def test_every_private_torch_name_compat_reads_is_on_this_torch():
-    # _compat/__init__.py guards most of its reads (getattr with a default, hasattr): a
+    # the rest of _compat/ guards most of its reads (getattr with a default, hasattr): a
     # name missing here is either guarded there, or the function that reads it breaks
     optional = {
         ("torch._inductor", "list_options"),

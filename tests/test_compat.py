@@ -194,7 +194,7 @@ def test_fusion_ir_formatted_once_writes_the_text_torch_writes_and_restores_torc
     assert active, "the hook points exist on the torch this project pins"
     assert len(plain) == 2 and plain[0].startswith("BEFORE FUSION")
     # more loop bodies than are checked against torch's printing, so some take the fast path
-    assert plain[0].count("_loop_body:") > _compat._BLOCKS_CHECKED
+    assert plain[0].count("_loop_body:") > _compat.fusion_ir._BLOCKS_CHECKED
     assert faster == plain
     after = (
         DebugFormatter.__dict__["_write_ir"],
@@ -315,7 +315,7 @@ def test_converted_codes_holds_what_dynamo_converted_until_a_reset():
         return x + 1
 
     torch.compile(f, backend="eager")(torch.ones(1))
-    from compiler._compat.resets import converted_codes
+    from compiler._compat import converted_codes
 
     assert f.__code__ in converted_codes()
     torch.compiler.reset()

@@ -18,7 +18,7 @@ import torch
 from test_memory_cudagraphs import SavedInputs
 
 import compiler
-from compiler.gpu.memory_peak import from_counters
+from compiler.measure.memory_peak import from_counters
 from explorer.panes import build_index, build_pane, pane_json
 from explorer.panes.costs.compile_time import LAZY
 

@@ -298,7 +298,7 @@ def test_kernel_lab_edit_runs_on_recorded_shapes_matches_the_original_and_is_tim
     import triton
     import triton.testing
 
-    from compiler.gpu.kernel_timing import launch_grid
+    from compiler.gpu.kernel_work import launch_grid
     from compiler.lab.worker import load_module, runnable_source
 
     path = Path(__file__).resolve().parents[1] / "notebooks" / "recordings" / "pointwise.json"

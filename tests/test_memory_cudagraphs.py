@@ -15,7 +15,7 @@ import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
 import compiler
-from compiler.gpu.memory_peak import PeakMemory, as_counters
+from compiler.measure.memory_peak import PeakMemory, as_counters
 
 
 class SavedInputs(CustomGraphPass):

@@ -21,7 +21,7 @@ def test_timed_recording_carries_per_kernel_time_bytes_and_bandwidth():
 
 
 def test_matmul_flops_are_counted_over_every_call_site():
-    from compiler.gpu.kernel_timing import kernel_flops
+    from compiler.gpu.kernel_work import kernel_flops
 
     exp = compiler.Exploration.from_json(
         (NOTEBOOK_RECORDINGS / "transformer_block.json").read_text()
@@ -36,7 +36,7 @@ def test_matmul_flops_are_counted_over_every_call_site():
 
 
 def test_launch_grid_follows_the_chosen_block_size():
-    from compiler.gpu.kernel_timing import launch_grid
+    from compiler.gpu.kernel_work import launch_grid
 
     exp = compiler.Exploration.from_json((RECORDINGS / "cuda_pointwise.json").read_text())
     (out,) = exp.compiles[0].output_code

@@ -1,4 +1,4 @@
-"""The one timing loop (compiler/gpu/timed_calls.py) and what capture reads from it, on the
+"""The one timing loop (compiler/measure/timed_calls.py) and what capture reads from it, on the
 CPU: CUDA's synchronise is stood in for, so the loop's order of calls is what is tested."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from compiler.gpu.call_timing import _timed
-from compiler.gpu.kernel_timing import measure
-from compiler.gpu.timed_calls import CallTimes, time_calls
+from compiler.measure.call_timing import _timed
+from compiler.measure.kernel_timing import measure
+from compiler.measure.timed_calls import CallTimes, time_calls
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ from typing import Any
 from compiler import _compat
 from compiler.capture.failures import classify_failure
 from compiler.capture.observe import Boundary, Observation, observe
-from compiler.capture.recording import Recording, describe_target, recording
-from compiler.capture.spec import CompileSpec
+from compiler.capture.recording import Recording, recording
+from compiler.capture.spec import CompileSpec, describe_target
 from compiler.errors import CompileError, ExploreError, OptionError, TargetError
-from compiler.gpu.call_timing import call_timing
-from compiler.gpu.kernel_timing import REPEATS
+from compiler.measure.call_timing import call_timing
+from compiler.measure.kernel_timing import REPEATS
 from compiler.model import Exploration, Options
 from compiler.profile.calls import calls_again, frame_calls, untimed_note
 from compiler.profile.events import region_calls
@@ -396,7 +396,7 @@ def _calls_compiled_code(target: Callable[..., Any]) -> bool:
 def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
     import torch
 
-    from compiler.gpu.kernel_timing import (
+    from compiler.measure.kernel_timing import (
         copy_peak_gbps,
         matmul_peak_tflops,
         measure,
@@ -421,7 +421,7 @@ def _measured(exploration: Exploration, run: Callable[[], Any]) -> Exploration:
         profiled = measure(run, names)
     durations = profiled.durations
     call = call_timing(run, profiled, graph_events)
-    from compiler.gpu.memory_peak import as_counters, call_peaks  # issue 35: peak memory
+    from compiler.measure.memory_peak import as_counters, call_peaks  # issue 35: peak memory
 
     counters = {**exploration.counters, **as_counters(call_peaks(run))}
     peak = copy_peak_gbps()

@@ -44,7 +44,8 @@ from typing import Any
 
 from compiler import _compat
 from compiler.capture.observe import observe
-from compiler.capture.recording import describe_target, recording
+from compiler.capture.recording import recording
+from compiler.capture.spec import describe_target
 from compiler.errors import CompileError, InputError, TargetError
 from compiler.link.user_code import error_location, innermost_user_frame, is_user_file
 from compiler.model import Compile, CompileId, Exploration, Graph, Options, StageError

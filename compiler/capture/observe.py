@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler._compat.resets import converted_codes
+from compiler._compat import converted_codes
 from compiler.capture.state import Snapshot, compiled_reachable, recompile_user_code, snapshot
 from compiler.model import Exploration, StageError
 

@@ -31,7 +31,7 @@ from compiler import decompile as decompiler
 from compiler._compat.dynamo_globals import remove_at_exit
 from compiler.capture.observe import Boundary
 from compiler.gpu import triton_stages
-from compiler.gpu.kernel_timing import launch_grid
+from compiler.gpu.kernel_work import launch_grid
 from compiler.gpu.lowered_lines import with_source_lines
 from compiler.link.module_stack import module_paths
 from compiler.model import (
@@ -555,13 +555,3 @@ def recording(
         for lg, level, propagate in saved_levels:
             lg.setLevel(level)
             lg.propagate = propagate
-
-
-def describe_target(target: Callable[..., Any]) -> str:
-    """A short name for the target: ``module.qualname`` or the class of a module."""
-    import torch
-
-    if isinstance(target, torch.nn.Module):
-        return type(target).__name__
-    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
-    return str(name) if name else type(target).__name__

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compiler import _compat
-from compiler.capture.recording import describe_target
 from compiler.errors import OptionError
 from compiler.model import Options, as_jsonable
 
@@ -248,3 +247,12 @@ class CompileSpec:
             parts.append(f"options={self.options!r}")
         return f"torch.compile({', '.join(parts)})"
 
+
+def describe_target(target: Callable[..., Any]) -> str:
+    """A short name for the target: ``module.qualname`` or the class of a module."""
+    import torch
+
+    if isinstance(target, torch.nn.Module):
+        return type(target).__name__
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+    return str(name) if name else type(target).__name__

@@ -18,10 +18,10 @@ from typing import Any
 
 from compiler import _compat
 from compiler.capture.observe import Observation, observe
-from compiler.capture.recording import describe_target, environment, recording
-from compiler.capture.spec import CompileSpec
+from compiler.capture.recording import environment, recording
+from compiler.capture.spec import CompileSpec, describe_target
 from compiler.errors import InputError, OptionError
-from compiler.gpu.timed_calls import synchroniser, time_calls
+from compiler.measure.timed_calls import synchroniser, time_calls
 from compiler.model import Environment, Exploration
 
 __all__ = ["PRESETS", "CompareProgress", "CompareRow", "Comparison", "Config", "compare"]

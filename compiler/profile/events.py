@@ -29,9 +29,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from compiler.gpu.kernel_timing import library_aten_name
 from compiler.model import Compile, Exploration, Kernel, OutputCode
-from compiler.parse.words.names import profiled_kernel_name
+from compiler.parse.words.names import library_aten_name, profiled_kernel_name
 from compiler.profile.chrome import Span
 
 _REGION = "Torch-Compiled Region: "

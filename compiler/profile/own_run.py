@@ -235,7 +235,7 @@ def with_own_times(exp: Exploration, times: OwnTimes, peak: float | None) -> Exp
         >>> [k.timing.calls for k in timed.compiles[0].kernels() if k.language == "cpp"]
         [1, 1, 1, 1, 1]
     """
-    from compiler.gpu.kernel_timing import timing
+    from compiler.measure.kernel_timing import timing
 
     compiles = []
     for c in exp.compiles:
@@ -272,7 +272,7 @@ def own_measured(exp: Exploration, times: OwnTimes) -> Exploration:
 
     if not torch.cuda.is_available():
         return with_own_times(exp, times, None)
-    from compiler.gpu.kernel_timing import copy_peak_gbps, matmul_peak_tflops
+    from compiler.measure.kernel_timing import copy_peak_gbps, matmul_peak_tflops
 
     # the matmul peak draws random operands: the user's CUDA generator stays where it was
     with torch.random.fork_rng(devices=[torch.cuda.current_device()]):

@@ -17,11 +17,10 @@ from compiler import _compat
 from compiler.advise.findings import fix_reach
 from compiler.capture.explore import record_run
 from compiler.capture.observe import Boundary, observe
-from compiler.capture.recording import describe_target
-from compiler.capture.spec import CompileSpec
+from compiler.capture.spec import CompileSpec, describe_target
 from compiler.capture.state import compiled_reachable, recompile_user_code
 from compiler.errors import OptionError
-from compiler.gpu.timed_calls import synchroniser, time_calls
+from compiler.measure.timed_calls import synchroniser, time_calls
 from compiler.model import Exploration, Fix, Options, RunFigures, TriedFix
 from compiler.remedy.apply import applied, compile_args
 

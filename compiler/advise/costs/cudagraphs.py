@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.findings import Evidence
-from compiler.link.cudagraphs import CudaGraphs, SiteGraphs, cudagraphs
+from compiler.costs.cudagraphs import CudaGraphs, SiteGraphs, cudagraphs
 from compiler.link.ids import compile_pane, key_of, src_key
 from compiler.link.user_code import library_of
 from compiler.model import Compile, Exploration

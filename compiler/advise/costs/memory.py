@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.findings import Evidence
+from compiler.costs.memory import memory
 from compiler.link.ids import key_of, loc_key
-from compiler.link.memory import memory
 from compiler.model import Exploration
 
 _MIB = 2**20

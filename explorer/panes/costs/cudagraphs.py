@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler import Exploration
-from compiler.link import ids
-from compiler.link.cudagraphs import (
+from compiler.costs.cudagraphs import (
     CudaGraphs,
     ShapeRecordings,
     SiteGraphs,
     cudagraphs,
     user_frame,
 )
+from compiler.link import ids
 from compiler.parse.words.cudagraphs import UserFrame
 
 from ..labels import group_of, label_of

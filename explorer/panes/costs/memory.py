@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler import Compile, Exploration, memory
-from compiler.gpu.memory_peak import from_counters
+from compiler.costs.memory import CompileMemory
 from compiler.link import ids
-from compiler.link.memory import CompileMemory
+from compiler.measure.memory_peak import from_counters
 from compiler.model.stages import stage_keys
 
 from ..findings import build_findings

@@ -11,7 +11,7 @@ on what it keeps alive. A dimension that is a symbol (``s77``) has no byte count
 size is then kept as text (``256*s77``) and the total says it is partial.
 
 On CUDA, ``explore(measure=True)`` also measures eager and compiled peak memory, forward
-and backward apart, and the CUDA graph pools (``compiler.gpu.memory_peak``); they are
+and backward apart, and the CUDA graph pools (``compiler.measure.memory_peak``); they are
 in ``Memory.peaks``.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.gpu.memory_peak import PeakMemory, from_counters
+from compiler.measure.memory_peak import PeakMemory, from_counters
 from compiler.model import Compile, Exploration, Graph, Node, SourceLoc
 from compiler.parse.words.memory import saved_index, size_bytes
 from compiler.parse.words.names import (

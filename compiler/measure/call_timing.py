@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from compiler import _compat
-from compiler.gpu.kernel_timing import REPEATS
-from compiler.gpu.timed_calls import CallTimes, synchroniser, time_calls
+from compiler.measure.kernel_timing import REPEATS
+from compiler.measure.timed_calls import CallTimes, synchroniser, time_calls
 from compiler.model import CallTiming
 
 
