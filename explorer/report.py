@@ -17,6 +17,7 @@ from compiler.advise.costs.time_phases import compile_time
 from compiler.advise.findings import Finding, tried_summary
 from compiler.diff.cache_keys import uncacheable
 from compiler.errors import ExploreError
+from compiler.link.ids import compile_title
 from compiler.link.user_code import compiled_files, is_user_file
 from compiler.model import (
     Bytecode,
@@ -303,7 +304,7 @@ def _overview(exp: Exploration, out: list[str]) -> None:
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in exp.compiles:
         row = [
-            _code(str(c.compile_id)),
+            _code(compile_title(c)),
             _code(c.code_name) if c.code_name else "—",
             _code(_where(c)) if c.filename else "—",
             _STATUS.get(c.status, c.status).split(" (")[0],
@@ -321,7 +322,7 @@ def _overview(exp: Exploration, out: list[str]) -> None:
 def _compile(c: Compile, *, multi_rank: bool, compiled: frozenset[str], out: list[str]) -> None:
     rank = f" (rank {c.rank})" if multi_rank and c.rank is not None else ""
     name = f": {_code(c.code_name)}" if c.code_name else ""
-    out += [f"## Compile {_code(str(c.compile_id))}{name}{rank}", ""]
+    out += [f"## Compile {_code(compile_title(c))}{name}{rank}", ""]
     where = _code(_where(c)) if c.filename else "unknown"
     if c.is_resume:
         where += " (a resume function Dynamo made after a graph break)"
@@ -330,6 +331,11 @@ def _compile(c: Compile, *, multi_rank: bool, compiled: frozenset[str], out: lis
     if caller is not None:
         out.append(f"- **Reached from:** {_loc(caller)}")
     out.append(f"- **Status:** {_STATUS.get(c.status, c.status)}")
+    if c.id_reused:
+        out.append(f"- **Compile id:** torch gave {_code(str(c.compile_id))} to an earlier "
+                   "compile of this run too (newer torch numbers the compiles of each "
+                   "`isolate_recompiles=True` region apart); shown as "
+                   f"{_code(compile_title(c))}")  # fmt: skip
     if c.metrics.fail_type:
         out.append(f"- **Failure:** {_code(c.metrics.fail_type)}")
         if c.metrics.fail_reason:

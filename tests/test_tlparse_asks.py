@@ -53,3 +53,36 @@ def test_a_trace_says_it_holds_no_torch_compile_call_or_options():
     text = summarize(compiler.load_trace(TRACES / "recompiles"))
     (line,) = [ln for ln in text.splitlines() if ln.startswith("- **Options:**")]
     assert "not in a TORCH_TRACE log" in line and "live capture" in line
+
+
+def test_colliding_compile_ids_of_isolated_regions_stay_two_compiles(open_page, tmp_path):
+    """pytorch #196495: newer torch numbers each ``isolate_recompiles=True`` region's
+    compiles apart, so two regions' compiles can both be ``0/0``. The fixture is a real
+    torch 2.13 trace of two isolated regions of one function (``0/0``; ``0/1`` and ``0/2``)
+    with region b's ids edited down to collide, as newer torch writes them
+    (``tests/data/traces/isolated/make.py`` says how)."""
+    from playwright.sync_api import expect
+
+    from explorer.report import summarize
+
+    exp = compiler.load_trace(TRACES / "isolated" / "colliding_ids.log")
+    got = [(str(c.compile_id), c.key, c.parent) for c in exp.compiles]
+    assert got == [("0/0", "0/0", None), ("0/0", "0/0#2", None), ("0/1", "0/1", "0/0#2")]
+    # each compile keeps its own graph and metrics, none folded into another
+    assert all("dynamo_output_graph" in c.graphs for c in exp.compiles)
+    assert len({c.metrics.entire_frame_seconds for c in exp.compiles}) == 3
+    text = summarize(exp)
+    assert "## Compile `0/0`: `step`" in text and "## Compile `0/0#2`: `step`" in text
+    assert "torch gave `0/0` to an earlier compile of this run too" in text
+    assert compiler.Exploration.from_json(exp.to_json()).compiles == exp.compiles
+    path = tmp_path / "colliding.html"
+    to_page(exp, path)
+    page, problems = open_page(path)
+    expect(page.locator(".tce-compile .tce-cid")).to_have_text(["0/0", "0/0#2", "0/1"])
+    assert problems == []
+
+
+def to_page(exp: compiler.Exploration, path: Path) -> None:
+    from explorer.export import to_html
+
+    to_html(exp, path)
