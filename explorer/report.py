@@ -30,9 +30,11 @@ from compiler.model import (
     OutputCode,
     Phase,
     Profile,
+    RegionCalls,
     SourceLoc,
     StageError,
 )
+from compiler.profile.regions import calls_text, frame_text, frames_of, no_calls_note
 from explorer.markdown import block as _block
 from explorer.markdown import cell as _cell
 from explorer.markdown import code as _code
@@ -83,7 +85,8 @@ def summarize(exp: Exploration) -> str:
     out += numerics_markdown(exp.numerics) if exp.numerics is not None else []
     compiled = compiled_files(exp.compiles)
     for c in exp.compiles:
-        _compile(c, multi_rank=len(exp.ranks) > 1, compiled=compiled, out=out)
+        _compile(c, multi_rank=len(exp.ranks) > 1, compiled=compiled, out=out,
+                 regions=exp.profile.regions if exp.profile is not None else ())  # fmt: skip
     _closing(exp, out)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -301,6 +304,10 @@ def _overview(exp: Exploration, out: list[str]) -> None:
             "compile time"]  # fmt: skip
     if multi_rank:
         head.insert(0, "rank")
+    # how often the run called each compile's code (tlparse #46): a profiled run's only
+    calls = {r.compile: r for r in exp.profile.regions} if exp.profile is not None else {}
+    if calls:
+        head.append("calls in your run")
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in exp.compiles:
         row = [
@@ -315,11 +322,26 @@ def _overview(exp: Exploration, out: list[str]) -> None:
         ]
         if multi_rank:
             row.insert(0, "—" if c.rank is None else str(c.rank))
+        if calls:
+            r = calls.get(c.key)
+            row.append(f"{r.calls} ({_us(r.total_us)})" if r is not None else "0")
         out.append("| " + " | ".join(_cell(x) for x in row) + " |")
     out.append("")
+    if not calls:
+        out += [f"Calls in your run per compile: {no_calls_note(exp.source)}.", ""]
 
 
-def _compile(c: Compile, *, multi_rank: bool, compiled: frozenset[str], out: list[str]) -> None:
+def _calls(c: Compile, regions: tuple[RegionCalls, ...]) -> list[str]:
+    mine = next((r for r in regions if r.compile == c.key), None)
+    if mine is None:
+        return ["- **Calls in your run:** none"] if regions else []
+    frame = frames_of(regions)[mine.frame]
+    whole = f"; its frame: {frame_text(frame)}" if len(frame) > 1 else ""
+    return [f"- **Calls in your run:** {calls_text(mine)}{whole}"]
+
+
+def _compile(c: Compile, *, multi_rank: bool, compiled: frozenset[str], out: list[str],
+             regions: tuple[RegionCalls, ...] = ()) -> None:  # fmt: skip
     rank = f" (rank {c.rank})" if multi_rank and c.rank is not None else ""
     name = f": {_code(c.code_name)}" if c.code_name else ""
     out += [f"## Compile {_code(compile_title(c))}{name}{rank}", ""]
@@ -354,6 +376,7 @@ def _compile(c: Compile, *, multi_rank: bool, compiled: frozenset[str], out: lis
         for r in c.recompile_reasons:
             prefix = f"guard of {_code(r.previous)} failed: " if r.previous else ""
             out.append(f"  - {prefix}{r.reason or r.text}")
+    out += _calls(c, regions)
     out.append(f"- **Guards:** {_guards(c)}")
     if c.bytecode is not None:
         out.append(f"- **Bytecode:** {_bytecode(c.bytecode)}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+
 import compiler
 from explorer.panes.runtime import build_metrics
 
@@ -86,3 +88,46 @@ def to_page(exp: compiler.Exploration, path: Path) -> None:
     from explorer.export import to_html
 
     to_html(exp, path)
+
+
+def sin_twice(x):
+    return torch.sin(x) * 2
+
+
+def test_each_compile_counts_the_calls_the_run_made_from_a_live_capture():
+    """tlparse #46: runtime hits and time per compiled frame. A trace cannot say (its
+    ``compilation_metrics_runtime`` are compile costs); the own run of a live capture's
+    ``measure=True`` counts the ``Torch-Compiled Region`` events of each cache entry."""
+    from explorer.report import summarize
+
+    f = torch.compile(sin_twice, backend="eager", dynamic=False)
+    shapes = (4, 4, 8, 4, 8, 8, 8)  # 0/0 serves shape 4, the recompile 0/1 shape 8
+
+    def run():
+        for n in shapes:
+            f(torch.randn(n))
+
+    exp = compiler.explore(run, wrap=False, measure=True)
+    assert [c.key for c in exp.compiles] == ["0/0", "0/1"]
+    assert exp.profile is not None
+    got = {r.compile: (r.frame, r.calls) for r in exp.profile.regions}
+    assert got == {"0/0": ("0/0", shapes.count(4)), "0/1": ("0/0", shapes.count(8))}
+    for r in exp.profile.regions:
+        assert r.total_us >= r.first_us > 0 and r.backward_calls == 0
+    rows = dict(build_metrics(exp, "0/1", "compilation_metrics").summary)
+    assert rows["calls in your run"].startswith("4 calls, ")
+    assert rows["its frame's calls"].startswith("7 calls over 2 compiles (0/0 3, 0/1 4), ")
+    text = summarize(exp)
+    assert "| `0/1` | `sin_twice` |" in text and "- **Calls in your run:** 3 calls, " in text
+    back = compiler.Exploration.from_json(exp.to_json())
+    assert back.profile is not None and back.profile.regions == exp.profile.regions
+
+
+def test_a_trace_says_its_calls_need_a_live_capture():
+    from explorer.report import summarize
+
+    exp = compiler.load_trace(TRACES / "recompiles")
+    (row,) = [v for k, v in build_metrics(exp, "0/1", "compilation_metrics").summary
+              if k == "calls in your run"]  # fmt: skip
+    assert row.startswith("Not in a TORCH_TRACE log") and "measure=True" in row
+    assert "Calls in your run per compile: Not in a TORCH_TRACE log" in summarize(exp)
