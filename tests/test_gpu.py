@@ -718,6 +718,7 @@ def test_a_cuda_graph_re_recording_shows_with_its_reason_in_the_pane_and_the_rep
     (site,) = build_cudagraphs(exp, None, "cudagraphs").sites
     log = exp.compiles[0].artifacts.get("cudagraphs_log", "")
     assert site.rerecords, f"no re-recording read from torch's CUDA graph messages: {log}"
+    assert "(recording 2 of this compile" in site.rerecords[0], site.rerecords
     assert "re-recorded: " in summarize(exp)
     # and the run's calls of the compile (tlparse #46): all six, in one cache entry
     assert exp.profile is not None
