@@ -131,3 +131,21 @@ def test_a_trace_says_its_calls_need_a_live_capture():
               if k == "calls in your run"]  # fmt: skip
     assert row.startswith("Not in a TORCH_TRACE log") and "measure=True" in row
     assert "Calls in your run per compile: Not in a TORCH_TRACE log" in summarize(exp)
+
+
+def test_a_profile_attached_to_a_trace_counts_each_compiles_calls():
+    """``compiler.attach_profile`` reads the same regions from a user's own profiler trace:
+    the committed CPU MLP step ran its compile twice, forward and backward."""
+    from explorer.panes.runtime import build_profile
+
+    data = TRACES.parent / "profiles"
+    exp = compiler.Exploration.from_json((data / "cpu_mlp.exploration.json").read_text())
+    exp = compiler.attach_profile(exp, data / "cpu_mlp.trace.json.gz")
+    assert exp.profile is not None
+    assert [(r.compile, r.calls, r.backward_calls) for r in exp.profile.regions] == [
+        ("0/0", 2, 2)
+    ]
+    assert "; 2 calls of compiled code in 1 compile " in build_profile(exp, None, "profile").summary
+    rows = dict(build_metrics(exp, "0/0", "compilation_metrics").summary)
+    assert rows["calls in your run"].startswith("2 calls, ") and "backward 2 calls" in rows[
+        "calls in your run"]

@@ -390,6 +390,12 @@ def build_profile(exp: Exploration, compile_key: str | None, pane_id: str) -> Pr
         f"regions, {p.outside_us:.1f} µs outside them"
         + ("; source lines from torch's provenance in the trace" if p.provenance else "")
     )
+    if p.regions:  # tlparse #46: each compile's own pane has its calls and their time
+        n = len(p.regions)
+        summary += (
+            f"; {sum(r.calls for r in p.regions)} calls of compiled code in {n} "
+            f"compile{'s' if n != 1 else ''} (each compile's Compile time pane has its own)"
+        )
     return ProfilePane(
         **_head("profile"),
         summary=summary,
