@@ -149,3 +149,28 @@ def test_a_profile_attached_to_a_trace_counts_each_compiles_calls():
     rows = dict(build_metrics(exp, "0/0", "compilation_metrics").summary)
     assert rows["calls in your run"].startswith("2 calls, ") and "backward 2 calls" in rows[
         "calls in your run"]
+
+
+def broken_sin(x):
+    y = x.sin()
+    torch._dynamo.graph_break()
+    return y.cos()
+
+
+def test_a_graph_breaks_resume_function_counts_as_a_frame_of_its_own_inside_its_caller():
+    f = torch.compile(broken_sin, backend="eager")
+
+    def run():
+        for _ in range(4):
+            f(torch.randn(4))
+
+    exp = compiler.explore(run, wrap=False, measure=True)
+    assert exp.profile is not None
+    outer, resume = exp.profile.regions
+    assert (outer.compile, outer.calls, resume.compile, resume.calls) == ("0/0", 4, "1/0", 4)
+    assert resume.frame == "1/0" and resume.compile == exp.compiles[1].key
+    # the resume function runs inside the call of the frame that broke: its time is in
+    # the outer frame's, and said so
+    assert outer.inner_us == resume.total_us > 0
+    assert "of which " in dict(build_metrics(exp, "0/0", "compilation_metrics").summary)[
+        "calls in your run"]

@@ -66,13 +66,15 @@ class RegionCalls:
     backward_us: float = 0.0
 
     @property
-    def mean_us(self) -> float:
-        """The mean wall time of one call (µs).
+    def later_mean_us(self) -> float:
+        """The mean wall time of a call after the first (µs): the first call of a frame
+        may compile what it calls (a resume function) or autotune, the later ones run.
 
-        >>> RegionCalls(compile="0/0", frame="0/0", calls=4, total_us=10.0).mean_us
-        2.5
+        >>> RegionCalls(compile="0/0", frame="0/0", calls=3, total_us=10.0, first_us=6.0
+        ...             ).later_mean_us
+        2.0
         """
-        return self.total_us / self.calls if self.calls else 0.0
+        return (self.total_us - self.first_us) / (self.calls - 1) if self.calls > 1 else 0.0
 
 
 @dataclass(**_FROZEN)

@@ -116,13 +116,16 @@ def _inner(forward: list[tuple[Span, str]]) -> dict[tuple[str, float], float]:
 def calls_text(r: RegionCalls) -> str:
     """One compile's calls in words, for a pane or a report.
 
-    >>> calls_text(RegionCalls(compile="0/0", frame="0/0", calls=3, total_us=7000.0,
-    ...                        first_us=6000.0, backward_calls=3, backward_us=30.0))
-    '3 calls, 7.000 ms (mean 2.333 ms; the first 6.000 ms); backward 3 calls, 30.0 µs'
+    >>> text = calls_text(RegionCalls(compile="0/0", frame="0/0", calls=3, total_us=7000.0,
+    ...                               first_us=6000.0, backward_calls=3, backward_us=30.0))
+    >>> text.split("; ")[0]
+    '3 calls, 7.000 ms (the first 6.000 ms, then 500.0 µs a call on average)'
+    >>> text.split("; ")[1]
+    'backward 3 calls, 30.0 µs'
     """
     text = f"{_calls(r.calls)}, {_time(r.total_us)}"
     if r.calls > 1:
-        text += f" (mean {_time(r.mean_us)}; the first {_time(r.first_us)})"
+        text += f" (the first {_time(r.first_us)}, then {_time(r.later_mean_us)} a call on average)"
     if r.inner_us:
         text += f", of which {_time(r.inner_us)} in compiled code it called"
     if r.backward_calls:
