@@ -94,10 +94,12 @@ def sin_twice(x):
     return torch.sin(x) * 2
 
 
-def test_each_compile_counts_the_calls_the_run_made_from_a_live_capture():
+def test_each_compile_counts_the_calls_the_run_made_from_a_live_capture(open_page, tmp_path):
     """tlparse #46: runtime hits and time per compiled frame. A trace cannot say (its
     ``compilation_metrics_runtime`` are compile costs); the own run of a live capture's
     ``measure=True`` counts the ``Torch-Compiled Region`` events of each cache entry."""
+    from playwright.sync_api import expect
+
     from explorer.report import summarize
 
     f = torch.compile(sin_twice, backend="eager", dynamic=False)
@@ -121,6 +123,15 @@ def test_each_compile_counts_the_calls_the_run_made_from_a_live_capture():
     assert "| `0/1` | `sin_twice` |" in text and "- **Calls in your run:** 3 calls, " in text
     back = compiler.Exploration.from_json(exp.to_json())
     assert back.profile is not None and back.profile.regions == exp.profile.regions
+    # in the page: the recompile's Compile time pane
+    path = tmp_path / "calls.html"
+    to_page(exp, path)
+    page, problems = open_page(path)
+    page.locator('.tce-compile[data-compile="0/1"]').click()
+    page.locator('.tce-tab[data-stage="compilation_metrics"]').click()
+    expect(page.locator(".tce-pane")).to_contain_text("calls in your run")
+    expect(page.locator(".tce-pane")).to_contain_text("7 calls over 2 compiles (0/0 3, 0/1 4)")
+    assert problems == []
 
 
 def test_a_trace_says_its_calls_need_a_live_capture():
