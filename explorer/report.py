@@ -17,6 +17,7 @@ from compiler.advise.costs.time_phases import compile_time
 from compiler.advise.findings import Finding, tried_summary
 from compiler.diff.cache_keys import uncacheable
 from compiler.errors import ExploreError
+from compiler.link.ids import compile_title
 from compiler.link.user_code import compiled_files, is_user_file
 from compiler.model import (
     Bytecode,
@@ -29,9 +30,11 @@ from compiler.model import (
     OutputCode,
     Phase,
     Profile,
+    RegionCalls,
     SourceLoc,
     StageError,
 )
+from compiler.profile.regions import calls_text, frame_text, frames_of, no_calls_note
 from explorer.markdown import block as _block
 from explorer.markdown import cell as _cell
 from explorer.markdown import code as _code
@@ -82,7 +85,8 @@ def summarize(exp: Exploration) -> str:
     out += numerics_markdown(exp.numerics) if exp.numerics is not None else []
     compiled = compiled_files(exp.compiles)
     for c in exp.compiles:
-        _compile(c, multi_rank=len(exp.ranks) > 1, compiled=compiled, out=out)
+        _compile(c, multi_rank=len(exp.ranks) > 1, compiled=compiled, out=out,
+                 regions=exp.profile.regions if exp.profile is not None else ())  # fmt: skip
     _closing(exp, out)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -300,10 +304,14 @@ def _overview(exp: Exploration, out: list[str]) -> None:
             "compile time"]  # fmt: skip
     if multi_rank:
         head.insert(0, "rank")
+    # how often the run called each compile's code (tlparse #46): a profiled run's only
+    calls = {r.compile: r for r in exp.profile.regions} if exp.profile is not None else {}
+    if calls:
+        head.append("calls in your run")
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in exp.compiles:
         row = [
-            _code(str(c.compile_id)),
+            _code(compile_title(c)),
             _code(c.code_name) if c.code_name else "—",
             _code(_where(c)) if c.filename else "—",
             _STATUS.get(c.status, c.status).split(" (")[0],
@@ -314,14 +322,29 @@ def _overview(exp: Exploration, out: list[str]) -> None:
         ]
         if multi_rank:
             row.insert(0, "—" if c.rank is None else str(c.rank))
+        if calls:
+            r = calls.get(c.key)
+            row.append(f"{r.calls} ({_us(r.total_us)})" if r is not None else "0")
         out.append("| " + " | ".join(_cell(x) for x in row) + " |")
     out.append("")
+    if not calls:
+        out += [f"Calls in your run per compile: {no_calls_note(exp.source)}.", ""]
 
 
-def _compile(c: Compile, *, multi_rank: bool, compiled: frozenset[str], out: list[str]) -> None:
+def _calls(c: Compile, regions: tuple[RegionCalls, ...]) -> list[str]:
+    mine = next((r for r in regions if r.compile == c.key), None)
+    if mine is None:
+        return ["- **Calls in your run:** none"] if regions else []
+    frame = frames_of(regions)[mine.frame]
+    whole = f"; its frame: {frame_text(frame)}" if len(frame) > 1 else ""
+    return [f"- **Calls in your run:** {calls_text(mine)}{whole}"]
+
+
+def _compile(c: Compile, *, multi_rank: bool, compiled: frozenset[str], out: list[str],
+             regions: tuple[RegionCalls, ...] = ()) -> None:  # fmt: skip
     rank = f" (rank {c.rank})" if multi_rank and c.rank is not None else ""
     name = f": {_code(c.code_name)}" if c.code_name else ""
-    out += [f"## Compile {_code(str(c.compile_id))}{name}{rank}", ""]
+    out += [f"## Compile {_code(compile_title(c))}{name}{rank}", ""]
     where = _code(_where(c)) if c.filename else "unknown"
     if c.is_resume:
         where += " (a resume function Dynamo made after a graph break)"
@@ -330,6 +353,11 @@ def _compile(c: Compile, *, multi_rank: bool, compiled: frozenset[str], out: lis
     if caller is not None:
         out.append(f"- **Reached from:** {_loc(caller)}")
     out.append(f"- **Status:** {_STATUS.get(c.status, c.status)}")
+    if c.id_reused:
+        out.append(f"- **Compile id:** torch gave {_code(str(c.compile_id))} to an earlier "
+                   "compile of this run too (newer torch numbers the compiles of each "
+                   "`isolate_recompiles=True` region apart); shown as "
+                   f"{_code(compile_title(c))}")  # fmt: skip
     if c.metrics.fail_type:
         out.append(f"- **Failure:** {_code(c.metrics.fail_type)}")
         if c.metrics.fail_reason:
@@ -348,6 +376,7 @@ def _compile(c: Compile, *, multi_rank: bool, compiled: frozenset[str], out: lis
         for r in c.recompile_reasons:
             prefix = f"guard of {_code(r.previous)} failed: " if r.previous else ""
             out.append(f"  - {prefix}{r.reason or r.text}")
+    out += _calls(c, regions)
     out.append(f"- **Guards:** {_guards(c)}")
     if c.bytecode is not None:
         out.append(f"- **Bytecode:** {_bytecode(c.bytecode)}")

@@ -444,6 +444,8 @@ def check_own_run_timing(device: str) -> None:
     runs = [k.events // len(next(x for x in kernels if x.id == k.kernel).call_lines)
             for k in p.kernels if k.name.startswith(language)]  # fmt: skip
     assert runs and (min(runs) >= 12 if device == "cuda" else set(runs) == {12}), runs
+    # tlparse #46: the compiled model ran 12 times, and its backward (told by its kernels)
+    assert [(r.compile, r.calls, r.backward_calls) for r in p.regions] == [("0/0", 12, 12)]
 
 
 def test_a_compiled_optimizer_step_under_lambdalr_is_not_called_again_by_measure(tmp_path):
@@ -690,3 +692,34 @@ def test_every_triton_kernel_of_a_gpt2_step_has_its_stages_and_config_even_past_
             lacking.append((len(k.name), k.name))
     assert not lacking, lacking
     assert not [e for e in exp.errors if e.stage == "triton"], exp.errors
+
+
+def test_a_cuda_graph_re_recording_shows_with_its_reason_in_the_pane_and_the_report():
+    # pytorch #156820 (issue 45): a parameter replaced between calls moves a static input
+    # of the CUDA graph (no recompile: Dynamo's guards hold), so CUDA graph trees record
+    # the function again and log why; the CUDA graph pane and the report show the reason
+    from explorer.panes.costs.cudagraphs import build_cudagraphs
+    from explorer.report import summarize
+
+    lin = torch.nn.Linear(64, 64).cuda()
+    f = torch.compile(lin, mode="reduce-overhead")
+    x = torch.randn(8, 64, device="cuda")
+
+    def run():
+        with torch.no_grad():
+            for _ in range(3):
+                f(x)
+            lin.weight = torch.nn.Parameter(torch.randn_like(lin.weight))
+            for _ in range(3):
+                f(x)
+
+    exp = compiler.explore(run, wrap=False, measure=True)
+    assert len(exp.compiles) == 1, [c.recompile_reasons for c in exp.compiles]
+    (site,) = build_cudagraphs(exp, None, "cudagraphs").sites
+    log = exp.compiles[0].artifacts.get("cudagraphs_log", "")
+    assert site.rerecords, f"no re-recording read from torch's CUDA graph messages: {log}"
+    assert "(recording 2 of this compile" in site.rerecords[0], site.rerecords
+    assert "re-recorded: " in summarize(exp)
+    # and the run's calls of the compile (tlparse #46): all six, in one cache entry
+    assert exp.profile is not None
+    assert [(r.compile, r.calls) for r in exp.profile.regions] == [("0/0", 6)]

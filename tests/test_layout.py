@@ -242,6 +242,7 @@ EXPLORER_SURFACE = frozenset({
     "compiler.model",
     "compiler.model.stages",
     "compiler.parse.words.cudagraphs",
+    "compiler.profile.regions",  # calls per compile in words (tlparse #46), one wording
     "compiler.ranks.scan",
     "compiler.ranks.skew",
 })  # fmt: skip

@@ -267,7 +267,8 @@ def _explore(
             if untimed:
                 notes.append(untimed_note(untimed))
         else:
-            if times.profile.kernel_events:
+            if times.profile.kernel_events or times.profile.regions:
+                # the calls of each compiled code, also where no kernel ran (eager backends)
                 exploration = dataclasses.replace(exploration, profile=times.profile)
             if own_run.skipped:
                 notes.append(f"Your run was not profiled: {own_run.skipped}; nor called again.")

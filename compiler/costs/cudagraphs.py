@@ -197,11 +197,40 @@ def _site(c: Compile, log: CudagraphLog, timed: dict[int, tuple[float, ...]]) ->
         trees=len(log.trees),
         recordings=recordings,
         warmups=warmups,
-        rerecords=log.rerecords,
+        rerecords=placed_rerecords(log),
         shapes=_shapes(log, timed),
         partitions=log.partitions,
         op_nodes=tuple(_nodes_on(c, list(op.frames)) for op in ops),
     )
+
+
+def placed_rerecords(log: CudagraphLog) -> tuple[str, ...]:
+    """Each re-recording's reason with where it fell in the compile's CUDA graph events
+    (pytorch #156820): which recording it made, of which symint key's tree. torch logs a
+    re-recording just before the recording it makes.
+
+    >>> from compiler.parse.words.cudagraphs import read
+    >>> log = read(["cudagraphs: Recording cudagraph tree for symint key 8",
+    ...             "cudagraphs: Running warmup function=partition_0",
+    ...             "cudagraphs: Recording function=partition_0, cuda_graph_id=0",
+    ...             "cudagraphs: [0/0] Re-recording function=partition_0, mode=FORWARD, "
+    ...             "reason=static input data pointer changed.",
+    ...             "cudagraphs: Recording function=partition_0, cuda_graph_id=1"])
+    >>> placed_rerecords(log)
+    ('static input data pointer changed. (recording 2 of this compile, symint key 8)',)
+    """
+    out = []
+    trees, reasons = iter(log.trees), iter(log.rerecords)
+    key, recordings = "", 0
+    for kind in log.order:
+        if kind == "tree":
+            key = next(trees, key)
+        elif kind == "recording":
+            recordings += 1
+        elif kind == "rerecord":
+            tree = f", symint key {key}" if key else ""
+            out.append(f"{next(reasons)} (recording {recordings + 1} of this compile{tree})")
+    return tuple(out)
 
 
 def _shapes(log: CudagraphLog, timed: dict[int, tuple[float, ...]]) -> tuple[ShapeRecordings, ...]:

@@ -59,11 +59,14 @@ def compile_parents(compiles: list[Compile]) -> list[str | None]:
     """Each compile's parent key: ``N/k`` hangs under ``N/k-1``; a resume function
     (``torch_dynamo_resume_in_f_at_12``) under the compile of ``f`` whose graph break is
     at line 12 (else the last compile of ``f`` with a graph break, else of ``f``)."""
-    by_key = {(c.rank, str(c.compile_id)): i for i, c in enumerate(compiles)}
+    # the latest compile so far of each id: where two isolate_recompiles regions reuse an id
+    # (``Compile.id_reused``), ``N/k`` hangs under the ``N/k-1`` of its own region, the later
+    by_key: dict[tuple[int | None, str], int] = {}
     keys = [compile_key(c) for c in compiles]
     by_code: dict[tuple[int | None, str], list[int]] = {}
     out: list[str | None] = []
     for i, c in enumerate(compiles):
+        by_key[c.rank, str(c.compile_id)] = i
         parent = None
         cid = c.compile_id
         if cid.frame_compile_id and cid.compiled_autograd_id is None:

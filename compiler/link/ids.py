@@ -66,7 +66,9 @@ EXPLORATION_PANES = (FINDINGS, RANKS, PROFILE, COMPILE_TIME, MEMORY, CUDAGRAPHS,
 
 
 def compile_key(c: Compile) -> CompileKey:
-    """``0/1``, or ``rank1:0/1`` when the compile ran on a rank (several ranks).
+    """``0/1``, or ``rank1:0/1`` when the compile ran on a rank (several ranks); ``0/0#2``
+    for the second compile that carried torch's id ``0/0`` (``Compile.id_reused``: two
+    ``isolate_recompiles`` regions on newer torch).
 
     ``derive`` stores it as ``Compile.key``; read it back with ``key_of``.
 
@@ -74,9 +76,24 @@ def compile_key(c: Compile) -> CompileKey:
         >>> from compiler.model import CompileId
         >>> compile_key(Compile(compile_id=CompileId.from_string("0/1"), rank=1))
         'rank1:0/1'
+        >>> compile_key(Compile(compile_id=CompileId.from_string("0/0"), id_reused=1))
+        '0/0#2'
+    """
+    cid = compile_title(c)
+    return CompileKey(cid if c.rank is None else f"rank{c.rank}:{cid}")
+
+
+def compile_title(c: Compile) -> str:
+    """torch's compile id as a reader sees it: ``0/1``; ``0/0#2`` where an earlier compile of
+    the run carried the same id (``Compile.id_reused``). The rank is not in it.
+
+    Example:
+        >>> from compiler.model import CompileId
+        >>> compile_title(Compile(compile_id=CompileId.from_string("0/0"), id_reused=2))
+        '0/0#3'
     """
     cid = str(c.compile_id)
-    return CompileKey(cid if c.rank is None else f"rank{c.rank}:{cid}")
+    return f"{cid}#{c.id_reused + 1}" if c.id_reused else cid
 
 
 def key_of(c: Compile) -> CompileKey:

@@ -42,7 +42,7 @@ from compiler.model.kernel import (
     TritonVariant,
 )
 from compiler.model.numerics import NodeNumerics, Numerics
-from compiler.model.profile import Profile, ProfiledKernel, ProfiledPlace
+from compiler.model.profile import Profile, ProfiledKernel, ProfiledPlace, RegionCalls
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -77,6 +77,7 @@ __all__ = [
     "ProfiledPlace",
     "Provenance",
     "RecompileReason",
+    "RegionCalls",
     "RunFigures",
     "Schedule",
     "SourceLoc",

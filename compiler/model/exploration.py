@@ -104,11 +104,18 @@ class Compile:
     # (``torch_dynamo_resume_in_f_at_12``), where it resumes: line 12 of ``f`` in
     # ``filename``; None for every other compile.
     resumes: SourceLoc | None = None
+    # schema 4.4: how many compiles before this one in the run carried the same compile id.
+    # Newer torch numbers the compiles of each ``torch.compile(..., isolate_recompiles=True)``
+    # region apart (pytorch #196495), so two regions' compiles can both be ``0/0``; the
+    # trace reader keeps them apart and ``compile_key`` tells them apart (``0/0#2``).
+    id_reused: int = 0
 
     @property
     def label(self) -> str:
-        """``0/1 f`` style label for selectors."""
-        return f"{self.compile_id} {self.code_name}".strip()
+        """``0/1 f`` style label for selectors (``0/0#2 f`` for the second compile that
+        carried the id ``0/0``)."""
+        again = f"#{self.id_reused + 1}" if self.id_reused else ""
+        return f"{self.compile_id}{again} {self.code_name}".strip()
 
     @property
     def is_recompile(self) -> bool:

@@ -41,6 +41,43 @@ class ProfiledPlace:
 
 
 @dataclass(**_FROZEN)
+class RegionCalls:
+    """How often one compile's code (one cache entry) ran in the profiled run, and for how
+    long (schema 4.4), from the ``Torch-Compiled Region: <compile id>`` event Dynamo records
+    around each call of a cache entry's code.
+
+    ``compile`` is the compile's ``Compile.key`` (torch's id where the exploration has no
+    such compile); ``frame`` the key of the first compile of its frame in the run (one code
+    object keeps its frame over its recompiles). ``total_us`` is the wall time of its
+    calls, ``first_us`` that of the first (a fresh compile's first call also autotunes
+    or records CUDA graphs), ``inner_us`` the part of ``total_us`` spent in other compiled
+    regions it called (a graph break's resume function). ``backward_calls`` and
+    ``backward_us``: AOTAutograd's ``CompiledFunctionBackward`` regions whose kernels are
+    this compile's backward kernels.
+    """
+
+    compile: str
+    frame: str
+    calls: int
+    total_us: float
+    first_us: float = 0.0
+    inner_us: float = 0.0
+    backward_calls: int = 0
+    backward_us: float = 0.0
+
+    @property
+    def later_mean_us(self) -> float:
+        """The mean wall time of a call after the first (µs): the first call of a frame
+        may compile what it calls (a resume function) or autotune, the later ones run.
+
+        >>> RegionCalls(compile="0/0", frame="0/0", calls=3, total_us=10.0, first_us=6.0
+        ...             ).later_mean_us
+        2.0
+        """
+        return (self.total_us - self.first_us) / (self.calls - 1) if self.calls > 1 else 0.0
+
+
+@dataclass(**_FROZEN)
 class Profile:
     """A ``torch.profiler`` Chrome trace of the user's run, linked to the exploration.
 
@@ -52,6 +89,7 @@ class Profile:
     the output code does not call as library calls, or of compiles this exploration did
     not record) with their counts. ``outside_us`` is the
     device time of kernels outside compiled regions (eager code, the optimizer).
+    ``regions``: how often each compile's code ran, and for how long.
     """
 
     path: str
@@ -66,3 +104,5 @@ class Profile:
     lines: tuple[ProfiledPlace, ...] = ()
     modules: tuple[ProfiledPlace, ...] = ()
     notes: tuple[str, ...] = ()
+    # schema 4.4: each compile's calls in the run (``RegionCalls``), in the order first run
+    regions: tuple[RegionCalls, ...] = ()

@@ -30,6 +30,7 @@ from compiler.parse.dynamo_text import parse_stack_trace
 from compiler.parse.output_code import call_source_nodes
 from compiler.profile.chrome import read_spans, trace_file
 from compiler.profile.events import Linked, Site, link_events
+from compiler.profile.regions import region_calls_of
 
 
 def _nodes(site: Site, call_line: int = 0) -> tuple[str, ...]:
@@ -80,7 +81,8 @@ def attach_profile(exp: Exploration, path: str | os.PathLike[str]) -> Exploratio
     """``exp`` with ``profile`` set: the user's own ``torch.profiler`` Chrome trace
     (``prof.export_chrome_trace(path)``, plain or ``.gz``, or a ``tensorboard_trace_handler``
     folder, its newest file) linked to the explored kernels, with time per kernel, per
-    source line and per module from that run.
+    source line and per module from that run, and how often each compile's code ran
+    (``Profile.regions``: the calls a ``TORCH_TRACE`` log does not record).
 
     Device kernels show in the trace with ``ProfilerActivity.CUDA``; Inductor's C++
     kernels on a CPU with ``torch._inductor.config.cpp.enable_kernel_profile = True``.
@@ -101,8 +103,10 @@ def attach_profile(exp: Exploration, path: str | os.PathLike[str]) -> Exploratio
     file, notes = trace_file(path)
     spans = read_spans(file)
     device = any(s.cat == "kernel" for s in spans)
-    profile = linked_profile(exp, link_events(exp, spans), device=device, path=str(file))
-    return replace(exp, profile=replace(profile, notes=(*notes, *profile.notes)))
+    events = link_events(exp, spans)
+    profile = linked_profile(exp, events, device=device, path=str(file))
+    regions = region_calls_of(exp, spans, events)
+    return replace(exp, profile=replace(profile, notes=(*notes, *profile.notes), regions=regions))
 
 
 def linked_profile(exp: Exploration, events: list[Linked], *, device: bool, path: str) -> Profile:

@@ -144,6 +144,22 @@ def region_calls(spans: Iterable[Span]) -> list[str]:
     return [s.name[len(_REGION) :] for s in regions]
 
 
+def region_spans(spans: Iterable[Span]) -> tuple[list[tuple[Span, str]], list[Span]]:
+    """The compiled regions of a trace, in start order: each forward region (``Torch-Compiled
+    Region``) with torch's compile id, and the backward regions (they name no compile).
+
+    Example:
+        >>> from pathlib import Path
+        >>> from compiler.profile.chrome import read_spans
+        >>> fw, bw = region_spans(read_spans(Path("tests/data/profiles/cpu_mlp.trace.json.gz")))
+        >>> [cid for _, cid in fw], len(bw)
+        (['0/0', '0/0'], 2)
+    """
+    ordered = sorted(spans, key=lambda s: s.ts)
+    forward = [(s, s.name[len(_REGION) :]) for s in ordered if s.name.startswith(_REGION)]
+    return forward, [s for s in ordered if s.name == _BACKWARD]
+
+
 def _region_compile(region: Span, ids: Mapping[str, str]) -> str:
     """The exploration's compile id of a forward region (torch's own, renumbered)."""
     cid = region.name[len(_REGION) :]

@@ -25,6 +25,7 @@ from compiler.model import Exploration, KernelTiming, Profile
 from compiler.profile.attach import linked_profile
 from compiler.profile.chrome import Span, read_spans
 from compiler.profile.events import link_events, warm_up
+from compiler.profile.regions import region_calls_of
 
 OWN_RUN = "the target's own run (explore(..., measure=True))"
 
@@ -192,6 +193,7 @@ def own_times(
     device = any(s.cat == "kernel" for s in run.spans)
     events = link_events(exp, run.spans, torch_ids)
     profile = linked_profile(exp, events, device=device, path=OWN_RUN)
+    profile = replace(profile, regions=region_calls_of(exp, run.spans, events, torch_ids))
     warm = warm_up(events)
     durations: dict[tuple[str, str], list[float]] = defaultdict(list)
     library: dict[tuple[str, str], dict[tuple[str, float], float]] = defaultdict(dict)

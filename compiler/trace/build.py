@@ -2,7 +2,9 @@
 
 Live capture and trace loading both end here, so a stage looks the same whichever
 way it was recorded. Events are grouped by (rank, compile id); restarts of one
-compile (attempts) fold into one ``Compile``.
+compile (attempts) fold into one ``Compile``; a compile id that starts again after its
+compile ended (``isolate_recompiles`` regions on newer torch) makes a new ``Compile``
+(``Compile.id_reused``).
 """
 
 from __future__ import annotations
@@ -85,7 +87,8 @@ def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
     without a compile id. Where a run has no compile at all but such stages, they make one
     compile ``0/0`` (as ``explore_export`` names the compile of a non-strict export).
     """
-    states: dict[tuple[int | None, CompileId], CompileState] = {}
+    states: dict[tuple[int | None, CompileId, int], CompileState] = {}
+    reused: dict[tuple[int | None, CompileId], int] = {}
     strings: dict[tuple[int | None, int], str] = {}
     facts: dict[str, Any] = {}
     loose: list[Event] = []
@@ -100,17 +103,25 @@ def build_compiles(events: Iterable[Event], *, source: str) -> BuildResult:
         if event.compile_id is None:
             loose.append(event)
             continue
-        key = (event.rank, event.compile_id.without_attempt())
+        frame = (event.rank, event.compile_id.without_attempt())
+        key = (*frame, reused.get(frame, 0))
         state = states.get(key)
+        if state is not None and event.key == "dynamo_start" and state.metrics:
+            # a compile id whose compile already ended starts again: newer torch numbers
+            # each isolate_recompiles region's compiles apart (pytorch #196495), so two
+            # regions' compiles can both be 0/0; later events of the id are the newer one's
+            reused[frame] = key[2] + 1
+            key, state = (*frame, key[2] + 1), None
         if state is None:
-            state = states[key] = CompileState(compile_id=key[1], rank=event.rank)
+            state = states[key] = CompileState(compile_id=frame[1], rank=event.rank,
+                                               id_reused=key[2])  # fmt: skip
         state.attempts = max(state.attempts, event.compile_id.attempt + 1)
         fold_event(state, event, strings, facts)
     if not states and any(aoti_dump(e) for e in loose):
         state = CompileState(compile_id=CompileId(frame_id=0, frame_compile_id=0), rank=None)
         for event in loose:
             fold_event(state, event, strings, facts)
-        states[(None, state.compile_id)] = state
+        states[(None, state.compile_id, 0)] = state
     cache = Derived()
     compiles = [_finish(state, source, cache) for state in states.values()]
     return BuildResult(compiles=derive(compiles, cache), facts=facts, derived=cache)
@@ -197,6 +208,7 @@ def _finish(state: CompileState, source: str, derived: Derived) -> Compile:
     )
     return Compile(
         compile_id=state.compile_id,
+        id_reused=state.id_reused,
         rank=state.rank,
         code_name=state.code_name or (bytecode.code_name if bytecode else ""),
         filename=state.filename,

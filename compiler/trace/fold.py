@@ -58,6 +58,7 @@ class Pending:
 class CompileState:
     compile_id: CompileId
     rank: int | None
+    id_reused: int = 0
     code_name: str = ""
     filename: str = ""
     first_line: int = 0

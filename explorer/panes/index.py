@@ -238,7 +238,7 @@ def _sources(seen: _Lines, first: frozenset[str]) -> tuple[SourceFile, ...]:
 def _entry(c: Compile, panes: tuple[PaneRef, ...]) -> CompileEntry:
     return CompileEntry(
         key=c.key,
-        compile_id=str(c.compile_id),
+        compile_id=ids.compile_title(c),
         rank=c.rank,
         label=c.label,
         code_name=c.code_name,

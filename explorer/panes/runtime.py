@@ -10,6 +10,7 @@ from compiler.advise.costs.time_phases import phases
 from compiler.diff.cache_keys import uncacheable
 from compiler.link import ids
 from compiler.model import Autotuning, CallTiming
+from compiler.profile.regions import calls_text, frame_text, frames_of, no_calls_note
 
 from .frame import find_compile
 from .inductor import kernel_sources
@@ -294,6 +295,7 @@ def build_metrics(exp: Exploration, compile_key: str, pane_id: str) -> MetricsPa
         summary.append((f"time: {name}", f"{seconds:.3f} s ({seconds / total:.0%})"))
     summary.extend((f"{u.cache} cache bypassed", u.reason) for u in uncacheable(exp, of=c))
     summary.extend(_config_rows(exp, c))
+    summary.extend(_run_rows(exp, c))
     return MetricsPane(
         **_head("compilation_metrics"),
         summary=tuple(summary),
@@ -322,6 +324,22 @@ def _config_rows(exp: Exploration, c: Compile) -> list[tuple[str, str]]:
 
 
 _CONFIG_SHOWN = 5
+
+
+def _run_rows(exp: Exploration, c: Compile) -> list[tuple[str, str]]:
+    """How often the user's run called this compile's code and its frame's, for how long
+    (tlparse #46: ``Profile.regions``); on a trace, where they come from instead."""
+    regions = exp.profile.regions if exp.profile is not None else ()
+    if not regions:
+        return [("calls in your run", no_calls_note(exp.source))]
+    mine = next((r for r in regions if r.compile == c.key), None)
+    if mine is None:
+        return [("calls in your run", "none: your profiled run did not call this compile")]
+    rows = [("calls in your run", calls_text(mine))]
+    frame = frames_of(regions)[mine.frame]
+    if len(frame) > 1:
+        rows.append(("its frame's calls", frame_text(frame)))
+    return rows
 
 
 # --- the user's profiled run ----------------------------------------------------------------
@@ -372,6 +390,12 @@ def build_profile(exp: Exploration, compile_key: str | None, pane_id: str) -> Pr
         f"regions, {p.outside_us:.1f} µs outside them"
         + ("; source lines from torch's provenance in the trace" if p.provenance else "")
     )
+    if p.regions:  # tlparse #46: each compile's own pane has its calls and their time
+        n = len(p.regions)
+        summary += (
+            f"; {sum(r.calls for r in p.regions)} calls of compiled code in {n} "
+            f"compile{'s' if n != 1 else ''} (each compile's Compile time pane has its own)"
+        )
     return ProfilePane(
         **_head("profile"),
         summary=summary,

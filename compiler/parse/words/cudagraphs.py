@@ -310,6 +310,7 @@ def read(lines: tuple[str, ...] | list[str]) -> CudagraphLog:
             order.append("tree")
         elif m := _RERECORD.match(msg):
             rerecords.append(m["reason"].strip())
+            order.append("rerecord")
         elif m := _RECORDING.match(msg):
             sizes = tuple(s["size"] for s in _SIZE.finditer(m["inputs"] or ""))
             recorded.append(Recorded(m["fn"].strip(), int(m["gid"]), sizes))

@@ -93,7 +93,7 @@ def _bar(c: Compile, t: tp.CompileTime) -> CompileTimeBar:
         compile=c.key,
         stage=_METRICS if _METRICS in stages else default_pane(stages),
         graph=DYNAMO_GRAPH if DYNAMO_GRAPH in stages else None,
-        compile_id=str(c.compile_id),
+        compile_id=ids.compile_title(c),
         name=c.code_name,
         src=ids.src_key(c.filename, c.first_line),
         seconds=round(t.seconds, 4),
