@@ -31,12 +31,18 @@ Run: ``python benchmarks/load_trace.py [TRACE_DIR ...] [--repeat 3]``.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 from pathlib import Path
 
-from against_tlparse import child_run, explorer_argv, tlparse_exe, tlparse_seconds, whole_process
+from against_tlparse import (
+    child_run,
+    explorer_argv,
+    explorer_env,
+    tlparse_exe,
+    tlparse_seconds,
+    whole_process,
+)
 from model_traces import SMALL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,7 +103,7 @@ def tlparse_logs_seconds(trace: Path, exe: str) -> float:
 
 
 def load_trace_run(trace: Path) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = explorer_env()  # with bytecode caches, as an installed copy has them
     with tempfile.TemporaryDirectory(prefix="tce-page-") as tmp:
         run = child_run(_CHILD, trace, ROOT, Path(tmp) / "page.html")
         run["report_s"] = whole_process(explorer_argv(trace, f"{tmp}/report"), env)["wall_s"]

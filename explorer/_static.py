@@ -18,7 +18,6 @@ from __future__ import annotations
 import pathlib
 import re
 from functools import cache
-from importlib import resources
 
 __all__ = [
     "BUNDLES",
@@ -44,12 +43,10 @@ CSS_FILES = ("explorer.css", "graph.css")
 _EXPORTS = re.compile(r"export\s*\{(?P<names>[\w$,\s]*)\};?\s*\Z")
 
 
-def _static_dir() -> pathlib.Path:
-    # ``files()`` of a regular (non-zipped) install is a real directory.
-    return pathlib.Path(str(resources.files("explorer").joinpath("static")))
-
-
-STATIC_DIR = _static_dir()
+# The folder beside this module: the package is installed as files (the widgets hand
+# anywidget a path), so ``importlib.resources`` would name the same folder, at 10 ms of
+# imports (zipfile, tempfile) in every ``python -m explorer report``.
+STATIC_DIR = pathlib.Path(__file__).resolve().with_name("static")
 
 
 def static_path(name: str) -> pathlib.Path:
@@ -58,8 +55,8 @@ def static_path(name: str) -> pathlib.Path:
 
 
 def static_text(name: str) -> str:
-    """The text of one asset, read through ``importlib.resources``."""
-    return resources.files("explorer").joinpath("static", name).read_text(encoding="utf-8")
+    """The text of one asset, e.g. ``static_text("explorer.css")``."""
+    return static_path(name).read_text(encoding="utf-8")
 
 
 def widget_path(name: str) -> pathlib.Path:

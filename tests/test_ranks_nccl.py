@@ -26,6 +26,7 @@ import torch
 from conftest import open_html
 
 import compiler
+from compiler.parse.words import per_process
 from compiler.parse.words.per_process import normalized
 from compiler.ranks.skew import SLOW_RATIO, SLOW_SECONDS
 
@@ -125,6 +126,38 @@ def test_the_device_masks_keep_a_real_size_change():
     grown = after.graphs["dynamo_output_graph"].text
     assert "64" in grown and normalized(grown) != normalized(b)
     assert normalized(b.replace("[4, 32]", "[4, 64]")) != normalized(b)
+
+
+def _one_pass(text: str) -> str:
+    """``normalized`` as one pass of each whole-text expression (its form before it ran
+    them on the lines and spellings that can match only): the reference it must equal."""
+    masked = per_process._OBJ_ID.sub(r"\1#", per_process._PER_PROCESS.sub("#", text))
+    return per_process._DEVICE_TEXT.sub(r"\1#", per_process._RANK_NAMES.sub("rank#", masked))
+
+
+def test_the_masks_run_where_they_can_match_and_mask_as_one_pass_did(runs):
+    texts = [
+        text
+        for exp in runs.values()
+        for c in exp.compiles
+        for text in (
+            *(g.text for g in c.graphs.values()),
+            *(g.text for oc in c.output_code for g in oc.graphs.values()),
+            *(oc.text for oc in c.output_code),
+            *(k.source for k in c.kernels()),
+            c.guards.tree if c.guards else "",
+        )
+    ]
+    assert sum(map(len, texts)) > 10_000_000  # every rank's graphs, code and guards
+    # and what torch does not print: a stream name inside type='...', Unicode digits,
+    # a mask at a line's end, spellings glued to words, lines of nothing to mask
+    texts += [
+        "type='stream1', index=1 stream2", "x" + "\u0663" * 9 + " " + "\u0661" * 10,
+        "a 1234567890\nb",
+        "/tmp/agraph id: 5\n0x1graph id", "xcuda:1 cuda:1x cuda:12 device=3,_DeviceGuard(0)",
+        "rank_3 ___check_obj_id(L['x'], 42)\nGuard latency = 9 us", "no digits\n\n",
+    ]  # fmt: skip
+    assert [normalized(t) for t in texts] == [_one_pass(t) for t in texts]
 
 
 @pytest.mark.parametrize("run", [r for r in RUNS if r.endswith("_plant")])

@@ -4,11 +4,15 @@ one finding each, the divergence's places as evidence (``compiler.ranks.divergen
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from compiler.advise._common import Ranked, cause_key, finding, plural
 from compiler.advise.findings import Evidence
 from compiler.model import Exploration
-from compiler.ranks.divergence import DivergenceItem, divergence
 from compiler.ranks.skew import SLOW_RATIO, SLOW_SECONDS, skew
+
+if TYPE_CHECKING:
+    from compiler.ranks.divergence import DivergenceItem
 
 # evidence shown per finding: the first places, each rank's side linked
 _SHOWN = 4
@@ -21,6 +25,9 @@ def findings(exp: Exploration) -> list[Ranked]:
     nothing for one rank or ranks that agree."""
     if len(exp.ranks) < 2:
         return []
+    # a log of one process, the common case, needs none of the comparison's modules
+    from compiler.ranks.divergence import divergence
+
     div = divergence(exp)
     differ = [i for i in div.items if i.kind not in _SKEW_KINDS]
     skewed = [i for i in div.items if i.kind in _SKEW_KINDS]

@@ -6,7 +6,7 @@ comes from ``compiler.divergence`` (computed there, once); this module only lays
 
 from __future__ import annotations
 
-from compiler import Compile, CompileId, Exploration, divergence
+from compiler import Compile, CompileId, Exploration
 from compiler.link import ids
 from compiler.model.stages import DYNAMO_GRAPH
 from compiler.ranks.skew import skew
@@ -24,6 +24,9 @@ def has_ranks(exp: Exploration) -> bool:
 
 def build_ranks(exp: Exploration, compile_key: str | None, pane_id: str) -> RanksPane:
     """The side-by-side view of every rank of ``exp``."""
+    # imported here: a log of one process has no ranks pane and needs no comparison
+    from compiler import divergence
+
     div = divergence(exp)
     times = skew(exp)
     timed = {t.compile_id: t for t in times.compiles}

@@ -29,20 +29,41 @@ _VOLATILE = re.compile(
 # the rank's own number in names such as ``rank_1`` (process group names, file names)
 _RANK_NAMES = re.compile(r"rank_?\d+")
 # the index of the rank's own device, in every spelling torch 2.11-2.14 prints it (see
-# the module's docstring); an index only, so a device *type* that differs still shows
-# (``cuda:``, ``xpu:``, ``hpu:``, ``mtia:``, ``mps:``, ``type='cuda', index=``, ``device=``,
-# ``_DeviceGuard(``, ``set_device(``, ``get_raw_stream(``, ``cuda.device(``, ``stream``,
-# each at a word's start, then the index); led by one character class, as ``_PER_PROCESS``
+# the module's docstring): (its word, what follows the word before the index). An index
+# only, so a device *type* that differs still shows; each spelling at a word's start.
+_DEVICE_SPELLINGS = (
+    ("cuda:", ""), ("xpu:", ""), ("hpu:", ""), ("mtia:", ""), ("mps:", ""),
+    ("type='", r"\w+', index="), ("device=", ""), ("_DeviceGuard(", ""), ("set_device(", ""),
+    ("get_raw_stream(", ""), ("cuda.device(", ""), ("stream", ""),
+)  # fmt: skip
+# All spellings in one expression, led by one character class, as ``_PER_PROCESS``, for
+# whole lines as bytes (``masked_devices``)
 _DEVICE = (
-    rb"([cxhmtd_sg](?<!\w[cxhmtd_sg])(?:(?<=c)uda:|(?<=x)pu:|(?<=h)pu:|(?<=m)tia:|(?<=m)ps:"
-    rb"|(?<=t)ype='\w+', index=|(?<=d)evice=|(?<=_)DeviceGuard\(|(?<=s)et_device\("
-    rb"|(?<=g)et_raw_stream\(|(?<=c)uda\.device\(|(?<=s)tream))\d+\b"
+    "([cxhmtd_sg](?<!\\w[cxhmtd_sg])(?:"
+    + "|".join(f"(?<={w[0]}){re.escape(w[1:])}{rest}" for w, rest in _DEVICE_SPELLINGS)
+    + "))\\d+\\b"
 )
-_DEVICE_BYTES = re.compile(_DEVICE)
+_DEVICE_BYTES = re.compile(_DEVICE.encode())
+_DEVICE_TEXT = re.compile(_DEVICE)
+# The same, one expression a spelling, each led by its word, which ``re`` finds by a fast
+# search where the one class stops at every c, t, s, d, ...: half the time over a rank's
+# graphs and kernels (``normalized``). The same matches for text without
+# ``stream``: at any one place at most one spelling fits, masking an index (digits
+# followed by no letter) neither makes nor breaks another, and only ``stream1`` can sit
+# inside ``type='...'``, which the one expression leaves whole.
+_DEVICE_WORDS = tuple(
+    (w, re.compile(f"({re.escape(w)})(?<!\\w{re.escape(w)})({rest})\\d+\\b"))
+    for w, rest in _DEVICE_SPELLINGS
+    if w != "stream"
+)
 # an object or type id that guards compare against: an address, however few its digits
 # (``___check_obj_id(G['torch'].Tensor, 21790816)`` on torch 2.11, CUDA)
 _OBJ_ID = re.compile(r"(___check_(?:obj|type)_id\([^\n]*?, )\d+")
-_DEVICE_TEXT = re.compile(_DEVICE.decode())
+# what every match of ``_PER_PROCESS`` holds: one of these texts, or nine digits in a row
+_PER_PROCESS_TEXTS = ("Guard latency = ", "0x", "graph id", "/tmp/", "torchinductor_")
+# every byte to a space but digits, to "0": nine digits in a row become b"000000000"
+_ONLY_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_NINE_DIGITS = b"000000000"
 
 # what ``_PER_PROCESS`` masks in guards that dropping digits leaves: the letters of
 # addresses (torch 2.11 prints ``<code object forward at 0x3aba4480, ...>``) and the
@@ -62,8 +83,52 @@ def normalized(text: str) -> str:
         >>> normalized("with torch.cuda._DeviceGuard(1): stream1 = get_raw_stream(1)")
         'with torch.cuda._DeviceGuard(#): stream# = get_raw_stream(#)'
     """
-    masked = _OBJ_ID.sub(r"\1#", _PER_PROCESS.sub("#", text))
-    return _DEVICE_TEXT.sub(r"\1#", _RANK_NAMES.sub("rank#", masked))
+    masked = _per_process_masked(text)
+    if "___check_" in masked:
+        masked = _OBJ_ID.sub(r"\1#", masked)
+    if "rank" in masked:
+        masked = _RANK_NAMES.sub("rank#", masked)
+    if "stream" in masked:  # output code: the one expression, as ``_DEVICE_WORDS`` says
+        return _DEVICE_TEXT.sub(r"\1#", masked)
+    for word, spelling in _DEVICE_WORDS:
+        if word in masked:  # most spellings are in no text: ``in`` says so fastest
+            masked = spelling.sub(r"\1\2#", masked)
+    return masked
+
+
+def _per_process_masked(text: str) -> str:
+    """``_PER_PROCESS.sub("#", text)``, run on the lines that hold one of its texts or
+    nine digits in a row only (found by ``str.find`` and ``bytes.translate``, at C speed):
+    over a rank's graphs, guards and kernels the expression tried every digit and every
+    g, t and / in vain. Exact, as no match spans a line and each line reads alone as
+    inside the text (a line break before it, none inside)."""
+    if not text.isascii():
+        return _PER_PROCESS.sub("#", text)  # ``\d`` is any Unicode digit
+    starts: list[int] = []
+    for word in _PER_PROCESS_TEXTS:
+        at = text.find(word)
+        while at >= 0:
+            starts.append(at)
+            at = text.find(word, at + 1)
+    digits = text.encode("ascii").translate(_ONLY_DIGITS)
+    at = digits.find(_NINE_DIGITS)
+    while at >= 0:
+        starts.append(at)
+        at = digits.find(_NINE_DIGITS, at + 9)
+    if not starts:
+        return text
+    out: list[str] = []
+    done = 0  # the text up to here is in ``out``
+    for at in sorted(starts):
+        if at < done:
+            continue  # on a line already masked
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        out += (text[done:start], _PER_PROCESS.sub("#", text[start:end]))
+        done = end
+    out.append(text[done:])
+    return "".join(out)
 
 
 def masked_devices(lines: bytes) -> bytes:
