@@ -8,21 +8,18 @@ All of it reads measured figures (``Exploration.call_timing``, ``Kernel.timing``
 
 from __future__ import annotations
 
-import re
-
 from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.costs.cudagraphs import skip_cause
 from compiler.advise.findings import Evidence
 from compiler.link.ids import KernelId, PaneId, compile_pane, kernel_of, key_of, loc_key
 from compiler.model import Compile, Exploration, Kernel, Node
+from compiler.parse.output_code import is_matmul_target, library_call_kind
 from compiler.parse.words.settings import cudagraph_skip_cause, tf32_off
 
 _SLOWER = 1 / 1.05  # within 5% of eager is noise on a busy GPU
 _LOW_BW = 0.3  # of the measured copy bandwidth
 _MIN_US = 5.0  # shorter kernels are launch-latency bound, not bandwidth bound
 _MIN_SHARE = 0.1
-_LIBRARY = re.compile(r"\b(mm|addmm|bmm|baddbmm|convolution|_convolution|conv\w*)\b")
-_MATMUL_OPS = ("aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm")
 
 
 def findings(exp: Exploration) -> list[Ranked]:
@@ -149,13 +146,14 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                 )
             )
     library = [
-        (kid, k, tot) for kid, k, tot in rows if k.language == "extern" and _LIBRARY.search(k.name)
-    ]
+        (kid, k, tot) for kid, k, tot in rows
+        if k.language == "extern" and library_call_kind(k.name)
+    ]  # fmt: skip
     lib_total = sum(tot for _, _, tot in library)
     if library and lib_total / total >= 0.5:
         kid, k, tot = max(library, key=lambda r: r[2])
         fp32_mm = _fp32_matmul(c) and bool(c.guards and tf32_off(c.guards.tree))
-        is_mm = "conv" not in k.name
+        is_mm = library_call_kind(k.name) == "matmul"
         ev = [
             Evidence(
                 text=f"{k.name}: {tot:.1f} µs in {k.timing.calls if k.timing else 0} calls, "
@@ -244,7 +242,7 @@ def _fp32_matmul(c: Compile) -> bool:
         for g in oc.graphs.values():
             for n in g.nodes:
                 if (
-                    any(op in n.target for op in _MATMUL_OPS)
+                    is_matmul_target(n.target)
                     and n.meta
                     and n.meta[0].dtype == "f32"
                 ):
