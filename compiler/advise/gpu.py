@@ -11,6 +11,7 @@ from __future__ import annotations
 from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.costs.cudagraphs import skip_cause
 from compiler.advise.findings import Evidence
+from compiler.link.cudagraphs import mutated_inputs
 from compiler.link.ids import KernelId, PaneId, compile_pane, kernel_of, key_of, loc_key
 from compiler.model import Compile, Exploration, Kernel, Node
 from compiler.parse.output_code import is_matmul_target, library_call_kind
@@ -48,7 +49,9 @@ def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
         stage, node = _mutated_input(c)
         if node is not None:
             where = f" at `{node.source.code.strip()}`" if node.source else ""
-            reason = f"mutated inputs (the graph writes into input `{node.inputs[0]}`{where})"
+            # the user's parameter (``buf``), not the AOT graph's placeholder (``arg0_1``)
+            name = next(iter(mutated_inputs(c)), node.inputs[0])
+            reason = f"mutated inputs (the graph writes into input `{name}`{where})"
         else:
             reason = f"reason not recorded (inductor.cudagraph_skips = {skips})"
     same = skip_cause(exp, c)
