@@ -21,14 +21,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 def main() -> None:
     import torch
     from advisor_corpus import CASES
-    from advisor_corpus.check import (
-        GPU_ALSO,
-        GPU_RECORDINGS,
-        evidence_errors,
-        load_case,
-        load_recording,
-        pane_ids,
-    )
+    from advisor_corpus.check import GPU_ALSO, GPU_RECORDINGS, load_case, load_recording, verdict
 
     print(f"torch {torch.__version__}  device cpu (GPU cases from recordings)")
     rows = []
@@ -44,19 +37,13 @@ def main() -> None:
     for name, expect, also, exp, seconds in rows:
         findings = exp.findings()
         alarms = [f for f in findings if f.severity in ("problem", "warning")]
-        first = findings[0] if findings else None
-        ok_first = expect is None or (
-            first is not None
-            and first.kind == expect
-            and not evidence_errors(exp, first, pane_ids(exp))
-        )
+        ok_first, clean = verdict(exp, expect, also)
         if expect is not None:
             tp += ok_first
             fn += not ok_first
         fp += sum(1 for f in alarms if f.kind != expect and f.kind not in also)
         known += sum(1 for f in alarms if f.kind in also)
         kinds = ", ".join(f"{f.severity[0]}:{f.kind}" for f in findings) or "-"
-        clean = all(f.kind == expect or f.kind in also for f in alarms)
         verdict = "ok" if ok_first and clean else "MISS"
         print(f"{name:34s} {verdict:4s} {seconds:5.1f}s  expect {expect}  got [{kinds}]")
     precision = tp / (tp + fp) if tp + fp else 1.0

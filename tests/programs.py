@@ -260,3 +260,46 @@ def decompile_builds():
         "mlp_training_step": lambda: mlp_training_step("eager"),
         "shape_loop": lambda: lambda: shape_loop(lambda fn: torch.compile(fn, backend="eager")),
     }
+
+
+# Three programs whose recompiles each have one guard as their cause (issue 43): run live
+# by ``explore`` and under TORCH_TRACE in a subprocess, the same code at the same lines.
+def scheduled_lr_steps(steps: int = 3) -> None:
+    """A compiled ``opt.step`` under ``LambdaLR``: it recompiles on the group's ``lr``."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.9**epoch)
+    step = torch.compile(opt.step, backend="eager")
+    for _ in range(steps):
+        model(torch.randn(2, 4)).sum().backward()
+        step()
+        sched.step()
+
+
+def dict_keys_calls() -> None:
+    """A function called with a dict with and without a key: it recompiles on the keys."""
+    lin = nn.Linear(8, 8)
+
+    @torch.compile(backend="eager")
+    def f(batch):
+        y = lin(batch["x"])
+        if "mask" in batch:
+            y = y * batch["mask"]
+        return y
+
+    f({"x": torch.randn(2, 8)})
+    f({"x": torch.randn(2, 8), "mask": torch.ones(2, 8)})
+
+
+def list_length_calls() -> None:
+    """A function called with lists of two lengths: it recompiles on the length."""
+
+    @torch.compile(backend="eager")
+    def f(x, xs):
+        for t in xs:
+            x = x + t
+        return x
+
+    for n in (1, 2):
+        f(torch.ones(2), [torch.ones(2)] * n)

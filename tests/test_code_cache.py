@@ -393,3 +393,18 @@ def test_compiled_codes_names_a_functions_and_a_modules_codes():
     assert code_cache.compiled_codes(torch.compile(cosine)) == [cosine.__code__]
     assert code_cache.compiled_codes(cosine) == [cosine.__code__]
     assert Block.forward.__code__ in code_cache.compiled_codes(torch.compile(Block()))
+
+
+def test_own_compiles_reads_each_guards_source_and_still_calls_the_users_guard_hook():
+    exported: list = []
+
+    def f(batch):
+        return batch["x"] * 2 if "mask" in batch else batch["x"] + 1
+
+    compiled = torch._dynamo.optimize("eager", guard_export_fn=exported.append)(f)
+    with code_cache.own_compiles() as own:
+        compiled({"x": torch.ones(2)})
+    assert exported  # the user's hook ran, with Dynamo's guards
+    assert own.guard_paths.get("not ___dict_contains('mask', L['batch'])") == "batch"
+    assert own.guard_paths.get("L['batch']['x']") == "batch['x']"
+    assert not own.failed

@@ -273,3 +273,45 @@ def test_the_scheduled_lr_as_torch_2_11_prints_it_is_one_finding():
     (lr,) = [f for f in findings if f.kind.startswith("recompile")]
     assert lr.cause == "recompile|number attribute|.param_groups[0]['lr']"
     assert "lr=torch.tensor(" in lr.suggestion
+
+
+_SAME_PROGRAM = """
+import sys
+sys.path.insert(0, {tests!r})
+import programs
+programs.{name}()
+"""
+
+
+@pytest.mark.parametrize("name, key", [
+    ("scheduled_lr_steps", ".param_groups[0]['lr']"),
+    ("dict_keys_calls", "batch"),
+    ("list_length_calls", "xs"),
+], ids=["scheduled-lr", "dict-keys", "list-length"])  # fmt: skip
+def test_a_live_capture_keys_a_guard_by_its_source_as_the_trace_keys_its_printed_guard(
+    name, key, tmp_path, subprocess_env
+):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import programs
+
+    live = compiler.explore(getattr(programs, name), wrap=False)
+    out = tmp_path / "trace"
+    code = _SAME_PROGRAM.format(tests=str(Path(__file__).parent), name=name)
+    env = dict(subprocess_env, TORCH_TRACE=str(out))
+    proc = subprocess.run([sys.executable, "-c", code], env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    traced = compiler.load_trace(out)
+    live_reasons = [r for c in live.compiles for r in c.recompile_reasons]
+    traced_reasons = [r for c in traced.compiles for r in c.recompile_reasons]
+    assert live_reasons and traced_reasons
+    # live: each failed guard read from the Source Dynamo built for it; a trace has none
+    assert all(r.source for r in live_reasons) and not any(r.source for r in traced_reasons)
+    live_keys = {guard_source(failed_guard(r.reason), r.source) for r in live_reasons}
+    traced_keys = {guard_source(failed_guard(r.reason)) for r in traced_reasons}
+    assert live_keys == traced_keys == {key}
+    causes = {f.cause for f in live.findings() if f.kind.startswith("recompile")}
+    assert causes == {f.cause for f in traced.findings() if f.kind.startswith("recompile")}

@@ -647,6 +647,36 @@ def test_a_cpu_tensor_passed_to_a_cuda_graphed_model_is_one_finding_naming_the_i
     assert "`scale`" in f.title and f"test_gpu.py:{caller}" in f.title, f.title
 
 
+def _accumulate(buf, x):
+    buf.add_(x)  # MUTATES
+    return buf.sin()
+
+
+def test_a_cuda_graph_skipped_for_a_mutated_input_names_the_users_parameter_and_caller():
+    # issue 43: torch's "skipping cudagraphs due to mutated inputs" is about AOT's
+    # placeholder (arg0_1); the finding names the user's parameter `buf`, the line that
+    # mutates it and the line that passes it, once
+    compiled = torch.compile(_accumulate, mode="reduce-overhead")
+    buf = torch.zeros(64, device="cuda")
+
+    def run():
+        for _ in range(3):
+            compiled(buf, torch.ones(64, device="cuda"))  # CALLER
+
+    exp = compiler.explore(run, wrap=False)
+    sites = [s for s in compiler.cudagraphs(exp).sites if s.skip is not None]
+    assert sites and sites[0].skip.cause == "mutated"  # torch's record of the skip
+    assert sites[0].mutated == ("buf",)
+    found = [f for f in exp.findings() if f.kind.startswith(("cudagraph", "gpu.cudagraphs"))]
+    assert len({f.cause for f in found}) == 1, [f.title for f in found]
+    (f,) = found
+    lines = Path(__file__).read_text().splitlines()
+    caller = next(i for i, line in enumerate(lines, 1) if line.endswith("))  # CALLER"))
+    mutates = next(i for i, line in enumerate(lines, 1) if line.endswith("# MUTATES"))
+    assert "`buf`" in f.title and "arg0_1" not in f.title, f.title
+    assert f"test_gpu.py:{mutates}" in f.title and f"test_gpu.py:{caller}" in f.title, f.title
+
+
 def test_numerics_finds_the_planted_triton_relu_bug_at_its_kernel_and_line():
     from test_numerics import RELU_LINE, TwoLayers, _step
 

@@ -375,3 +375,18 @@ def test_a_damaged_graph_gives_the_ast_nodes_or_an_error_never_other_nodes():
             assert nodes == ()
             refused += 1
     assert read > 50 and refused > 50  # both sides of the rule were exercised
+
+
+def test_a_size_that_is_an_expression_with_commas_is_one_size():
+    # an unbacked size is printed as a sympy expression: `Min(16, u0)` is one dimension
+    text = _HEADER + (
+        '    def forward(self, x: "f32[16][1]cpu", n: "Sym(u0)"):\n'
+        '        y: "f32[Min(16, u0)][1]cpu" = x[slice(None, n, None)];  x = None\n'
+        '        z: "f32[Max(1, Min(16, u0)), 2][2, 1]cpu" = y.view(-1, 2)\n'
+        "        return (z,)\n"
+    )
+    nodes, error = parse_nodes(text)
+    assert error is None
+    shapes = {n.name: [m.shape for m in n.meta] for n in nodes}
+    assert shapes["y"] == [("Min(16, u0)",)]
+    assert shapes["z"] == [("Max(1, Min(16, u0))", "2")]

@@ -144,8 +144,6 @@ RE_ALLOWED = {
     "compiler/live/worker.py": "tracebacks of the user's edited code, in our own worker",
     "compiler/advise/breaks/causes.py": "the user's source line at a graph break",
     "compiler/advise/findings.py": "the Markdown of the advisor's own findings",
-    "compiler/advise/gpu.py": "PENDING: reads library-call names of the output code; the "
-    "diagnosis work moves it into parse/",
     "explorer/_static.py": "the export statement of our own esbuild bundles",
     "explorer/markdown.py": "backticks in the Markdown the reports write",
     "compiler/_torch_files.py": "the `__version__ = ...` line of torch's version.py, read as a "

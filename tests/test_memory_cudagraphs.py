@@ -196,6 +196,38 @@ def test_mutated_input_skip_names_torchs_reason_line_and_node():
     assert found.evidence[0].node == node.name
 
 
+def test_a_mutated_input_skip_names_the_users_parameter_not_aots_placeholder():
+    # torch's skip is about the AOT graph's `copy_` into `arg0_1`; the finding names the
+    # parameter the user wrote (`buf`) and the line that mutates it
+    from compiler.costs.cudagraphs import mutated_inputs
+
+    exp = _recording("pain_mutated_input.json.gz")
+    (c,) = exp.compiles
+    aot = c.graphs["aot_inference_graph"]
+    assert any("copy_" in n.target and n.inputs[0] == "arg0_1" for n in aot.nodes)
+    assert mutated_inputs(c) == ("buf",)
+    (site,) = compiler.cudagraphs(exp).sites
+    assert site.mutated == ("buf",)
+    (frame,) = site.skip.frames
+    (found,) = [f for f in exp.findings() if f.kind == "cudagraph.skipped"]
+    assert "the input `buf` is changed in place by `buf.add_(1)`" in found.title
+    assert f"record_pain_gpu.py:{frame.line}" in found.title and "arg0_1" not in found.title
+
+
+def test_mutated_inputs_are_the_users_parameters_of_a_real_aot_graph():
+    def accumulate(x: torch.Tensor, buf: torch.Tensor, total: torch.Tensor) -> torch.Tensor:
+        buf.add_(x)
+        total.mul_(2)
+        return (x * buf).sin()
+
+    args = (torch.randn(8), torch.zeros(8), torch.ones(8))
+    exp = compiler.explore(accumulate, *args, backend="aot_eager")
+    (c,) = exp.compiles
+    from compiler.costs.cudagraphs import mutated_inputs
+
+    assert set(mutated_inputs(c)) == {"buf", "total"}
+
+
 def test_cpu_op_partition_keeps_out_the_ops_torch_named_at_the_users_line():
     exp = _recording("pain_cpu_op.json.gz")
     said = _torch_said("pain_cpu_op")

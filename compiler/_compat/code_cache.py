@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from compiler._compat.guard_sources import GuardSource, export_hook
+
 # Every private name of torch this module reads, as (module, name, since): ``since`` is the
 # first torch release that has it where the module does without it on older ones, None
 # where it is needed (checked on 2.11 CUDA, 2.13 CPU and 2.14.1). tests/test_code_cache.py
@@ -48,7 +50,8 @@ PRIVATE_NAMES: tuple[tuple[str, str, tuple[int, int] | None], ...] = (
 # Read on the objects those hand out, not importable: a cache entry's ``guard_manager``
 # and ``backend``, its manager's ``extra_state.invalidate(entry, dead)``, a dead manager's
 # ``id_matched_objs``, a callback's ``_torchdynamo_orig_backend``, ``hooks`` and
-# ``_clone_with_backend``, a compiled function's ``_torchdynamo_orig_callable``, a
+# ``_clone_with_backend``, the ``Hooks`` a callback compiles with (``guard_export_fn``,
+# read in ``guard_sources``), a compiled function's ``_torchdynamo_orig_callable``, a
 # conversion result's ``guarded_code`` and ``apply_to_code``, ``_FrameAction.SKIP``/``DEFAULT``.
 
 
@@ -220,6 +223,9 @@ class OwnCompiles:
     # whether the block's compiles sit in a recompile region of their own (torch 2.13+):
     # before, they are recompiles of the user's code and count toward its recompile limit
     own_region: bool = True
+    # the block's guards, each text torch prints for one (its checks, its source's name)
+    # -> the path its Dynamo ``Source`` reads (``guard_sources``); the first guard wins
+    guard_paths: dict[str, str] = field(default_factory=dict)
 
 
 def owns_compiles() -> bool:
@@ -276,6 +282,16 @@ def own_compiles(unmark: Iterable[CodeType] = ()) -> Iterator[OwnCompiles]:
     state.own_region = region is not None
     prior_region = get_region() if get_region is not None else None
     made: dict[int, tuple[object, Callable[..., Any]]] = {}
+
+    def read_guards(read: list[GuardSource]) -> None:
+        for guard in read:
+            for text in guard.texts:
+                state.guard_paths.setdefault(text, guard.path)
+
+    def read_failed(exc: Exception) -> None:
+        if len(state.failed) < 8:
+            state.failed.append(f"reading a compile's guard sources failed: {exc!r}")
+
     sentinels: list[tuple[object, object]] = []  # (the user's backend, the block's own)
     touched: dict[int, CodeType] = {}
     marked: dict[int, CodeType] = {}
@@ -297,7 +313,9 @@ def own_compiles(unmark: Iterable[CodeType] = ()) -> Iterator[OwnCompiles]:
                 return result
 
             sentinel = _sentinel(_innermost(out), sentinels)
-            made[id(callback)] = (callback, _own_callback(out, sentinel, observe))
+            made[id(callback)] = (callback, _own_callback(
+                out, sentinel, observe, lambda hooks: export_hook(hooks, read_guards, read_failed)
+            ))  # fmt: skip
         return made[id(callback)][1]
 
     lifted: list[CodeType] = []  # filled as marks are lifted: each goes back, even after a failure
@@ -362,9 +380,11 @@ def _no_write() -> None:
     """Stands in for ``pgo.put_code_state`` while a capture compiles."""
 
 
-def _own_callback(out: Any, sentinel: object, observe: Callable[[Any, Any], Any]) -> Any:
+def _own_callback(out: Any, sentinel: object, observe: Callable[[Any, Any], Any],
+                  own_hooks: Callable[[Any], Any] | None = None) -> Any:  # fmt: skip
     """``out`` (the callback torch would install) with ``sentinel`` as its innermost
-    backend, telling ``observe`` each frame it converted and what came back. torch's usual
+    backend, telling ``observe`` each frame it converted and what came back, and compiling
+    with ``own_hooks(hooks)`` (the guards' reader before the user's hooks). torch's usual
     callback (``CatchErrorsWrapper`` around a ``ConvertFrame``) is rebuilt around an
     observer that passes ``skip`` one further, so torch's recorded stack of a compile
     leaves the observer out as it leaves its own frames out; DDP's optimizer still finds
@@ -376,6 +396,7 @@ def _own_callback(out: Any, sentinel: object, observe: Callable[[Any, Any], Any]
 
         def observed(frame: Any, cache_entry: Any, hooks: Any, frame_state: Any, *,
                      skip: int = 0) -> Any:  # fmt: skip
+            hooks = own_hooks(hooks) if own_hooks is not None else hooks
             return observe(frame, inner(frame, cache_entry, hooks, frame_state, skip=skip + 1))
 
         observed._torchdynamo_orig_backend = sentinel  # type: ignore[attr-defined]

@@ -8,21 +8,19 @@ All of it reads measured figures (``Exploration.call_timing``, ``Kernel.timing``
 
 from __future__ import annotations
 
-import re
-
 from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.costs.cudagraphs import skip_cause
 from compiler.advise.findings import Evidence
+from compiler.costs.cudagraphs import mutated_inputs
 from compiler.link.ids import KernelId, PaneId, compile_pane, kernel_of, key_of, loc_key
 from compiler.model import Compile, Exploration, Kernel, Node
+from compiler.parse.output_code import is_matmul_target, library_call_kind
 from compiler.parse.words.settings import cudagraph_skip_cause, tf32_off
 
 _SLOWER = 1 / 1.05  # within 5% of eager is noise on a busy GPU
 _LOW_BW = 0.3  # of the measured copy bandwidth
 _MIN_US = 5.0  # shorter kernels are launch-latency bound, not bandwidth bound
 _MIN_SHARE = 0.1
-_LIBRARY = re.compile(r"\b(mm|addmm|bmm|baddbmm|convolution|_convolution|conv\w*)\b")
-_MATMUL_OPS = ("aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm")
 
 
 def findings(exp: Exploration) -> list[Ranked]:
@@ -51,7 +49,9 @@ def _cudagraphs_skipped(exp: Exploration, c: Compile) -> list[Ranked]:
         stage, node = _mutated_input(c)
         if node is not None:
             where = f" at `{node.source.code.strip()}`" if node.source else ""
-            reason = f"mutated inputs (the graph writes into input `{node.inputs[0]}`{where})"
+            # the user's parameter (``buf``), not the AOT graph's placeholder (``arg0_1``)
+            name = next(iter(mutated_inputs(c)), node.inputs[0])
+            reason = f"mutated inputs (the graph writes into input `{name}`{where})"
         else:
             reason = f"reason not recorded (inductor.cudagraph_skips = {skips})"
     same = skip_cause(exp, c)
@@ -149,13 +149,14 @@ def _kernels(exp: Exploration, c: Compile) -> list[Ranked]:
                 )
             )
     library = [
-        (kid, k, tot) for kid, k, tot in rows if k.language == "extern" and _LIBRARY.search(k.name)
-    ]
+        (kid, k, tot) for kid, k, tot in rows
+        if k.language == "extern" and library_call_kind(k.name)
+    ]  # fmt: skip
     lib_total = sum(tot for _, _, tot in library)
     if library and lib_total / total >= 0.5:
         kid, k, tot = max(library, key=lambda r: r[2])
         fp32_mm = _fp32_matmul(c) and bool(c.guards and tf32_off(c.guards.tree))
-        is_mm = "conv" not in k.name
+        is_mm = library_call_kind(k.name) == "matmul"
         ev = [
             Evidence(
                 text=f"{k.name}: {tot:.1f} µs in {k.timing.calls if k.timing else 0} calls, "
@@ -244,7 +245,7 @@ def _fp32_matmul(c: Compile) -> bool:
         for g in oc.graphs.values():
             for n in g.nodes:
                 if (
-                    any(op in n.target for op in _MATMUL_OPS)
+                    is_matmul_target(n.target)
                     and n.meta
                     and n.meta[0].dtype == "f32"
                 ):

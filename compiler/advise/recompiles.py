@@ -222,7 +222,7 @@ def _hit(c: Compile) -> _Hit:
     reason = c.recompile_reasons[0]
     guard = failed_guard(reason.reason)
     inp, what, label = _cause(reason)
-    return _Hit(c, reason, guard, guard_source(guard), inp, what, label)
+    return _Hit(c, reason, guard, guard_source(guard, reason.source), inp, what, label)
 
 
 def _remember(r: Ranked, group: list[_Hit], keys: dict[int, str], advice: dict[str, str]) -> None:

@@ -259,7 +259,12 @@ class Observation:
                     saved.restore()
 
     def finish(self, exploration: Exploration) -> Exploration:
-        """``exploration`` with the observation's notes and the failures it kept."""
+        """``exploration`` with the observation's notes and the failures it kept, and each
+        recompile's failed guard keyed by the path of the ``Source`` Dynamo built for it
+        (``RecompileReason.source``)."""
+        if self.own is not None and self.own.guard_paths:
+            with self.boundary.guard("guard sources"):
+                exploration = _with_guard_sources(exploration, self.own.guard_paths)
         errors = self.boundary.take()
         if not self.notes and not errors:
             return exploration
@@ -307,6 +312,25 @@ class Observation:
                     "tensors); the mark was lifted for this capture and put back after it."
                 )
             yield own
+
+
+def _with_guard_sources(exploration: Exploration, guard_paths: Mapping[str, str]) -> Exploration:
+    """Each recompile reason of ``exploration`` with the path of the guard it names, read
+    from the live capture's guards (``OwnCompiles.guard_paths``), where one matches."""
+    from compiler.parse.guards.recompiles import live_source
+    from compiler.parse.guards.sources import printed_key
+
+    paths: dict[str, str] = {}
+    for text, path in guard_paths.items():
+        paths.setdefault(printed_key(text), path)
+    compiles = tuple(
+        dataclasses.replace(c, recompile_reasons=tuple(
+            dataclasses.replace(r, source=live_source(r.reason, paths) or r.source)
+            for r in c.recompile_reasons
+        )) if c.recompile_reasons else c
+        for c in exploration.compiles
+    )  # fmt: skip
+    return dataclasses.replace(exploration, compiles=compiles)
 
 
 def observe(

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.model import Compile, Exploration
+from compiler.model.stages import DYNAMO_GRAPH
 from compiler.parse.words.cudagraphs import (
     ARTIFACT,
     CudagraphLog,
@@ -32,6 +33,13 @@ from compiler.parse.words.cudagraphs import (
     skip,
     tagged,
     torch_ids,
+)
+from compiler.parse.words.names import (
+    attribute_of_placeholder,
+    descriptors,
+    input_index,
+    input_name,
+    input_target,
 )
 
 
@@ -74,6 +82,9 @@ class SiteGraphs:
     shapes: tuple[ShapeRecordings, ...] = ()
     partitions: tuple[tuple[int, int, int], ...] = ()
     op_nodes: tuple[tuple[str, ...], ...] = ()  # per kept-out op, the nodes on its lines
+    # for a ``mutated`` skip: the user's names of the inputs the graph writes into
+    # (``mutated_inputs``: ``buf``, not AOT's ``arg0_1``)
+    mutated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -201,6 +212,7 @@ def _site(c: Compile, log: CudagraphLog, timed: dict[int, tuple[float, ...]]) ->
         shapes=_shapes(log, timed),
         partitions=log.partitions,
         op_nodes=tuple(_nodes_on(c, list(op.frames)) for op in ops),
+        mutated=mutated_inputs(c) if sk is not None and sk.cause == "mutated" else (),
     )
 
 
@@ -231,6 +243,45 @@ def placed_rerecords(log: CudagraphLog) -> tuple[str, ...]:
             tree = f", symint key {key}" if key else ""
             out.append(f"{next(reasons)} (recording {recordings + 1} of this compile{tree})")
     return tuple(out)
+
+
+_AOT_GRAPHS = ("aot_inference_graph", "aot_forward_graph")
+
+
+def mutated_inputs(c: Compile) -> tuple[str, ...]:
+    """The user's names of the inputs compile ``c``'s graph writes into: the AOT graph's
+    ``copy_`` into a placeholder (``arg0_1``), taken to the Dynamo graph's placeholder it
+    is (its descriptor ``PlainAOTInput(idx=N)``, else its position) and that placeholder's
+    user name (``L_buf_``: ``buf``); a lifted parameter or buffer by its module path
+    (``ParamAOTInput(target='lin.weight')``).
+
+    >>> from compiler.model import CompileId
+    >>> mutated_inputs(Compile(compile_id=CompileId.from_string("0/0")))
+    ()
+    """
+    dynamo = c.graphs.get(DYNAMO_GRAPH)
+    placeholders = [n.target for n in dynamo.nodes if n.op == "placeholder"] if dynamo else []
+    for stage in _AOT_GRAPHS:
+        graph = c.graphs.get(stage)
+        if graph is None:
+            continue
+        inputs = {n.name for n in graph.nodes if n.op == "placeholder"}
+        written = [n.inputs[0] for n in graph.nodes
+                   if "copy_" in n.target and n.inputs and n.inputs[0] in inputs]  # fmt: skip
+        if not written:
+            continue
+        desc, _ = descriptors(graph.text)
+        names = []
+        for name in dict.fromkeys(written):
+            target = input_target(desc.get(name, ""))
+            index = input_index(desc.get(name, ""), name)
+            if target is None and 0 <= index < len(placeholders):
+                target = attribute_of_placeholder(placeholders[index]) or input_name(
+                    placeholders[index]
+                )
+            names.append(target or name)
+        return tuple(names)
+    return ()
 
 
 def _shapes(log: CudagraphLog, timed: dict[int, tuple[float, ...]]) -> tuple[ShapeRecordings, ...]:

@@ -126,3 +126,7 @@ class RecompileReason:
     previous: str
     reason: str
     text: str
+    # schema 4.4: the path the failed guard's Dynamo ``Source`` reads
+    # (``self.param_groups[0]['lr']``), from a live capture; "" from a trace, whose
+    # printed guard is read instead (``compiler.parse.guards.recompiles.guard_source``)
+    source: str = ""

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from compiler.model import Node, SourceLoc, TensorMeta
+from compiler.parse.words.python_text import top_level_parts
 
 # torch 2.14 prefixes a backward node's comment: "# Backward of forward node: File: ..."
 _FILE_COMMENT = re.compile(
@@ -32,6 +33,8 @@ def tensor_meta(annotation: str) -> tuple[TensorMeta, ...]:
     Example:
         >>> [m.shape for m in tensor_meta("f32[4, s0][s0, 1]cpu")]
         [('4', 's0')]
+        >>> [m.shape for m in tensor_meta("f32[Min(16, u0), 4][4, 1]cpu")]
+        [('Min(16, u0)', '4')]
     """
     metas = []
     for m in _TENSOR.finditer(annotation):
@@ -47,7 +50,9 @@ def tensor_meta(annotation: str) -> tuple[TensorMeta, ...]:
 
 
 def _split_dims(text: str) -> tuple[str, ...]:
-    return tuple(d.strip() for d in text.split(",") if d.strip())
+    """A shape's or stride's sizes: split at the top-level commas only, since a size can be
+    an expression with commas of its own (``Min(16, u0)``, unbacked sizes)."""
+    return tuple(d for d in top_level_parts(text) if d)
 
 
 def comment_source(comment: str) -> tuple[bool, SourceLoc | None]:

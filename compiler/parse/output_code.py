@@ -130,6 +130,37 @@ _LIBRARY_CALL = re.compile(r"(?<![\w.])(?P<name>extern_kernels\.\w+|torch\.ops\.
 _NOT_KERNELS = ("view", "reshape", "as_strided", "alias", "set_", "empty", "resize_")
 
 
+# a library call's name (an extern kernel's, an FX target's) -> matmul or convolution
+_LIBRARY_KIND = re.compile(
+    r"\b(?:(?P<matmul>mm|addmm|bmm|baddbmm)|(?P<convolution>convolution|_convolution|conv\w*))\b"
+)
+_MATMUL_TARGETS = ("aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm")
+
+
+def library_call_kind(name: str) -> str:
+    """``matmul`` or ``convolution`` for a library call Inductor leaves to cuBLAS or cuDNN
+    (an extern kernel's name), else "".
+
+    Example:
+        >>> library_call_kind("extern_kernels.addmm"), library_call_kind("aten.convolution")
+        ('matmul', 'convolution')
+        >>> library_call_kind("triton_poi_fused_add_0")
+        ''
+    """
+    m = _LIBRARY_KIND.search(name)
+    return "" if m is None else "matmul" if m["matmul"] else "convolution"
+
+
+def is_matmul_target(target: str) -> bool:
+    """Whether an FX node's target, as the graph text prints it, is an ATen matmul.
+
+    Example:
+        >>> is_matmul_target("torch.ops.aten.addmm.default"), is_matmul_target("aten.add")
+        (True, False)
+    """
+    return any(op in target for op in _MATMUL_TARGETS)
+
+
 def library_calls_in(code: str) -> list[str]:
     """Names of the library calls the wrapper makes (``extern_kernels.mm``,
     ``torch.ops.aten._scaled_dot_product_flash_attention.default``), first seen first."""

@@ -122,3 +122,18 @@ def _one(exp: Exploration, e: Evidence, panes: dict[str, set[str]]) -> list[str]
         if e.kernel not in keys:
             errors.append(f"no kernel {e.kernel} in {e.compile}")
     return errors
+
+
+def verdict(exp: Exploration, expect: str | None, also: set[str]) -> tuple[bool, bool]:
+    """(the planted kind is the first finding and its evidence resolves, or nothing was
+    planted; no problem or warning but the planted kind and ``also``), as
+    benchmarks/advisor_corpus.py scores a case."""
+    findings = exp.findings()
+    alarms = [f for f in findings if f.severity in ("problem", "warning")]
+    first = findings[0] if findings else None
+    ok_first = expect is None or (
+        first is not None
+        and first.kind == expect
+        and not evidence_errors(exp, first, pane_ids(exp))
+    )
+    return ok_first, all(f.kind == expect or f.kind in also for f in alarms)

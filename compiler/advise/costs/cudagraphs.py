@@ -14,7 +14,7 @@ from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.findings import Evidence
 from compiler.costs.cudagraphs import CudaGraphs, SiteGraphs, cudagraphs
 from compiler.link.ids import compile_pane, key_of, src_key
-from compiler.link.user_code import library_of
+from compiler.link.user_code import is_user_file, library_of
 from compiler.model import Compile, Exploration
 from compiler.model.stages import DYNAMO_GRAPH
 from compiler.parse.words.cudagraphs import PartitionOp, UserFrame
@@ -111,10 +111,15 @@ def _skip(c: Compile, site: SiteGraphs) -> Ranked:
         )
     ]
     inputs = _cpu_inputs(c) if sk.cause == "cpu" else []
+    caller = _caller(c)
+    passed = f", passed at {caller}" if caller else ""
     if inputs:  # a CPU tensor passed in: the input and the line that passes it
-        caller = _caller(c)
         names = ", ".join(f"`{n}`" for n in inputs)
-        at = f": the input {names} is a CPU tensor" + (f", passed at {caller}" if caller else "")
+        at = f": the input {names} is a CPU tensor{passed}"
+    elif sk.cause == "mutated" and site.mutated:  # the user's parameter, not AOT's arg0_1
+        names = ", ".join(f"`{n}`" for n in site.mutated)
+        line = f" by `{user.code}` ({_where(user)})" if user else ""
+        at = f": the input {names} is changed in place{line}{passed}"
     return finding(
         "cudagraph.skipped",
         "warning",
@@ -199,10 +204,11 @@ def _cpu_inputs(c: Compile) -> list[str]:
 
 
 def _caller(c: Compile) -> str:
-    """``file:line`` of the call into the compiled frame from code that is not torch's."""
+    """``file:line`` of the call into the compiled frame from the user's code or a library
+    other than torch (torch's frames and the explorer's own are passed over)."""
     for loc in reversed(c.stack[:-1]):
         lib = library_of(loc.filename) if loc.filename else ("torch", "")
-        if lib is None or lib[0] != "torch":
+        if is_user_file(loc.filename) or (lib is not None and lib[0] != "torch"):
             return f"{loc.filename.rsplit('/', 1)[-1]}:{loc.line}"
     return ""
 

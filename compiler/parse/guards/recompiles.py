@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from compiler.parse.guards.sources import closure_variable, read_guard, source_name
+from compiler.parse.guards.sources import closure_variable, printed_key, read_guard, source_name
 
 _TENSOR = re.compile(
     r"tensor '(?P<input>.+?)' (?P<what>[\w ]+?) mismatch(?: at index (?P<dim>\d+))?"
@@ -97,17 +97,23 @@ input='x', what='size', dim='0', changed='', changes=(('4', '5'),), tensor=True)
 _KINDS = {"number": "number attribute", "attribute presence": "attribute"}
 
 
-def guard_source(guard: FailedGuard) -> str:
+def guard_source(guard: FailedGuard, live: str = "") -> str:
     """The failing guard's source expression, the same in every frame one cause passes
     through: Dynamo's ``L['x']``/``G['x']`` wrappers dropped, a wrapper's
     ``kwargs['x']`` read as ``x``, and the local a chain of attributes hangs from
     (``self``, ``opt``, ``model``: each frame names it its own way) left out.
+
+    ``live``: the path a live capture read from the guard's ``Source`` object
+    (``RecompileReason.source``), used in place of the printed source; "" from a trace.
 
     Example:
         >>> guard_source(failed_guard("L['self'].param_groups[0]['lr'] == 0.01"))
         ".param_groups[0]['lr']"
         >>> guard_source(failed_guard("tensor 'kwargs['input_ids']' size mismatch at index 1"))
         'input_ids'
+        >>> printed = "___as_tensor(L['self'].param_groups[0]['lr']).item() == 0.01"
+        >>> guard_source(failed_guard(printed), "self.param_groups[0]['lr']")
+        ".param_groups[0]['lr']"
     """
     if guard.what in ("grad mode", "autocast"):
         return guard.what.replace(" ", "_")
@@ -117,11 +123,31 @@ def guard_source(guard: FailedGuard) -> str:
     if guard.tensor:
         m = _TENSOR.search(guard.text)
         expr = source_name(m["input"]) if m else expr
+    if live:  # the Source's path; an argument's value is keyed on the argument, as printed
+        root = _ROOT.match(live) if guard.what == "value" else None
+        expr = root["root"] if root else live
     expr = _KWARG.sub(lambda m: m["name"], expr, 1)
     root = _ROOT.match(expr)
     if root is not None and root.end() < len(expr) and guard.what != "global":
         expr = expr[root.end():]
     return f"{expr} ({guard.changed})" if guard.what == "closure cell" and guard.changed else expr
+
+
+def live_source(reason: str, paths: dict[str, str]) -> str:
+    """The path of the guard a recompile reason names, from a live capture's guards
+    (``paths``: each guard's printed checks and source name, as ``printed_key`` reads them,
+    to the path its ``Source`` reads), else "".
+
+    Example:
+        >>> paths = {"not ___dict_contains('mask', batch)": "batch"}
+        >>> live_source("not ___dict_contains('mask', batch)   # if 'mask' in batch:", paths)
+        'batch'
+        >>> live_source("tensor 'L['x']' size mismatch at index 0", {"x": "x"})
+        'x'
+    """
+    first = reason.strip().split("\n", 1)[0]
+    tensor = _TENSOR.search(first)
+    return paths.get(printed_key(tensor["input"] if tensor else first), "")
 
 
 def optimizer_setting(source: str) -> str:

@@ -74,6 +74,23 @@ def source_name(name: str) -> str:
     return expr
 
 
+def printed_key(text: str) -> str:
+    """A guard's printed check, or a source's printed name, in the form two printings of
+    it by one torch share: Dynamo's source comment and padding dropped, frame wrappers
+    (``L['x']``) dropped (a recompile reason on 2.13 prints ``batch`` where the guard's
+    code reads ``L['batch']``). A live capture matches a failed guard to the guard Dynamo
+    built by it.
+
+    Example:
+        >>> printed_key("not ___dict_contains('mask', batch)     # if 'mask' in batch:")
+        "not ___dict_contains('mask', batch)"
+        >>> printed_key("not ___dict_contains('mask', L['batch'])")
+        "not ___dict_contains('mask', batch)"
+    """
+    first = text.strip().split("\n", 1)[0].split("  #", 1)[0]
+    return " ".join(_FRAME_NAME.sub(lambda m: m[1], first).split())
+
+
 def read_guard(code: str) -> GuardRead:
     """Read one guard's check (a failed guard's text, without Dynamo's source comment).
 

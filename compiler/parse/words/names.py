@@ -20,6 +20,8 @@ _PLAIN = re.compile(r"PlainAOTInput\(idx=(?P<idx>\d+)\)")
 _TARGET = re.compile(r"(?:Param|Buffer)AOTInput\(target=['\"](?P<target>[^'\"]+)['\"]\)")
 _TANGENT = re.compile(r"^TangentAOTInput\(output=(?P<output>.*)\)$")
 _PRIMAL = re.compile(r"^primals_(?P<n>\d+)$")
+# an inference graph's inputs, without descriptors: arg0_1, arg1_1, ...
+_ARG = re.compile(r"^arg(?P<n>\d+)_1$")
 
 
 def module_path_of_placeholder(target: str) -> str | None:
@@ -37,6 +39,25 @@ def module_path_of_placeholder(target: str) -> str | None:
     if not rest.startswith(_MODULES_PREFIX):
         return ""  # a parameter of the root module itself
     return ".".join(rest[len(_MODULES_PREFIX) :].split("_modules_"))
+
+
+def attribute_of_placeholder(target: str) -> str | None:
+    """The parameter or buffer a Dynamo placeholder name spells, as a dotted path from the
+    root module (``h.0.attn.weight``), None for a name that spells none.
+
+    Example:
+        >>> attribute_of_placeholder("L_self_modules_h_modules_0_parameters_weight_")
+        'h.0.weight'
+        >>> attribute_of_placeholder("L_self_modules_bn_buffers_running_mean_")
+        'bn.running_mean'
+        >>> attribute_of_placeholder("L_x_") is None
+        True
+    """
+    path = module_path_of_placeholder(target)
+    m = _ATTR.match(target)
+    if path is None or m is None:
+        return None
+    return f"{path}.{m['leaf']}" if path else m["leaf"]
 
 
 def module_paths(nn_module_stack: Mapping[str, object]) -> tuple[str, ...]:
@@ -111,16 +132,22 @@ def input_target(desc: str) -> str | None:
 def input_index(desc: str, name: str) -> int:
     """Which of the Dynamo graph's placeholders an AOT input is: ``PlainAOTInput(idx=N)``
     gives N; without a descriptor (older torch), ``primals_N`` is taken to be the N-th
-    (1-based); -1 where neither says.
+    (1-based) and an inference graph's ``argN_1`` the N-th (0-based); -1 where neither
+    says.
 
     Example:
         >>> input_index("PlainAOTInput(idx=2)", "primals_3"), input_index("", "primals_3")
         (2, 2)
+        >>> input_index("", "arg0_1")
+        0
     """
     m = _PLAIN.search(desc)
     if m is None and not desc:
         p = _PRIMAL.match(name)
-        return int(p["n"]) - 1 if p else -1
+        if p:
+            return int(p["n"]) - 1
+        a = _ARG.match(name)
+        return int(a["n"]) if a else -1
     return int(m["idx"]) if m else -1
 
 
