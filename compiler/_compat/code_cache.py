@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from compiler._compat.guard_sources import GuardSource, export_hook
+from compiler._compat.dynamo import GuardSource, export_hook
 
 # Every private name of torch this module reads, as (module, name, since): ``since`` is the
 # first torch release that has it where the module does without it on older ones, None
@@ -51,7 +51,7 @@ PRIVATE_NAMES: tuple[tuple[str, str, tuple[int, int] | None], ...] = (
 # and ``backend``, its manager's ``extra_state.invalidate(entry, dead)``, a dead manager's
 # ``id_matched_objs``, a callback's ``_torchdynamo_orig_backend``, ``hooks`` and
 # ``_clone_with_backend``, the ``Hooks`` a callback compiles with (``guard_export_fn``,
-# read in ``guard_sources``), a compiled function's ``_torchdynamo_orig_callable``, a
+# read in ``dynamo.guard_sources``), a compiled function's ``_torchdynamo_orig_callable``, a
 # conversion result's ``guarded_code`` and ``apply_to_code``, ``_FrameAction.SKIP``/``DEFAULT``.
 
 
@@ -224,7 +224,7 @@ class OwnCompiles:
     # before, they are recompiles of the user's code and count toward its recompile limit
     own_region: bool = True
     # the block's guards, each text torch prints for one (its checks, its source's name)
-    # -> the path its Dynamo ``Source`` reads (``guard_sources``); the first guard wins
+    # -> the path its Dynamo ``Source`` reads (``dynamo.guard_sources``); the first guard wins
     guard_paths: dict[str, str] = field(default_factory=dict)
 
 
