@@ -13,37 +13,20 @@ if TYPE_CHECKING:
     from compiler.model.exploration import Exploration
 
 
-@dataclass(**_FROZEN)
-class NodeNumerics:
-    """One post-grad node: the compiled value against eager's, or why it was not compared.
+@dataclass(frozen=True, kw_only=True, slots=True)  # _FROZEN, for mypy to see kw_only
+class Measured:
+    """One compiled value against eager's: the figures and verdicts, or why it could not
+    be compared (``reason``). Errors are against eager in the same dtype (``max_abs``,
+    ``max_rel``: largest |compiled - eager| / |eager| where eager is not 0) and against
+    float64 where there is a float64 reference (``rmse`` for compiled, ``rmse_eager``
+    for eager, ``rmse_bound`` the most torch's ``same()`` allows: multiplier x
+    ``rmse_eager`` + tolerance / 10). ``within`` is ``same()``'s verdict (allclose at
+    ``tolerance``, else the RMSE test against float64); ``assert_close`` is
+    ``torch.testing.assert_close``'s with its per-dtype defaults; ``ratio`` is the error
+    over what is allowed (above 1 = not within); ``closer`` says which of compiled and
+    eager is nearer float64 (``compiled``, ``eager``, ``equal``)."""
 
-    ``graph`` is the output code's graph (``forward``, ``backward``, ``inference``) of
-    compile ``compile_id``; ``kernel`` the kernel whose call wrote ``buffer`` (its
-    ``Kernel.id`` in ``kernel_id`` where the Exploration has it); ``source`` the user's
-    line. Errors are against eager in the same dtype (``max_abs``, ``max_rel``: largest
-    |compiled - eager| / |eager| where eager is not 0) and against float64 (``rmse``
-    for compiled, ``rmse_eager`` for eager, ``rmse_bound`` the most torch's ``same()``
-    allows: multiplier x ``rmse_eager`` + tolerance / 10). ``within`` is ``same()``'s
-    verdict (allclose at ``tolerance``, else the RMSE test against float64);
-    ``assert_close`` is ``torch.testing.assert_close``'s with its per-dtype defaults;
-    ``ratio`` is the error over what is allowed (above 1 = not within); ``closer`` says
-    which of compiled and eager is nearer float64 (``compiled``, ``eager``, ``equal``).
-    ``output`` names a graph output (``forward output 0``, ``gradient 2``). ``reason``
-    starts with its kind and a colon: ``graph input``, ``view``, ``fused``, ``random``,
-    ``not materialized``, ``no reference``, ``shape``, ``dtype``, ``not a tensor``.
-    """
-
-    graph: str
-    compile_id: str
-    node: str
-    target: str
-    order: int
-    compared: bool
     reason: str = ""
-    kernel: str = ""
-    kernel_id: str = ""
-    buffer: str = ""
-    source: SourceLoc | None = None
     dtype: str = ""
     shape: tuple[int, ...] = ()
     max_abs: float | None = None
@@ -56,6 +39,32 @@ class NodeNumerics:
     within: bool | None = None
     assert_close: bool | None = None
     closer: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)  # _FROZEN, for mypy to see kw_only
+class NodeNumerics(Measured):
+    """One post-grad node: the compiled value against eager's (``Measured``'s figures), or
+    why it was not compared.
+
+    ``graph`` is the output code's graph (``forward``, ``backward``, ``inference``) of
+    compile ``compile_id``; ``kernel`` the kernel whose call wrote ``buffer`` (its
+    ``Kernel.id`` in ``kernel_id`` where the Exploration has it); ``source`` the user's
+    line. ``output`` names a graph output (``forward output 0``, ``gradient 2``).
+    ``reason`` starts with its kind and a colon: ``graph input``, ``view``, ``fused``,
+    ``random``, ``not materialized``, ``no reference``, ``shape``, ``dtype``,
+    ``not a tensor``.
+    """
+
+    graph: str
+    compile_id: str
+    node: str
+    target: str
+    order: int
+    compared: bool
+    kernel: str = ""
+    kernel_id: str = ""
+    buffer: str = ""
+    source: SourceLoc | None = None
     output: str = ""
 
     @property

@@ -4,11 +4,13 @@ reason it cannot be compared."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from compiler._compat import numerics as torch_numerics
 from compiler.model import NodeNumerics, SourceLoc
+from compiler.model.numerics import Measured
 from compiler.numerics.measure import measure
 from compiler.numerics.reference import Reference
 
@@ -119,17 +121,13 @@ def graph_nodes(
             rows.append(NodeNumerics(compared=False, reason=reason, **base))
             continue
         found = measure(value, ref.values[node.name], ref.fp64.get(node.name), tol)
-        if found.reason:
-            rows.append(NodeNumerics(compared=False, reason=found.reason, dtype=found.dtype,
-                                     shape=found.shape, **base))  # fmt: skip
-            continue
-        rows.append(NodeNumerics(
-            compared=True, dtype=found.dtype, shape=found.shape, max_abs=found.max_abs,
-            max_rel=found.max_rel, rmse=found.rmse, rmse_eager=found.rmse_eager,
-            rmse_bound=found.rmse_bound, tolerance=found.tolerance, ratio=found.ratio,
-            within=found.within, assert_close=found.assert_close, closer=found.closer, **base,
-        ))  # fmt: skip
+        rows.append(NodeNumerics(**_figures(found), compared=not found.reason, **base))
     return rows
+
+
+def _figures(found: Measured) -> dict[str, Any]:
+    """``found``'s fields, for the ``NodeNumerics`` that carries them."""
+    return {f.name: getattr(found, f.name) for f in dataclasses.fields(Measured)}
 
 
 def _why_not(

@@ -11,7 +11,8 @@ from typing import Any
 
 from compiler._compat import numerics as torch_numerics
 from compiler.capture.explore import explore
-from compiler.capture.state import Snapshot, snapshot
+from compiler.capture.observe import Observation, observe
+from compiler.capture.state import Snapshot
 from compiler.model import Compile, Exploration, NodeNumerics, Numerics, OutputCode, SourceLoc
 from compiler.numerics.nodes import GraphLinks, graph_nodes
 from compiler.numerics.reference import run_reference
@@ -21,15 +22,15 @@ _LOW = {"torch.bfloat16": "bfloat16", "torch.float16": "float16"}
 
 
 @contextlib.contextmanager
-def _observed(target: Callable[..., Any], inputs: tuple[Any, ...]) -> Iterator[Snapshot]:
-    """The one place numerics saves and restores the user's state around its extra run
-    (``compiler.capture.state.snapshot``, what ``Observation.extra_calls`` takes too: the
-    compiled run itself goes through ``explore`` and so through its own observation)."""
-    saved = snapshot(target, *inputs)
-    try:
-        yield saved
-    finally:
-        saved.restore()
+def _observed(
+    target: Callable[..., Any], inputs: tuple[Any, ...]
+) -> Iterator[tuple[Observation, Snapshot | None]]:
+    """The state numerics' extra work touches, saved before and restored after through the
+    one owner of that snapshot, ``Observation.extra_calls`` (the compiled run itself goes
+    through ``explore`` and so through its own observation). A failure to save or restore
+    is kept in the observation's boundary: ``Observation.finish`` reports it."""
+    with observe(target, inputs, isolate=False) as obs, obs.extra_calls() as saved:
+        yield obs, saved
 
 
 def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -> Numerics:
@@ -68,7 +69,7 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
     options = dict(compile_options.get("options") or {})
     fallback = bool(options.get("fallback_random", torch_numerics.fallback_random()))
     with (
-        _observed(target, inputs) as saved,
+        _observed(target, inputs) as (obs, saved),
         torch_numerics.observe_intermediates(file_line_writes) as seen,
     ):
         exp = explore(target, *inputs, **compile_options)
@@ -78,7 +79,7 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
         f"Ran {exp.target or 'the target'} once compiled, keeping every buffer its output code "
         "wrote, then each Inductor graph's post-grad graph eagerly on the inputs the compiled "
         "graph was given, in its own dtypes and in float64; the target's state was "
-        f"{saved.describe()}"
+        + (saved.describe() if saved is not None else "not saved (see the errors)")
     ]
     for lowered in seen.graphs:
         if not lowered.calls:
@@ -105,7 +106,7 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
         tolerance=tol, low_precision=", ".join(low),
         fallback_random=fallback, nodes=tuple(nodes), notes=tuple(notes),
     )  # fmt: skip
-    exp = dataclasses.replace(exp, numerics=found)
+    exp = obs.finish(dataclasses.replace(exp, numerics=found))
     return dataclasses.replace(found, exploration=exp)
 
 
