@@ -78,6 +78,13 @@ def test_a_planted_relu_bug_is_the_first_divergence_with_its_kernel_and_line():
     assert first.source is not None and first.source.line == RELU_LINE
     assert first.within is False and first.ratio is not None and first.ratio > 1
     assert first.max_abs is not None and first.max_abs >= 1.0 - 1e-5  # relu(x) became x + 1
+    # end to end: the compiled step's loss and every gradient leave the eager rerun's
+    ends = {(f.kind, f.name): f for f in found.end_to_end}
+    assert set(ends) == {("output", "result")} | {
+        ("gradient", f"TwoLayers.{name}") for name, _ in model.named_parameters()
+    }
+    assert all(f.compared and f.diverges for f in ends.values()), ends
+    assert found.end_to_end_diverges
     # every node is compared or says why not
     assert all(n.compared or n.reason for n in found.nodes)
     assert {n.graph for n in found.nodes} >= {"forward", "backward"}
@@ -105,6 +112,9 @@ def test_a_planted_relu_bug_is_the_first_divergence_with_its_kernel_and_line():
     assert pane.first.kernel == first.kernel_id and pane.first.stage is not None
     assert [r.node for r in pane.nodes] == [n.node for n in found.nodes]
     assert "**First divergence:** `relu`" in summarize(exp)
+    assert "| gradient `TwoLayers.a.weight` | float32 |" in summarize(exp)
+    assert pane.end_to_end[0].name == "result" and pane.end_to_end[0].level == "over"
+    assert "4 gradient(s) compared; 5 leave their tolerance" in pane.end_to_end_summary
     assert ("", "numerics") in dict(all_pane_data(exp, build_index(exp)))
     assert "renderNumerics" in to_html(exp)
 
@@ -114,9 +124,20 @@ def test_the_same_model_without_the_bug_has_no_divergence():
     torch.manual_seed(0)
     model = TwoLayers()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
     found = compiler.numerics(_step(model, opt), torch.randn(6, 8))
     assert found.first_divergence is None
     assert found.compared and all(n.within for n in found.compared)
+    # end to end: the loss and the four gradients agree with an eager rerun of the step,
+    # and neither run's update or gradients stay on the user's model
+    assert [(f.kind, f.compared, f.within) for f in found.end_to_end] == [
+        ("output", True, True), *[("gradient", True, True)] * 4
+    ]
+    assert not found.end_to_end_diverges
+    after = model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert all(p.grad is None for p in model.parameters()) and not opt.state
+    assert any(note.startswith("End to end: the target ran again eagerly") for note in found.notes)
     assert not [f for f in found.exploration.findings() if f.kind == "numerics.divergence"]
 
 

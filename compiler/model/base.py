@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 # (major, minor): a new field with a default bumps minor; removing, renaming or
 # retyping a field, or adding one without a default, bumps major.
-SCHEMA_VERSION = (4, 3)
+SCHEMA_VERSION = (4, 4)
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
 

@@ -1,5 +1,6 @@
 """Where compiled values leave eager's: one record per post-grad node of every Inductor
-graph that ran (``compiler.numerics``; schema 4.3)."""
+graph that ran, and the whole target's outputs and gradients against an eager rerun
+(``compiler.numerics``; schema 4.3, ``end_to_end`` 4.4)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,31 @@ class Measured:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)  # _FROZEN, for mypy to see kw_only
+class FinalNumerics(Measured):
+    """One value the whole target produced, its compiled run against an eager rerun of
+    the target (same inputs, same starting state and RNG): a returned output (``kind``
+    ``output``; ``name`` its place in what the target returned: ``result``,
+    ``result[0]``, ``result['loss']``) or a gradient the run left on a parameter (``kind``
+    ``gradient``; ``name`` the module class and parameter: ``TwoLayers.a.weight``).
+    ``compared`` is False where ``reason`` says why not. The whole target is not rerun in
+    float64, so ``within`` is ``same()``'s allclose at ``tolerance``.
+
+    Example:
+        >>> FinalNumerics(kind="output", name="result", compared=True, within=False).diverges
+        True
+    """
+
+    kind: str
+    name: str
+    compared: bool
+
+    @property
+    def diverges(self) -> bool:
+        """Compared and outside ``same()``'s tolerance."""
+        return self.compared and self.within is False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)  # _FROZEN, for mypy to see kw_only
 class NodeNumerics(Measured):
     """One post-grad node: the compiled value against eager's (``Measured``'s figures), or
     why it was not compared.
@@ -79,7 +105,9 @@ class Numerics:
 
     ``nodes`` are in graph order, graph after graph as they ran (forward, then backward).
     ``first_divergence`` is the first node past its tolerance (None when all agree);
-    ``outputs`` the graph outputs among ``nodes`` (forward results, gradients).
+    ``outputs`` the graph outputs among ``nodes`` (forward results, gradients), each
+    against the eager run of its own graph; ``end_to_end`` what the whole target returned
+    and the gradients it left, against an eager rerun of the whole target.
     ``exploration`` is the capture the nodes link into (not stored: the Exploration holds
     this record in ``Exploration.numerics``).
 
@@ -96,6 +124,8 @@ class Numerics:
     fallback_random: bool = False
     nodes: tuple[NodeNumerics, ...] = ()
     notes: tuple[str, ...] = ()
+    # schema 4.4: the whole target's outputs and gradients against an eager rerun of it
+    end_to_end: tuple[FinalNumerics, ...] = ()
     exploration: Exploration | None = field(
         default=None, compare=False, repr=False, metadata=DERIVED
     )
@@ -119,6 +149,11 @@ class Numerics:
     def outputs(self) -> tuple[NodeNumerics, ...]:
         """Graph outputs: forward results and gradients."""
         return tuple(n for n in self.nodes if n.output)
+
+    @property
+    def end_to_end_diverges(self) -> bool:
+        """Whether any of the whole target's outputs or gradients leaves its tolerance."""
+        return any(f.diverges for f in self.end_to_end)
 
     def worst(self, count: int = 10) -> tuple[NodeNumerics, ...]:
         """The compared nodes with the largest error over tolerance, worst first."""

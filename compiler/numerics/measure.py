@@ -4,6 +4,7 @@ model's ``Measured`` (the figures every ``NodeNumerics`` carries)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -13,6 +14,17 @@ from compiler.model.numerics import Measured
 _LOW = ("torch.float16", "torch.bfloat16")
 # error over tolerance where nothing is allowed: large but finite, so the JSON stays standard
 _FAR = 1e30
+
+
+def figures(found: Measured) -> dict[str, Any]:
+    """``found``'s fields by name, for the record that extends ``Measured`` with where the
+    value is (``NodeNumerics``, ``FinalNumerics``).
+
+    Example:
+        >>> figures(Measured(max_abs=0.5))["max_abs"]
+        0.5
+    """
+    return {f.name: getattr(found, f.name) for f in dataclasses.fields(Measured)}
 
 
 def _number(value: Any) -> float | None:

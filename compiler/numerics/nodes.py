@@ -4,14 +4,12 @@ reason it cannot be compared."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from compiler._compat import numerics as torch_numerics
 from compiler.model import NodeNumerics, SourceLoc
-from compiler.model.numerics import Measured
-from compiler.numerics.measure import measure
+from compiler.numerics.measure import figures, measure
 from compiler.numerics.reference import Reference
 
 
@@ -121,13 +119,8 @@ def graph_nodes(
             rows.append(NodeNumerics(compared=False, reason=reason, **base))
             continue
         found = measure(value, ref.values[node.name], ref.fp64.get(node.name), tol)
-        rows.append(NodeNumerics(**_figures(found), compared=not found.reason, **base))
+        rows.append(NodeNumerics(**figures(found), compared=not found.reason, **base))
     return rows
-
-
-def _figures(found: Measured) -> dict[str, Any]:
-    """``found``'s fields, for the ``NodeNumerics`` that carries them."""
-    return {f.name: getattr(found, f.name) for f in dataclasses.fields(Measured)}
 
 
 def _why_not(

@@ -10,10 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from compiler._compat import numerics as torch_numerics
-from compiler.capture.explore import explore
+from compiler.capture.explore import explore, kept_results
 from compiler.capture.observe import Observation, observe
 from compiler.capture.state import Snapshot
-from compiler.model import Compile, Exploration, NodeNumerics, Numerics, OutputCode, SourceLoc
+from compiler.model import (
+    Compile,
+    Exploration,
+    FinalNumerics,
+    NodeNumerics,
+    Numerics,
+    OutputCode,
+    SourceLoc,
+)
+from compiler.numerics.final import compare_finals, eager_rerun, finals
 from compiler.numerics.nodes import GraphLinks, graph_nodes
 from compiler.numerics.reference import run_reference
 from compiler.parse.output_code import file_line_writes, line_callees
@@ -68,12 +77,14 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
     compile_options.setdefault("triton_stages", False)
     options = dict(compile_options.get("options") or {})
     fallback = bool(options.get("fallback_random", torch_numerics.fallback_random()))
-    with (
-        _observed(target, inputs) as (obs, saved),
-        torch_numerics.observe_intermediates(file_line_writes) as seen,
-    ):
-        exp = explore(target, *inputs, **compile_options)
     tol = torch_numerics.repro_tolerance()
+    with _observed(target, inputs) as (obs, saved):
+        with (
+            torch_numerics.observe_intermediates(file_line_writes) as seen,
+            kept_results() as returned,
+        ):
+            exp = explore(target, *inputs, **compile_options)
+        final, final_note = _end_to_end(target, inputs, returned, saved, tol, obs)
     nodes: list[NodeNumerics] = []
     notes = [
         f"Ran {exp.target or 'the target'} once compiled, keeping every buffer its output code "
@@ -94,7 +105,7 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
                          f"({ref.fp64_error}): its verdicts are allclose only.")  # fmt: skip
         nodes += graph_nodes(lowered, call, ref, links, tol=tol, fallback_random=fallback,
                              start=len(nodes))  # fmt: skip
-    notes += [f"Not observed: {e}" for e in dict.fromkeys(seen.errors)]
+    notes += [final_note, *(f"Not observed: {e}" for e in dict.fromkeys(seen.errors))]
     if not seen.graphs:
         notes.append("Inductor compiled no graph in this run: nothing to compare (numerics needs "
                      "the inductor backend and a compile the run triggers).")  # fmt: skip
@@ -104,10 +115,46 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
     found = Numerics(
         target=exp.target, device=exp.environment.device, torch_version=torch.__version__,
         tolerance=tol, low_precision=", ".join(low),
-        fallback_random=fallback, nodes=tuple(nodes), notes=tuple(notes),
+        fallback_random=fallback, nodes=tuple(nodes), notes=tuple(notes), end_to_end=final,
     )  # fmt: skip
     exp = obs.finish(dataclasses.replace(exp, numerics=found))
     return dataclasses.replace(found, exploration=exp)
+
+
+def _end_to_end(
+    target: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    returned: list[object],
+    saved: Snapshot | None,
+    tol: float,
+    obs: Observation,
+) -> tuple[tuple[FinalNumerics, ...], str]:
+    """The compiled run's outputs and gradients against an eager rerun of the whole target
+    from the same state, and a note that says what ran (or why nothing was compared)."""
+    if saved is None:
+        return (), ("The whole target was not rerun eagerly: its state could not be saved, so "
+                    "a rerun could not start where the compiled run did.")  # fmt: skip
+    if not returned:
+        return (), "The whole target was not rerun eagerly: the compiled run did not finish."
+    compiled = None
+    with obs.boundary.guard("numerics"):
+        compiled = finals(returned[0], saved)
+    if compiled is None:
+        return (), "The whole target was not rerun eagerly: its results could not be copied."
+    try:
+        eager = eager_rerun(target, inputs, saved)
+    except Exception as exc:
+        return (), (f"The eager rerun of the whole target raised {type(exc).__name__}: "
+                    f"{str(exc)[:200]}; its outputs and gradients were not compared.")  # fmt: skip
+    rows = compare_finals(compiled, eager, tol)
+    grads = sum(r.kind == "gradient" for r in rows)
+    return rows, (
+        "End to end: the target ran again eagerly (torch.compiler.set_stance('force_eager')) "
+        "from the state, inputs and RNG state the compiled run started from; "
+        f"{len(rows) - grads} output(s) and {grads} parameter gradient(s) it left were compared "
+        f"with the compiled run's (same() at tolerance {tol:g}, no float64 rerun of the whole "
+        "target), and the state was put back after."
+    )
 
 
 def _output_code(exp: Exploration, path: str) -> tuple[Compile | None, OutputCode | None]:

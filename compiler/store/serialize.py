@@ -182,7 +182,7 @@ def to_json(exp: Exploration, *, indent: int | None = None, compact: bool = True
         >>> import compiler
         >>> text = to_json(compiler.Exploration(source="live"))
         >>> text[:27]
-        '{"schema_version": [4, 3], '
+        '{"schema_version": [4, 4], '
     """
     if not compact:
         plain = {"schema_version": list(SCHEMA_VERSION), "exploration": to_dict(exp)}
