@@ -157,6 +157,43 @@ def test_bf16_compiled_differs_from_eager_within_tolerance_and_says_which_is_clo
     assert any("closer to float64" in note and "not a bug" in note for note in found.notes)
 
 
+class KeptInFloat32(torch.nn.Module):
+    """Autocast around it, one layer the user keeps in float32 (autocast off inside)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(64, 128)
+        self.b = torch.nn.Linear(128, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.nn.functional.gelu(self.a(x))
+        with torch.autocast("cpu", enabled=False):
+            y = self.b(h.float())
+        return y.softmax(-1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_numerics_inside_cpu_autocast_compares_the_float32_layer_in_float32(dtype):
+    # The references replay the post-grad graph, which holds autocast's casts; run under the
+    # caller's autocast they cast the float32 layer down again ("dtype: compiled float32,
+    # eager bfloat16" on addmm_1 and after it) until autocast was turned off around them.
+    torch.manual_seed(0)
+    model = KeptInFloat32()
+    with torch.autocast("cpu", dtype=dtype):
+        found = compiler.numerics(model, torch.randn(32, 64))
+    assert found.low_precision == str(dtype).removeprefix("torch.")
+    assert found.first_divergence is None
+    assert not [n for n in found.nodes if n.reason.startswith("dtype")]
+    by_name = {n.node: n for n in found.compared}
+    assert by_name["addmm"].dtype == str(dtype) and by_name["addmm_1"].dtype == "torch.float32"
+    # the fused gelu skips eager's rounding to low precision before the float32 layer
+    assert by_name["addmm_1"].max_abs and by_name["addmm_1"].closer == "compiled"
+    assert any("compiled is closer to float64" in note for note in found.notes)
+    (out,) = found.end_to_end
+    assert out.name == "result" and out.compared and out.within
+
+
 @pytest.mark.slow
 def test_a_gpt2_training_step_is_compared_node_by_node_or_says_why_not():
     transformers = pytest.importorskip("transformers")

@@ -201,15 +201,20 @@ def _links(exp: Exploration, lowered: Any) -> GraphLinks:
 
 
 def _closer_note(low: str, nodes: list[NodeNumerics]) -> str:
-    """Which of compiled and eager is nearer float64, where they differ in low precision."""
-    differ = [n for n in nodes if n.compared and n.dtype in _LOW and n.max_abs]
+    """Which of compiled and eager is nearer float64 where they differ, in a run that
+    computed in low precision (float32 nodes count too: under autocast they hold what the
+    low-precision ops made, and a fused kernel that skips a rounding shows there)."""
+    differ = [n for n in nodes if n.compared and n.max_abs]
+    if not differ:
+        return (f"In {low}, compiled and eager agree exactly at every compared node: Inductor "
+                "rounded where eager did.")  # fmt: skip
     compiled = sum(n.closer == "compiled" for n in differ)
     eager = sum(n.closer == "eager" for n in differ)
     within = sum(bool(n.within) for n in differ)
     return (
-        f"In {low}, compiled differs from eager at {len(differ)} node(s), {within} of them within "
-        f"tolerance; compiled is closer to float64 at {compiled}, eager at {eager}. Inductor "
-        "keeps a fused kernel's intermediates in float32 where eager rounds after every op, so "
-        "compiled low-precision results differing from eager's is not a bug by itself: the "
-        "verdict compares both against float64."
+        f"In a run with {low}, compiled differs from eager at {len(differ)} node(s), {within} of "
+        f"them within tolerance; compiled is closer to float64 at {compiled}, eager at {eager}. "
+        "Inductor keeps a fused kernel's intermediates in float32 where eager rounds after every "
+        "op, so compiled low-precision results differing from eager's is not a bug by itself: "
+        "the verdict compares both against float64."
     )
