@@ -219,6 +219,14 @@ def test_a_gpt2_training_step_is_compared_node_by_node_or_says_why_not():
     assert len(found.compared) > 50
     assert any(n.output.startswith("gradient") and n.compared for n in found.nodes)
     assert found.first_divergence is None, found.first_divergence
+    # the embeddings' gradients, each named for the kernel that wrote it (not an addmm that
+    # read it after), and end to end the loss and every gradient against an eager rerun
+    puts = [n for n in found.compared if "index_put" in n.target]
+    assert len(puts) == 2 and all(n.kernel.startswith("cpp_fused") for n in puts), puts
+    assert [f.name for f in found.end_to_end if f.kind == "output"] == ["result"]
+    grads = {f.name for f in found.end_to_end if f.kind == "gradient" and f.compared}
+    assert grads == {f"GPT2LMHeadModel.{n}" for n, _ in model.named_parameters()}
+    assert not found.end_to_end_diverges
     after = model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)
     assert not opt.state
@@ -261,3 +269,98 @@ def test_random_ops_are_named_unless_fallback_random_makes_them_eagers():
     same = compiler.numerics(dropped, x, options={"fallback_random": True})
     assert not any(n.reason.startswith("random:") for n in same.nodes)
     assert same.first_divergence is None and same.compared[-1].output
+
+
+# A GPU output code's backward of an embedding, written by hand after Inductor's Triton
+# wrapper: ``index_put`` of a clone lowers to the clone's buffer (its origin node is the
+# index_put) and a Scatter that mutates it with no origin node of its own; the C++ backend
+# fills and scatters in one kernel, Triton zero-fills in one kernel and adds atomically in a
+# later one. The "kernels" here are Python, so the test runs on the CPU.
+GPU_EMBEDDING_BACKWARD = "gpu_embedding_backward.output_code.txt"  # in tests/data
+
+
+def _embedding_backward() -> torch.fx.GraphModule:
+    """The post-grad graph of that code: ``index_put`` (accumulate) into zeros, times 2."""
+    import functools
+
+    aten, graph = torch.ops.aten, torch.fx.Graph()
+    primals_1, tangents_1 = graph.placeholder("primals_1"), graph.placeholder("tangents_1")
+    node = functools.partial(graph.create_node, "call_function")
+    full = node(aten.full.default, ([8, 4], 0.0), {"dtype": torch.float32}, name="full")
+    index_put = node(aten.index_put.default, (full, [primals_1], tangents_1, True),
+                     name="index_put")  # fmt: skip
+    graph.output((node(aten.mul.Tensor, (index_put, 2.0), name="mul"),))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def test_a_buffer_a_later_triton_kernel_adds_into_is_compared_after_the_adds(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    from compiler._compat import numerics as torch_numerics
+    from compiler.numerics.nodes import GraphLinks, graph_nodes
+    from compiler.numerics.reference import run_reference
+    from compiler.parse.output_code import file_line_writes, line_callees
+
+    text = (Path(__file__).parent / "data" / GPU_EMBEDDING_BACKWARD).read_text()
+    path = tmp_path / "gpu_output_code.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("gpu_output_code", path)
+    assert spec is not None and spec.loader is not None
+    code = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(code)
+    module = _embedding_backward()
+    assert [n.name for n in module.graph.nodes][2:5] == ["full", "index_put", "mul"]
+    # what GraphLowering holds for this code (Inductor 2.11-2.14): the scatter buf1 mutates
+    # buf0 and has no origin node; buf0's origin node is the index_put
+    lowered = torch_numerics.LoweredGraph(
+        module=module, path=str(path), call_code=code.call.__code__,
+        origin={"buf0": "index_put", "buf2": "mul"},
+        origins={"buf0": ("full", "index_put"), "buf1": ("index_put",), "buf2": ("mul",)},
+        inputs=("primals_1", "tangents_1"), mutates={"buf1": "buf0"},
+    )  # fmt: skip
+    first = code.call.__code__.co_firstlineno
+    writes = {line: tuple(n for n in names if n in lowered.origins)
+              for line, names in file_line_writes(str(path), first).items()}  # fmt: skip
+    seen = torch_numerics.Intermediates()
+    observed = torch_numerics._observed_call(code.call, lowered, writes, seen, [True])
+    ids, grad = torch.tensor([1, 3, 1, 6, 0, 1]), torch.randn(6, 4)
+    (out,) = observed([ids, grad])
+    assert not seen.errors and torch.equal(out, module(ids, grad)[0])
+    call = lowered.calls[0]
+    links = GraphLinks(graph="backward", compile_id="0/0",
+                       callees=line_callees(text, first))  # fmt: skip
+    rows = graph_nodes(lowered, call, run_reference(module, call.inputs, call.rng), links,
+                       tol=1e-3, fallback_random=False, start=0)  # fmt: skip
+    index_put = next(r for r in rows if r.node == "index_put")
+    # compared after the atomic adds (kernel 11), not after the zero-fill (kernel 10), where
+    # a GPT-2's tied embedding gradient came out with max relative error 1.0 on an H200
+    assert index_put.compared and index_put.buffer == "buf0"
+    assert index_put.kernel.startswith("triton_poi_fused_embedding_dense_backward_11")
+    assert index_put.within and index_put.max_abs == 0.0
+    assert all(r.within for r in rows if r.compared)
+
+
+def test_a_kernel_line_writes_only_what_the_kernel_does_not_just_read():
+    # a later kernel that only reads a buffer a mutation rewrites must not be taken for its
+    # last write (a CPU GPT-2's embedding gradient was credited to the addmm that read it)
+    from compiler.parse.output_code import line_writes
+
+    code = "\n".join([
+        "triton_poi_k_0 = async_compile.triton('triton_poi_k_0', '''",
+        "def triton_poi_k_0(in_ptr0, in_out_ptr0, out_ptr1, xnumel, XBLOCK : tl.constexpr):",
+        "''')",
+        "cpp_fused_k_1 = async_compile.cpp_pybinding(['const float*', 'float*'], r'''",
+        "''')",
+        "def call(args):",
+        "    triton_poi_k_0.run(buf0, buf1, buf2, 16, stream=stream0)",
+        "    cpp_fused_k_1(buf2, buf3)",
+        "    extern_kernels.addmm(buf3, buf0, buf1, alpha=1, beta=1, out=buf4)",
+        "    buf5 = torch.ops.aten.index_put_.default(buf4, [buf0], buf1, True)",
+        "    unknown_kernel(buf5)",
+    ])  # fmt: skip
+    # (names that are no buffer, as the stream, are dropped by the caller)
+    assert line_writes(code, 6) == {
+        7: ("buf1", "buf2", "stream0"), 8: ("buf3",), 9: ("buf4",), 10: ("buf5", "buf4", "buf1"),
+        11: ("buf5",),
+    }

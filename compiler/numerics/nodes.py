@@ -79,6 +79,15 @@ def graph_nodes(
     for buffer, origin in lowered.origin.items():
         if buffer in call.values or lowered.mutates.get(buffer) in call.last:
             by_node.setdefault(origin, buffer)
+    # buffers a later kernel writes into again for the node that names them: ``index_put``
+    # lowers to a clone of its input, whose buffer takes the index_put node as its origin,
+    # and a Scatter that mutates that buffer with no origin node of its own. The C++ backend
+    # fills and scatters in one kernel; Triton zero-fills in one (embedding_dense_backward)
+    # and adds atomically in a later one, so the node's value is the buffer after the last.
+    finished_later = {
+        target for writer, target in lowered.mutates.items()
+        if lowered.origin.get(writer) in (None, lowered.origin.get(target))
+    }  # fmt: skip
     fused_in: dict[str, str] = {}
     for buffer, names in lowered.origins.items():
         for name in names:
@@ -107,6 +116,8 @@ def graph_nodes(
         if buffer in lowered.mutates:  # written into another buffer: its value after the call
             target = lowered.mutates[buffer]
             line, value = call.last.get(target, (0, None))
+        elif buffer in finished_later and buffer in call.last:
+            line, value = call.last[buffer]
         kernel, kernel_id = links.kernel_at(line) if buffer else ("", "")
         base.update(buffer=buffer, kernel=kernel, kernel_id=kernel_id)
         if node.name in outputs:  # what the graph returned is final, whatever wrote it last
