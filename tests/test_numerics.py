@@ -265,10 +265,16 @@ def test_random_ops_are_named_unless_fallback_random_makes_them_eagers():
     own = compiler.numerics(dropped, x)
     assert own.first_divergence is None
     assert any(n.reason.startswith("random:") for n in own.nodes)
+    # Inductor's own draws against eager's rerun: differences that say nothing of the code
+    (result,) = own.end_to_end
+    assert not result.compared and result.reason.startswith("random: the compiled run drew")
+    assert any(note.startswith("End to end, nothing was compared after all") for note in own.notes)
     torch.manual_seed(0)
     same = compiler.numerics(dropped, x, options={"fallback_random": True})
     assert not any(n.reason.startswith("random:") for n in same.nodes)
     assert same.first_divergence is None and same.compared[-1].output
+    (result,) = same.end_to_end
+    assert result.compared and result.within and result.max_abs < 1e-5  # the same mask
 
 
 # A GPU output code's backward of an embedding, written by hand after Inductor's Triton

@@ -49,8 +49,9 @@ class FinalNumerics(Measured):
     ``output``; ``name`` its place in what the target returned: ``result``,
     ``result[0]``, ``result['loss']``) or a gradient the run left on a parameter (``kind``
     ``gradient``; ``name`` the module class and parameter: ``TwoLayers.a.weight``).
-    ``compared`` is False where ``reason`` says why not. The whole target is not rerun in
-    float64, so ``within`` is ``same()``'s allclose at ``tolerance``.
+    ``compared`` is False where ``reason`` says why not (``random``: the compiled run drew
+    its own random numbers; ``only the compiled run has this ...``). The whole target is not
+    rerun in float64, so ``within`` is ``same()``'s allclose at ``tolerance``.
 
     Example:
         >>> FinalNumerics(kind="output", name="result", compared=True, within=False).diverges

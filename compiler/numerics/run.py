@@ -109,6 +109,11 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
     if not seen.graphs:
         notes.append("Inductor compiled no graph in this run: nothing to compare (numerics needs "
                      "the inductor backend and a compile the run triggers).")  # fmt: skip
+    # the first random node in graph order is one that draws (its users come after it)
+    drawn = next((n for n in nodes if n.reason.startswith("random:")), None)
+    if drawn is not None and any(f.compared for f in final):
+        final = _drawn_apart(final, drawn)
+        notes.append(f"End to end, nothing was compared after all: {final[0].reason}.")
     low = sorted({_LOW[n.dtype] for n in nodes if n.dtype in _LOW})
     if low:
         notes.append(_closer_note(", ".join(low), nodes))
@@ -155,6 +160,19 @@ def _end_to_end(
         f"with the compiled run's (same() at tolerance {tol:g}, no float64 rerun of the whole "
         "target), and the state was put back after."
     )
+
+
+def _drawn_apart(
+    final: tuple[FinalNumerics, ...], drawn: NodeNumerics
+) -> tuple[FinalNumerics, ...]:
+    """The end-to-end rows, not compared where the compiled run drew its own random
+    numbers (``fallback_random=False``): the eager rerun drew others, so its results differ
+    whether or not the compiled code is right."""
+    reason = (f"random: the compiled run drew its own random numbers ({drawn.node} in the "
+              f"{drawn.graph} graph, fallback_random=False); numerics(..., "
+              "options={'fallback_random': True}) compares it")  # fmt: skip
+    return tuple(dataclasses.replace(f, compared=False, reason=reason) if f.compared else f
+                 for f in final)  # fmt: skip
 
 
 def _output_code(exp: Exploration, path: str) -> tuple[Compile | None, OutputCode | None]:

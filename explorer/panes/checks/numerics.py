@@ -110,6 +110,9 @@ def _end_to_end_summary(n: Numerics) -> str:
     if not n.end_to_end:
         return ""
     compared = [f for f in n.end_to_end if f.compared]
+    if not compared:
+        why = n.end_to_end[0].reason
+        return f"The whole target against an eager rerun of it: not compared ({why})."
     off = [f.name for f in compared if f.diverges]
     outputs = sum(f.kind == "output" for f in compared)
     return (
