@@ -52,8 +52,12 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
     graph starts from the activations the compiled forward saved. The verdict per node is
     the accuracy minifier's (``torch._dynamo.utils.same`` against float64 with its RMSE
     multiplier, at ``torch._dynamo.config.repro_tolerance``), beside
-    ``torch.testing.assert_close``'s. The state the target reaches (parameters, gradients,
-    optimizer state, RNG) is saved before the run and restored after it.
+    ``torch.testing.assert_close``'s. End to end, the target then runs again eagerly from
+    the state the compiled run started from (compiled code it calls itself included:
+    ``torch.compiler.set_stance("force_eager")``), and what it returns and the gradients it
+    leaves are compared with the compiled run's (``Numerics.end_to_end``). The state the
+    target reaches (parameters, gradients, optimizer state, RNG) is saved before the
+    compiled run and restored after the eager one.
 
     Args:
         target: a function, an ``nn.Module`` or a training step.
