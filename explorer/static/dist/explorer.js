@@ -2526,15 +2526,14 @@ function growth(p) {
   ]);
 }
 function endToEnd(p) {
-  const head = ["", "value", "dtype", "error / tolerance", "figures"].map((t) => h("th", { text: t }));
+  const head = ["value", "dtype", "error / tolerance", "figures"].map((t) => h("th", { text: t }));
   return h("div", { cls: "tce-block tce-num-end" }, [
     h("div", { cls: "tce-block-title", text: "End to end: the whole target, compiled against an eager rerun" }),
     h("div", { cls: "tce-note", text: p.end_to_end_summary }),
     h("table", { cls: "tce-table tce-num-final" }, [
       h("thead", {}, [h("tr", {}, head)]),
       h("tbody", {}, p.end_to_end.map((r) => h("tr", { cls: `tce-num-${r.level}`, attrs: { "data-final": r.name } }, [
-        h("td", { text: r.kind }),
-        h("td", { text: r.name }),
+        h("td", { text: `${r.kind} ${r.name}` }),
         h("td", { text: r.dtype }),
         h("td", { cls: "tce-num", text: r.ratio === null ? "" : r.ratio.toPrecision(3) }),
         h("td", { text: r.figures || r.reason })
