@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler.model import NodeNumerics, Numerics
+from compiler.model import FinalNumerics, NodeNumerics, Numerics
 
 __all__ = ["numerics_markdown"]
 
@@ -19,11 +19,26 @@ def _where(n: NodeNumerics) -> str:
     return f"`{n.source}`" if n.source is not None else ""
 
 
-def _verdict(n: NodeNumerics) -> str:
+def _verdict(n: NodeNumerics | FinalNumerics) -> str:
     same = "within" if n.within else "**outside**"
     if n.assert_close is not None and n.assert_close != n.within:
         same += f" (assert_close: {'within' if n.assert_close else 'outside'})"
     return same
+
+
+def _end_to_end(n: Numerics) -> list[str]:
+    if not n.end_to_end:
+        return []
+    out = ["**End to end** (the whole target's outputs and the gradients it left, compiled run "
+           "against an eager rerun from the same state):", "",
+           "| value | dtype | max abs | max rel | error / tolerance | verdict |",
+           "|---|---|---|---|---|---|"]  # fmt: skip
+    for f in n.end_to_end:
+        verdict = _verdict(f) if f.compared else f"not compared: {f.reason}"
+        row = [f"{f.kind} `{f.name}`", f.dtype.replace("torch.", ""), _g(f.max_abs),
+               _g(f.max_rel), _g(f.ratio), verdict]  # fmt: skip
+        out.append("| " + " | ".join(_cell(x) for x in row) + " |")
+    return [*out, ""]
 
 
 def numerics_markdown(n: Numerics, top: int = 10) -> list[str]:
@@ -53,6 +68,7 @@ def numerics_markdown(n: Numerics, top: int = 10) -> list[str]:
             f"{_g(first.rmse_bound)} is allowed ({_g(first.ratio)}x).",
             "",
         ]
+    out += _end_to_end(n)
     if compared:
         out += ["| node | graph | kernel | line | dtype | max abs | max rel | error / tolerance "
                 "| verdict | closer to float64 |",

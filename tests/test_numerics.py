@@ -78,6 +78,13 @@ def test_a_planted_relu_bug_is_the_first_divergence_with_its_kernel_and_line():
     assert first.source is not None and first.source.line == RELU_LINE
     assert first.within is False and first.ratio is not None and first.ratio > 1
     assert first.max_abs is not None and first.max_abs >= 1.0 - 1e-5  # relu(x) became x + 1
+    # end to end: the compiled step's loss and every gradient leave the eager rerun's
+    ends = {(f.kind, f.name): f for f in found.end_to_end}
+    assert set(ends) == {("output", "result")} | {
+        ("gradient", f"TwoLayers.{name}") for name, _ in model.named_parameters()
+    }
+    assert all(f.compared and f.diverges for f in ends.values()), ends
+    assert found.end_to_end_diverges
     # every node is compared or says why not
     assert all(n.compared or n.reason for n in found.nodes)
     assert {n.graph for n in found.nodes} >= {"forward", "backward"}
@@ -105,6 +112,9 @@ def test_a_planted_relu_bug_is_the_first_divergence_with_its_kernel_and_line():
     assert pane.first.kernel == first.kernel_id and pane.first.stage is not None
     assert [r.node for r in pane.nodes] == [n.node for n in found.nodes]
     assert "**First divergence:** `relu`" in summarize(exp)
+    assert "| gradient `TwoLayers.a.weight` | float32 |" in summarize(exp)
+    assert pane.end_to_end[0].name == "result" and pane.end_to_end[0].level == "over"
+    assert "4 gradient(s) compared; 5 leave their tolerance" in pane.end_to_end_summary
     assert ("", "numerics") in dict(all_pane_data(exp, build_index(exp)))
     assert "renderNumerics" in to_html(exp)
 
@@ -114,9 +124,20 @@ def test_the_same_model_without_the_bug_has_no_divergence():
     torch.manual_seed(0)
     model = TwoLayers()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
     found = compiler.numerics(_step(model, opt), torch.randn(6, 8))
     assert found.first_divergence is None
     assert found.compared and all(n.within for n in found.compared)
+    # end to end: the loss and the four gradients agree with an eager rerun of the step,
+    # and neither run's update or gradients stay on the user's model
+    assert [(f.kind, f.compared, f.within) for f in found.end_to_end] == [
+        ("output", True, True), *[("gradient", True, True)] * 4
+    ]
+    assert not found.end_to_end_diverges
+    after = model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert all(p.grad is None for p in model.parameters()) and not opt.state
+    assert any(note.startswith("End to end: the target ran again eagerly") for note in found.notes)
     assert not [f for f in found.exploration.findings() if f.kind == "numerics.divergence"]
 
 
@@ -134,6 +155,43 @@ def test_bf16_compiled_differs_from_eager_within_tolerance_and_says_which_is_clo
     assert last.max_abs, "Inductor keeps the fused chain in float32; eager rounds every op"
     assert last.assert_close is not None and last.closer == "compiled"
     assert any("closer to float64" in note and "not a bug" in note for note in found.notes)
+
+
+class KeptInFloat32(torch.nn.Module):
+    """Autocast around it, one layer the user keeps in float32 (autocast off inside)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(64, 128)
+        self.b = torch.nn.Linear(128, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.nn.functional.gelu(self.a(x))
+        with torch.autocast("cpu", enabled=False):
+            y = self.b(h.float())
+        return y.softmax(-1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_numerics_inside_cpu_autocast_compares_the_float32_layer_in_float32(dtype):
+    # The references replay the post-grad graph, which holds autocast's casts; run under the
+    # caller's autocast they cast the float32 layer down again ("dtype: compiled float32,
+    # eager bfloat16" on addmm_1 and after it) until autocast was turned off around them.
+    torch.manual_seed(0)
+    model = KeptInFloat32()
+    with torch.autocast("cpu", dtype=dtype):
+        found = compiler.numerics(model, torch.randn(32, 64))
+    assert found.low_precision == str(dtype).removeprefix("torch.")
+    assert found.first_divergence is None
+    assert not [n for n in found.nodes if n.reason.startswith("dtype")]
+    by_name = {n.node: n for n in found.compared}
+    assert by_name["addmm"].dtype == str(dtype) and by_name["addmm_1"].dtype == "torch.float32"
+    # the fused gelu skips eager's rounding to low precision before the float32 layer
+    assert by_name["addmm_1"].max_abs and by_name["addmm_1"].closer == "compiled"
+    assert any("compiled is closer to float64" in note for note in found.notes)
+    (out,) = found.end_to_end
+    assert out.name == "result" and out.compared and out.within
 
 
 @pytest.mark.slow
@@ -161,6 +219,14 @@ def test_a_gpt2_training_step_is_compared_node_by_node_or_says_why_not():
     assert len(found.compared) > 50
     assert any(n.output.startswith("gradient") and n.compared for n in found.nodes)
     assert found.first_divergence is None, found.first_divergence
+    # the embeddings' gradients, each named for the kernel that wrote it (not an addmm that
+    # read it after), and end to end the loss and every gradient against an eager rerun
+    puts = [n for n in found.compared if "index_put" in n.target]
+    assert len(puts) == 2 and all(n.kernel.startswith("cpp_fused") for n in puts), puts
+    assert [f.name for f in found.end_to_end if f.kind == "output"] == ["result"]
+    grads = {f.name for f in found.end_to_end if f.kind == "gradient" and f.compared}
+    assert grads == {f"GPT2LMHeadModel.{n}" for n, _ in model.named_parameters()}
+    assert not found.end_to_end_diverges
     after = model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)
     assert not opt.state
@@ -199,7 +265,108 @@ def test_random_ops_are_named_unless_fallback_random_makes_them_eagers():
     own = compiler.numerics(dropped, x)
     assert own.first_divergence is None
     assert any(n.reason.startswith("random:") for n in own.nodes)
+    # Inductor's own draws against eager's rerun: differences that say nothing of the code
+    (result,) = own.end_to_end
+    assert not result.compared and result.reason.startswith("random: the compiled run drew")
+    assert any(note.startswith("End to end, nothing was compared after all") for note in own.notes)
     torch.manual_seed(0)
     same = compiler.numerics(dropped, x, options={"fallback_random": True})
     assert not any(n.reason.startswith("random:") for n in same.nodes)
     assert same.first_divergence is None and same.compared[-1].output
+    (result,) = same.end_to_end
+    assert result.compared and result.within and result.max_abs < 1e-5  # the same mask
+
+
+# A GPU output code's backward of an embedding, written by hand after Inductor's Triton
+# wrapper: ``index_put`` of a clone lowers to the clone's buffer (its origin node is the
+# index_put) and a Scatter that mutates it with no origin node of its own; the C++ backend
+# fills and scatters in one kernel, Triton zero-fills in one kernel and adds atomically in a
+# later one. The "kernels" here are Python, so the test runs on the CPU.
+GPU_EMBEDDING_BACKWARD = "gpu_embedding_backward.output_code.txt"  # in tests/data
+
+
+def _embedding_backward() -> torch.fx.GraphModule:
+    """The post-grad graph of that code: ``index_put`` (accumulate) into zeros, times 2."""
+    import functools
+
+    aten, graph = torch.ops.aten, torch.fx.Graph()
+    primals_1, tangents_1 = graph.placeholder("primals_1"), graph.placeholder("tangents_1")
+    node = functools.partial(graph.create_node, "call_function")
+    full = node(aten.full.default, ([8, 4], 0.0), {"dtype": torch.float32}, name="full")
+    index_put = node(aten.index_put.default, (full, [primals_1], tangents_1, True),
+                     name="index_put")  # fmt: skip
+    graph.output((node(aten.mul.Tensor, (index_put, 2.0), name="mul"),))
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def test_a_buffer_a_later_triton_kernel_adds_into_is_compared_after_the_adds(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    from compiler._compat import numerics as torch_numerics
+    from compiler.numerics.nodes import GraphLinks, graph_nodes
+    from compiler.numerics.reference import run_reference
+    from compiler.parse.output_code import file_line_writes, line_callees
+
+    text = (Path(__file__).parent / "data" / GPU_EMBEDDING_BACKWARD).read_text()
+    path = tmp_path / "gpu_output_code.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("gpu_output_code", path)
+    assert spec is not None and spec.loader is not None
+    code = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(code)
+    module = _embedding_backward()
+    assert [n.name for n in module.graph.nodes][2:5] == ["full", "index_put", "mul"]
+    # what GraphLowering holds for this code (Inductor 2.11-2.14): the scatter buf1 mutates
+    # buf0 and has no origin node; buf0's origin node is the index_put
+    lowered = torch_numerics.LoweredGraph(
+        module=module, path=str(path), call_code=code.call.__code__,
+        origin={"buf0": "index_put", "buf2": "mul"},
+        origins={"buf0": ("full", "index_put"), "buf1": ("index_put",), "buf2": ("mul",)},
+        inputs=("primals_1", "tangents_1"), mutates={"buf1": "buf0"},
+    )  # fmt: skip
+    first = code.call.__code__.co_firstlineno
+    writes = {line: tuple(n for n in names if n in lowered.origins)
+              for line, names in file_line_writes(str(path), first).items()}  # fmt: skip
+    seen = torch_numerics.Intermediates()
+    observed = torch_numerics._observed_call(code.call, lowered, writes, seen, [True])
+    ids, grad = torch.tensor([1, 3, 1, 6, 0, 1]), torch.randn(6, 4)
+    (out,) = observed([ids, grad])
+    assert not seen.errors and torch.equal(out, module(ids, grad)[0])
+    call = lowered.calls[0]
+    links = GraphLinks(graph="backward", compile_id="0/0",
+                       callees=line_callees(text, first))  # fmt: skip
+    rows = graph_nodes(lowered, call, run_reference(module, call.inputs, call.rng), links,
+                       tol=1e-3, fallback_random=False, start=0)  # fmt: skip
+    index_put = next(r for r in rows if r.node == "index_put")
+    # compared after the atomic adds (kernel 11), not after the zero-fill (kernel 10), where
+    # a GPT-2's tied embedding gradient came out with max relative error 1.0 on an H200
+    assert index_put.compared and index_put.buffer == "buf0"
+    assert index_put.kernel.startswith("triton_poi_fused_embedding_dense_backward_11")
+    assert index_put.within and index_put.max_abs == 0.0
+    assert all(r.within for r in rows if r.compared)
+
+
+def test_a_kernel_line_writes_only_what_the_kernel_does_not_just_read():
+    # a later kernel that only reads a buffer a mutation rewrites must not be taken for its
+    # last write (a CPU GPT-2's embedding gradient was credited to the addmm that read it)
+    from compiler.parse.output_code import line_writes
+
+    code = "\n".join([
+        "triton_poi_k_0 = async_compile.triton('triton_poi_k_0', '''",
+        "def triton_poi_k_0(in_ptr0, in_out_ptr0, out_ptr1, xnumel, XBLOCK : tl.constexpr):",
+        "''')",
+        "cpp_fused_k_1 = async_compile.cpp_pybinding(['const float*', 'float*'], r'''",
+        "''')",
+        "def call(args):",
+        "    triton_poi_k_0.run(buf0, buf1, buf2, 16, stream=stream0)",
+        "    cpp_fused_k_1(buf2, buf3)",
+        "    extern_kernels.addmm(buf3, buf0, buf1, alpha=1, beta=1, out=buf4)",
+        "    buf5 = torch.ops.aten.index_put_.default(buf4, [buf0], buf1, True)",
+        "    unknown_kernel(buf5)",
+    ])  # fmt: skip
+    # (names that are no buffer, as the stream, are dropped by the caller)
+    assert line_writes(code, 6) == {
+        7: ("buf1", "buf2", "stream0"), 8: ("buf3",), 9: ("buf4",), 10: ("buf5", "buf4", "buf1"),
+        11: ("buf5",),
+    }

@@ -295,3 +295,18 @@ def is_view(target: Any) -> bool:
     if schema is None or not schema.returns:
         return False
     return schema.returns[0].alias_info is not None and not schema.is_mutable
+
+
+def named_leaves(value: Any, root: str = "result") -> list[tuple[str, Any]]:
+    """The leaves of what a target returned (tensors, numbers; tuples, lists, dicts and
+    the classes torch's pytree knows, as Hugging Face's ``ModelOutput``), each named by its
+    place (``torch.utils._pytree.tree_flatten_with_path``, private on 2.11-2.14).
+
+    Example:
+        >>> named_leaves((torch.ones(1), {"loss": 2.0}))
+        [('result[0]', tensor([1.])), ("result[1]['loss']", 2.0)]
+    """
+    from torch.utils import _pytree
+
+    flat, _ = _pytree.tree_flatten_with_path(value)
+    return [(root + _pytree.keystr(path), leaf) for path, leaf in flat]

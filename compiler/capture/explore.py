@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 from collections.abc import Callable, Iterator
 from types import CodeType
@@ -208,9 +209,9 @@ def _explore(
 
     def call() -> object:
         if own_run is None:
-            return run(*example_inputs, **kwargs)
+            return _kept(run(*example_inputs, **kwargs))
         with obs.boundary.around("profile", own_run.profiling()):
-            return run(*example_inputs, **kwargs)
+            return _kept(run(*example_inputs, **kwargs))
 
     try:
         exploration = record_run(
@@ -364,6 +365,39 @@ def record_run(
     if error is None:
         raise failure
     raise error from failure
+
+
+_RESULTS: contextvars.ContextVar[list[object] | None] = contextvars.ContextVar(
+    "explore_results", default=None
+)
+
+
+@contextlib.contextmanager
+def kept_results() -> Iterator[list[object]]:
+    """What the target returned in each ``explore`` run inside the block, in order: the
+    objects themselves, not copies (``compiler.numerics`` compares the compiled run's
+    result with an eager rerun's).
+
+    Example:
+        >>> import torch
+        >>> with kept_results() as results:
+        ...     _ = explore(torch.cos, torch.zeros(2), backend="eager")
+        >>> results[0].tolist()
+        [1.0, 1.0]
+    """
+    results: list[object] = []
+    token = _RESULTS.set(results)
+    try:
+        yield results
+    finally:
+        _RESULTS.reset(token)
+
+
+def _kept(result: object) -> object:
+    results = _RESULTS.get()
+    if results is not None:
+        results.append(result)
+    return result
 
 
 def _calls_compiled_code(target: Callable[..., Any]) -> bool:

@@ -48,6 +48,8 @@ class Snapshot:
     rng: tuple[Any, Any, Any] = (None, None, None)
     modules: int = 0
     missed: list[str] = field(default_factory=list)
+    # every module's parameters reached, named ``<module class>.<parameter name>``
+    parameters: list[tuple[str, Any]] = field(default_factory=list)
 
     def restore(self) -> None:
         """Put every saved value back into the objects it came from."""
@@ -188,6 +190,7 @@ def _children(obj: Any, snap: Snapshot, tensors: dict[int, Any]) -> list[Any]:
         snap.grads.extend(
             (p, None if p.grad is None else p.grad.detach().clone()) for p in obj.parameters()
         )
+        snap.parameters.extend((f"{type(obj).__name__}.{n}", p) for n, p in obj.named_parameters())
         # what a module's forward reads besides its own state
         return [getattr(type(obj), "forward", None)]
     if isinstance(obj, torch.optim.Optimizer):

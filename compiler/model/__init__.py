@@ -41,7 +41,7 @@ from compiler.model.kernel import (
     Schedule,
     TritonVariant,
 )
-from compiler.model.numerics import NodeNumerics, Numerics
+from compiler.model.numerics import FinalNumerics, Measured, NodeNumerics, Numerics
 from compiler.model.profile import Profile, ProfiledKernel, ProfiledPlace, RegionCalls
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "Derived",
     "Environment",
     "Exploration",
+    "FinalNumerics",
     "Fix",
     "FusedNode",
     "Graph",
@@ -66,6 +67,7 @@ __all__ = [
     "KernelTiming",
     "Later",
     "LoweredStage",
+    "Measured",
     "Node",
     "NodeNumerics",
     "Numerics",

@@ -1,37 +1,30 @@
 """One compiled value against eager's: the errors, the tolerance torch's accuracy tooling
-allows, and its verdict (``torch._dynamo.utils.same``) beside ``assert_close``'s."""
+allows, and its verdict (``torch._dynamo.utils.same``) beside ``assert_close``'s, as the
+model's ``Measured`` (the figures every ``NodeNumerics`` carries)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from compiler._compat import numerics as torch_numerics
+from compiler.model.numerics import Measured
 
 _LOW = ("torch.float16", "torch.bfloat16")
 # error over tolerance where nothing is allowed: large but finite, so the JSON stays standard
 _FAR = 1e30
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Measured:
-    """The figures ``NodeNumerics`` carries for one compared value (``reason`` set where
-    the value could not be compared after all)."""
+def figures(found: Measured) -> dict[str, Any]:
+    """``found``'s fields by name, for the record that extends ``Measured`` with where the
+    value is (``NodeNumerics``, ``FinalNumerics``).
 
-    reason: str = ""
-    dtype: str = ""
-    shape: tuple[int, ...] = ()
-    max_abs: float | None = None
-    max_rel: float | None = None
-    rmse: float | None = None
-    rmse_eager: float | None = None
-    rmse_bound: float | None = None
-    tolerance: float | None = None
-    ratio: float | None = None
-    within: bool | None = None
-    assert_close: bool | None = None
-    closer: str = ""
+    Example:
+        >>> figures(Measured(max_abs=0.5))["max_abs"]
+        0.5
+    """
+    return {f.name: getattr(found, f.name) for f in dataclasses.fields(Measured)}
 
 
 def _number(value: Any) -> float | None:

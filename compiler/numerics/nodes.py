@@ -9,7 +9,7 @@ from typing import Any
 
 from compiler._compat import numerics as torch_numerics
 from compiler.model import NodeNumerics, SourceLoc
-from compiler.numerics.measure import measure
+from compiler.numerics.measure import figures, measure
 from compiler.numerics.reference import Reference
 
 
@@ -59,40 +59,6 @@ def _written_inputs(module: Any, call: Any) -> dict[str, Any]:
     return found
 
 
-def buffer_value(
-    lowered: torch_numerics.LoweredGraph, call: torch_numerics.GraphCall, buffer: str, node: str
-) -> tuple[int, Any]:
-    """(line of ``call``, value) that holds ``node``'s compiled value in ``buffer``.
-
-    A buffer written into another one (a mutation) holds the other's value after its
-    last write. A buffer a later kernel mutates holds ``node``'s value after that
-    mutation when the mutation was lowered from ``node``: Inductor makes an accumulating
-    ``index_put`` the origin of the zeros it fills, and on a GPU the fill and the atomic
-    adds are two kernels, so the first write is only the fill. Otherwise a node's value
-    is the buffer's first write (a later in-place op belongs to another node).
-
-    Example:
-        >>> from compiler._compat.numerics import GraphCall, LoweredGraph
-        >>> g = LoweredGraph(module=None, path="", call_code=buffer_value.__code__,
-        ...                  origin={"buf10": "index_put_1"}, inputs=(),
-        ...                  origins={"buf11": ("full", "index_put_1")},
-        ...                  mutates={"buf11": "buf10"})
-        >>> c = GraphCall(inputs=[], rng=None, values={"buf10": (44, "zeros")},
-        ...               last={"buf10": (46, "sums")})
-        >>> buffer_value(g, c, "buf10", "index_put_1"), buffer_value(g, c, "buf10", "add")
-        ((46, 'sums'), (44, 'zeros'))
-    """
-    first = call.values.get(buffer, (0, None))
-    if buffer in lowered.mutates:
-        target = lowered.mutates[buffer]
-        return call.last.get(target) or call.values.get(target, (0, None))
-    mutated_by_node = any(
-        target == buffer and node in lowered.origins.get(by, ())
-        for by, target in lowered.mutates.items()
-    )
-    return (call.last.get(buffer) or first) if mutated_by_node else first
-
-
 def graph_nodes(
     lowered: Any,
     call: Any,
@@ -113,6 +79,15 @@ def graph_nodes(
     for buffer, origin in lowered.origin.items():
         if buffer in call.values or lowered.mutates.get(buffer) in call.values:
             by_node.setdefault(origin, buffer)
+    # buffers a later kernel writes into again for the node that names them: ``index_put``
+    # lowers to a clone of its input, whose buffer takes the index_put node as its origin,
+    # and a Scatter that mutates that buffer with no origin node of its own. The C++ backend
+    # fills and scatters in one kernel; Triton zero-fills in one (embedding_dense_backward)
+    # and adds atomically in a later one, so the node's value is the buffer after the last.
+    finished_later = {
+        target for writer, target in lowered.mutates.items()
+        if lowered.origin.get(writer) in (None, lowered.origin.get(target))
+    }  # fmt: skip
     fused_in: dict[str, str] = {}
     for buffer, names in lowered.origins.items():
         for name in names:
@@ -137,7 +112,12 @@ def graph_nodes(
         if origin is not None and not fallback_random:
             random_from[node.name] = origin
         buffer = by_node.get(node.name, "")
-        line, value = buffer_value(lowered, call, buffer, node.name)
+        line, value = call.values.get(buffer, (0, None))
+        if buffer in lowered.mutates:  # written into another buffer: its value after the call
+            target = lowered.mutates[buffer]
+            line, value = call.last.get(target) or call.values.get(target, (0, None))
+        elif buffer in finished_later and buffer in call.last:
+            line, value = call.last[buffer]
         kernel, kernel_id = links.kernel_at(line) if buffer else ("", "")
         base.update(buffer=buffer, kernel=kernel, kernel_id=kernel_id)
         if node.name in outputs:  # what the graph returned is final, whatever wrote it last
@@ -150,16 +130,7 @@ def graph_nodes(
             rows.append(NodeNumerics(compared=False, reason=reason, **base))
             continue
         found = measure(value, ref.values[node.name], ref.fp64.get(node.name), tol)
-        if found.reason:
-            rows.append(NodeNumerics(compared=False, reason=found.reason, dtype=found.dtype,
-                                     shape=found.shape, **base))  # fmt: skip
-            continue
-        rows.append(NodeNumerics(
-            compared=True, dtype=found.dtype, shape=found.shape, max_abs=found.max_abs,
-            max_rel=found.max_rel, rmse=found.rmse, rmse_eager=found.rmse_eager,
-            rmse_bound=found.rmse_bound, tolerance=found.tolerance, ratio=found.ratio,
-            within=found.within, assert_close=found.assert_close, closer=found.closer, **base,
-        ))  # fmt: skip
+        rows.append(NodeNumerics(**figures(found), compared=not found.reason, **base))
     return rows
 
 

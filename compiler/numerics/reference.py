@@ -1,10 +1,12 @@
 """Eager references for one compiled graph call: the post-grad graph run node by node
 with ``torch.fx.Interpreter`` on the inputs the compiled code was given, once in the
 graph's own dtypes and once in float64 (the minifier's ``cast_to_fp64``: floating inputs,
-constants and every floating ``dtype`` argument become float64)."""
+constants and every floating ``dtype`` argument become float64), with autocast off (the
+graph already holds its casts)."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +68,19 @@ def _fp64_arguments(target: Any, args: Any, kwargs: Any) -> tuple[Any, Any]:
     return args, kwargs
 
 
+def _without_autocast() -> contextlib.ExitStack:
+    """Autocast off on the CPU and CUDA: the post-grad graph spells out every cast autocast
+    made while it was traced, and where ``numerics`` is called inside ``torch.autocast``
+    the ambient autocast would cast the graph's float32 ops (a region the user kept in
+    float32) to low precision again, and the float64 reference's ops with them."""
+    import torch
+
+    stack = contextlib.ExitStack()
+    for device in ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",):
+        stack.enter_context(torch.autocast(device, enabled=False))
+    return stack
+
+
 def run_reference(module: Any, inputs: list[Any], rng: Any) -> Reference:
     """Run ``module`` (a post-grad graph) on copies of ``inputs`` from RNG state ``rng``
     (``compiler._compat.numerics.rng_state``: CPU, CUDA or None),
@@ -91,7 +106,7 @@ def run_reference(module: Any, inputs: list[Any], rng: Any) -> Reference:
             args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
             set_rng_state(rng)
             try:
-                with torch.no_grad():
+                with torch.no_grad(), _without_autocast():
                     _interpreter(module, fp64, keep).run(*args)
             except Exception as exc:
                 message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"

@@ -10,9 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from compiler._compat import numerics as torch_numerics
-from compiler.capture.explore import explore
-from compiler.capture.state import Snapshot, snapshot
-from compiler.model import Compile, Exploration, NodeNumerics, Numerics, OutputCode, SourceLoc
+from compiler.capture.explore import explore, kept_results
+from compiler.capture.observe import Observation, observe
+from compiler.capture.state import Snapshot
+from compiler.model import (
+    Compile,
+    Exploration,
+    FinalNumerics,
+    NodeNumerics,
+    Numerics,
+    OutputCode,
+    SourceLoc,
+)
+from compiler.numerics.final import compare_finals, eager_rerun, finals
 from compiler.numerics.nodes import GraphLinks, graph_nodes
 from compiler.numerics.reference import run_reference
 from compiler.parse.output_code import file_line_writes, line_callees
@@ -21,15 +31,15 @@ _LOW = {"torch.bfloat16": "bfloat16", "torch.float16": "float16"}
 
 
 @contextlib.contextmanager
-def _observed(target: Callable[..., Any], inputs: tuple[Any, ...]) -> Iterator[Snapshot]:
-    """The one place numerics saves and restores the user's state around its extra run
-    (``compiler.capture.state.snapshot``, what ``Observation.extra_calls`` takes too: the
-    compiled run itself goes through ``explore`` and so through its own observation)."""
-    saved = snapshot(target, *inputs)
-    try:
-        yield saved
-    finally:
-        saved.restore()
+def _observed(
+    target: Callable[..., Any], inputs: tuple[Any, ...]
+) -> Iterator[tuple[Observation, Snapshot | None]]:
+    """The state numerics' extra work touches, saved before and restored after through the
+    one owner of that snapshot, ``Observation.extra_calls`` (the compiled run itself goes
+    through ``explore`` and so through its own observation). A failure to save or restore
+    is kept in the observation's boundary: ``Observation.finish`` reports it."""
+    with observe(target, inputs, isolate=False) as obs, obs.extra_calls() as saved:
+        yield obs, saved
 
 
 def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -> Numerics:
@@ -42,8 +52,12 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
     graph starts from the activations the compiled forward saved. The verdict per node is
     the accuracy minifier's (``torch._dynamo.utils.same`` against float64 with its RMSE
     multiplier, at ``torch._dynamo.config.repro_tolerance``), beside
-    ``torch.testing.assert_close``'s. The state the target reaches (parameters, gradients,
-    optimizer state, RNG) is saved before the run and restored after it.
+    ``torch.testing.assert_close``'s. End to end, the target then runs again eagerly from
+    the state the compiled run started from (compiled code it calls itself included:
+    ``torch.compiler.set_stance("force_eager")``), and what it returns and the gradients it
+    leaves are compared with the compiled run's (``Numerics.end_to_end``). The state the
+    target reaches (parameters, gradients, optimizer state, RNG) is saved before the
+    compiled run and restored after the eager one.
 
     Args:
         target: a function, an ``nn.Module`` or a training step.
@@ -67,18 +81,20 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
     compile_options.setdefault("triton_stages", False)
     options = dict(compile_options.get("options") or {})
     fallback = bool(options.get("fallback_random", torch_numerics.fallback_random()))
-    with (
-        _observed(target, inputs) as saved,
-        torch_numerics.observe_intermediates(file_line_writes) as seen,
-    ):
-        exp = explore(target, *inputs, **compile_options)
     tol = torch_numerics.repro_tolerance()
+    with _observed(target, inputs) as (obs, saved):
+        with (
+            torch_numerics.observe_intermediates(file_line_writes) as seen,
+            kept_results() as returned,
+        ):
+            exp = explore(target, *inputs, **compile_options)
+        final, final_note = _end_to_end(target, inputs, returned, saved, tol, obs)
     nodes: list[NodeNumerics] = []
     notes = [
         f"Ran {exp.target or 'the target'} once compiled, keeping every buffer its output code "
         "wrote, then each Inductor graph's post-grad graph eagerly on the inputs the compiled "
         "graph was given, in its own dtypes and in float64; the target's state was "
-        f"{saved.describe()}"
+        + (saved.describe() if saved is not None else "not saved (see the errors)")
     ]
     for lowered in seen.graphs:
         if not lowered.calls:
@@ -93,20 +109,74 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
                          f"({ref.fp64_error}): its verdicts are allclose only.")  # fmt: skip
         nodes += graph_nodes(lowered, call, ref, links, tol=tol, fallback_random=fallback,
                              start=len(nodes))  # fmt: skip
-    notes += [f"Not observed: {e}" for e in dict.fromkeys(seen.errors)]
+    notes += [final_note, *(f"Not observed: {e}" for e in dict.fromkeys(seen.errors))]
     if not seen.graphs:
         notes.append("Inductor compiled no graph in this run: nothing to compare (numerics needs "
                      "the inductor backend and a compile the run triggers).")  # fmt: skip
+    # the first random node in graph order is one that draws (its users come after it)
+    drawn = next((n for n in nodes if n.reason.startswith("random:")), None)
+    if drawn is not None and any(f.compared for f in final):
+        final = _drawn_apart(final, drawn)
+        notes.append(f"End to end, nothing was compared after all: {final[0].reason}.")
     low = sorted({_LOW[n.dtype] for n in nodes if n.dtype in _LOW})
     if low:
         notes.append(_closer_note(", ".join(low), nodes))
     found = Numerics(
         target=exp.target, device=exp.environment.device, torch_version=torch.__version__,
         tolerance=tol, low_precision=", ".join(low),
-        fallback_random=fallback, nodes=tuple(nodes), notes=tuple(notes),
+        fallback_random=fallback, nodes=tuple(nodes), notes=tuple(notes), end_to_end=final,
     )  # fmt: skip
-    exp = dataclasses.replace(exp, numerics=found)
+    exp = obs.finish(dataclasses.replace(exp, numerics=found))
     return dataclasses.replace(found, exploration=exp)
+
+
+def _end_to_end(
+    target: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    returned: list[object],
+    saved: Snapshot | None,
+    tol: float,
+    obs: Observation,
+) -> tuple[tuple[FinalNumerics, ...], str]:
+    """The compiled run's outputs and gradients against an eager rerun of the whole target
+    from the same state, and a note that says what ran (or why nothing was compared)."""
+    if saved is None:
+        return (), ("The whole target was not rerun eagerly: its state could not be saved, so "
+                    "a rerun could not start where the compiled run did.")  # fmt: skip
+    if not returned:
+        return (), "The whole target was not rerun eagerly: the compiled run did not finish."
+    compiled = None
+    with obs.boundary.guard("numerics"):
+        compiled = finals(returned[0], saved)
+    if compiled is None:
+        return (), "The whole target was not rerun eagerly: its results could not be copied."
+    try:
+        eager = eager_rerun(target, inputs, saved)
+    except Exception as exc:
+        return (), (f"The eager rerun of the whole target raised {type(exc).__name__}: "
+                    f"{str(exc)[:200]}; its outputs and gradients were not compared.")  # fmt: skip
+    rows = compare_finals(compiled, eager, tol)
+    grads = sum(r.kind == "gradient" for r in rows)
+    return rows, (
+        "End to end: the target ran again eagerly (torch.compiler.set_stance('force_eager')) "
+        "from the state, inputs and RNG state the compiled run started from; "
+        f"{len(rows) - grads} output(s) and {grads} parameter gradient(s) it left were compared "
+        f"with the compiled run's (same() at tolerance {tol:g}, no float64 rerun of the whole "
+        "target), and the state was put back after."
+    )
+
+
+def _drawn_apart(
+    final: tuple[FinalNumerics, ...], drawn: NodeNumerics
+) -> tuple[FinalNumerics, ...]:
+    """The end-to-end rows, not compared where the compiled run drew its own random
+    numbers (``fallback_random=False``): the eager rerun drew others, so its results differ
+    whether or not the compiled code is right."""
+    reason = (f"random: the compiled run drew its own random numbers ({drawn.node} in the "
+              f"{drawn.graph} graph, fallback_random=False); numerics(..., "
+              "options={'fallback_random': True}) compares it")  # fmt: skip
+    return tuple(dataclasses.replace(f, compared=False, reason=reason) if f.compared else f
+                 for f in final)  # fmt: skip
 
 
 def _output_code(exp: Exploration, path: str) -> tuple[Compile | None, OutputCode | None]:
@@ -153,15 +223,20 @@ def _links(exp: Exploration, lowered: Any) -> GraphLinks:
 
 
 def _closer_note(low: str, nodes: list[NodeNumerics]) -> str:
-    """Which of compiled and eager is nearer float64, where they differ in low precision."""
-    differ = [n for n in nodes if n.compared and n.dtype in _LOW and n.max_abs]
+    """Which of compiled and eager is nearer float64 where they differ, in a run that
+    computed in low precision (float32 nodes count too: under autocast they hold what the
+    low-precision ops made, and a fused kernel that skips a rounding shows there)."""
+    differ = [n for n in nodes if n.compared and n.max_abs]
+    if not differ:
+        return (f"In {low}, compiled and eager agree exactly at every compared node: Inductor "
+                "rounded where eager did.")  # fmt: skip
     compiled = sum(n.closer == "compiled" for n in differ)
     eager = sum(n.closer == "eager" for n in differ)
     within = sum(bool(n.within) for n in differ)
     return (
-        f"In {low}, compiled differs from eager at {len(differ)} node(s), {within} of them within "
-        f"tolerance; compiled is closer to float64 at {compiled}, eager at {eager}. Inductor "
-        "keeps a fused kernel's intermediates in float32 where eager rounds after every op, so "
-        "compiled low-precision results differing from eager's is not a bug by itself: the "
-        "verdict compares both against float64."
+        f"In a run with {low}, compiled differs from eager at {len(differ)} node(s), {within} of "
+        f"them within tolerance; compiled is closer to float64 at {compiled}, eager at {eager}. "
+        "Inductor keeps a fused kernel's intermediates in float32 where eager rounds after every "
+        "op, so compiled low-precision results differing from eager's is not a bug by itself: "
+        "the verdict compares both against float64."
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -386,12 +387,13 @@ def call_args(line: str, name: str) -> list[str]:
 # Inductor's wrapper names each buffer once (``buf3``) and gives an in-place result a new
 # name (``buf1 = buf0; del buf0  # reuse``), so a buffer's value is final right after the
 # first kernel line that names it: a kernel's argument (``cpp_fused_relu_0(buf1)``,
-# ``triton_poi_fused_0.run(buf1, ...)``), an extern kernel's ``out=`` or the name a
+# ``triton_poi_fused_0.run(buf1, ...)``; not one the kernel only reads, as its definition in
+# the same code says), an extern kernel's ``out=`` (not its inputs) or the name a
 # fallback's result is bound to (``buf5 = torch.ops.aten.max.dim(...)``). Allocations,
 # aliases and ``reinterpret_tensor`` views write nothing. Read with Python's ``ast`` from
 # the code torch wrote, not from its printed comments. A buffer a later kernel writes into
 # again (a mutation, ``index_put_``) is named again on that line: the caller keeps its
-# value after the last one.
+# value after the last line that writes it (a later kernel that only reads it is no write).
 
 # calls that bind a name to memory (or a view of it) without computing a value
 _NO_VALUE = ("empty_strided", "reinterpret_tensor", "alloc_from_pool", "as_strided", "empty")
@@ -406,10 +408,42 @@ def _allocates(call: ast.Call) -> bool:
     return any(name == n or name.startswith(n + "_") for n in _NO_VALUE)
 
 
-def _call_writes(call: ast.Call) -> list[str]:
-    names = [a.id for a in call.args if isinstance(a, ast.Name)]
+def _call_writes(call: ast.Call, read_only: dict[str, frozenset[int]]) -> list[str]:
+    callee = _callee(call)
+    if callee.startswith("extern_kernels."):  # a library call writes its ``out=`` only
+        skip: Collection[int] = range(len(call.args))
+    else:
+        skip = read_only.get(callee.removesuffix(".run"), frozenset())
+    names = [a.id for i, a in enumerate(call.args) if isinstance(a, ast.Name) and i not in skip]
     names += [k.value.id for k in call.keywords if isinstance(k.value, ast.Name)]
     return names
+
+
+# a Triton kernel's parameters, from its ``def`` in the source Inductor hands to Triton
+_TRITON_DEF = re.compile(r"^def \w+\((?P<params>[^)]*)\):", re.MULTILINE)
+
+
+def _read_only_args(tree: ast.Module) -> dict[str, frozenset[int]]:
+    """Kernel name -> positions of the arguments it only reads, from the kernels the output
+    code defines: a Triton kernel's ``in_ptr`` parameters (``out_ptr`` and ``in_out_ptr``
+    ones are written; Inductor names them so), a C++ kernel's ``const`` pointer types
+    (``async_compile.cpp_pybinding(['const float*', 'float*'], ...)``). A buffer a later
+    kernel only reads is then not taken again as written there."""
+    found: dict[str, frozenset[int]] = {}
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
+                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):  # fmt: skip
+            continue
+        name, callee, args = stmt.targets[0].id, _callee(stmt.value), stmt.value.args
+        if callee == "async_compile.triton" and len(args) > 1 and isinstance(args[1], ast.Constant):
+            m = _TRITON_DEF.search(str(args[1].value))
+            if m is not None:
+                params = [p.split(":")[0].strip() for p in m["params"].split(",")]
+                found[name] = frozenset(i for i, p in enumerate(params) if p.startswith("in_ptr"))
+        elif callee == "async_compile.cpp_pybinding" and args and isinstance(args[0], ast.List):
+            types = [e.value for e in args[0].elts if isinstance(e, ast.Constant)]
+            found[name] = frozenset(i for i, t in enumerate(types) if str(t).startswith("const "))
+    return found
 
 
 def line_writes(source: str, first_line: int) -> dict[int, tuple[str, ...]]:
@@ -425,29 +459,31 @@ def line_writes(source: str, first_line: int) -> dict[int, tuple[str, ...]]:
         ...     return (buf1, )
         ... '''
         >>> line_writes(code, 1)
-        {3: ('a', 'b', 'buf0'), 5: ('buf1',)}
+        {3: ('buf0',), 5: ('buf1',)}
     """
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == "call" and node.lineno == first_line:
-            return _writes(node.body)
+            return _writes(node.body, _read_only_args(tree))
     return {}
 
 
-def _writes(body: list[ast.stmt]) -> dict[int, tuple[str, ...]]:
+def _writes(
+    body: list[ast.stmt], read_only: dict[str, frozenset[int]]
+) -> dict[int, tuple[str, ...]]:
     found: dict[int, list[str]] = {}
     for stmt in body:
         names: list[str] = []
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            names = _call_writes(stmt.value)
+            names = _call_writes(stmt.value, read_only)
         elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
             if not _allocates(stmt.value):
                 names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
-                names += _call_writes(stmt.value)
+                names += _call_writes(stmt.value, read_only)
         elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Subscript):
             names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
         elif isinstance(stmt, (ast.With, ast.If, ast.For)):
-            for line, inner in _writes(stmt.body).items():
+            for line, inner in _writes(stmt.body, read_only).items():
                 found.setdefault(line, []).extend(inner)
         if names:
             found.setdefault(stmt.lineno, []).extend(names)

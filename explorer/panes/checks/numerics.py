@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler import Exploration, NodeNumerics
+from compiler import Exploration, FinalNumerics, NodeNumerics, Numerics
 from compiler.link import ids
 
 from ..findings import build_findings
@@ -43,6 +43,20 @@ class NumericsRow:
 
 
 @dataclass(**_FROZEN)
+class FinalRow:
+    """One output or gradient of the whole target, compiled against an eager rerun:
+    ``kind`` ``output`` or ``gradient``, ``level`` and ``figures`` as ``NumericsRow``'s."""
+
+    kind: str
+    name: str
+    dtype: str
+    level: str
+    ratio: float | None
+    figures: str
+    reason: str
+
+
+@dataclass(**_FROZEN)
 class NumericsPane(PaneHead):
     """``compiler.numerics`` of this exploration."""
 
@@ -54,6 +68,8 @@ class NumericsPane(PaneHead):
     not_compared: tuple[tuple[str, int], ...] = ()
     notes: tuple[str, ...] = ()
     advice: tuple[FindingItem, ...] = ()
+    end_to_end_summary: str = ""
+    end_to_end: tuple[FinalRow, ...] = ()
 
 
 def has_numerics(exp: Exploration) -> bool:
@@ -65,24 +81,52 @@ def _g(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3g}"
 
 
-def _level(n: NodeNumerics) -> str:
+def _level(n: NodeNumerics | FinalNumerics) -> str:
     if not n.compared:
         return "skip"
     ratio = n.ratio if n.ratio is not None else 0.0
     return "over" if not n.within else "near" if ratio > 0.5 else "agree"
 
 
-def _row(exp: Exploration, n: NodeNumerics) -> NumericsRow:
-    compiled = {c.key for c in exp.compiles}
-    stage = ids.output_pane(ids.OutputKey(n.graph), "inductor_post_grad_graph")
+def _figures(n: NodeNumerics | FinalNumerics) -> str:
     verdict = "within" if n.within else "outside"
     if n.assert_close is not None and n.assert_close != n.within:
         verdict += f" (assert_close: {'within' if n.assert_close else 'outside'})"
-    figures = (
-        f"max abs {_g(n.max_abs)}, max rel {_g(n.max_rel)}; RMSE against float64 {_g(n.rmse)} "
-        f"(eager {_g(n.rmse_eager)}, allowed {_g(n.rmse_bound)}); {_g(n.ratio)}x tolerance: "
-        f"{verdict}" + (f"; {n.closer} is closer to float64" if n.closer else "")
-    ) if n.compared else ""  # fmt: skip
+    against64 = (f"; RMSE against float64 {_g(n.rmse)} (eager {_g(n.rmse_eager)}, allowed "
+                 f"{_g(n.rmse_bound)})") if n.rmse is not None else ""  # fmt: skip
+    return (
+        f"max abs {_g(n.max_abs)}, max rel {_g(n.max_rel)}{against64}; {_g(n.ratio)}x "
+        f"tolerance: {verdict}" + (f"; {n.closer} is closer to float64" if n.closer else "")
+    )
+
+
+def _final_row(f: FinalNumerics) -> FinalRow:
+    return FinalRow(kind=f.kind, name=f.name, dtype=f.dtype.replace("torch.", ""),
+                    level=_level(f), ratio=f.ratio, figures=_figures(f) if f.compared else "",
+                    reason=f.reason)  # fmt: skip
+
+
+def _end_to_end_summary(n: Numerics) -> str:
+    if not n.end_to_end:
+        return ""
+    compared = [f for f in n.end_to_end if f.compared]
+    if not compared:
+        why = n.end_to_end[0].reason
+        return f"The whole target against an eager rerun of it: not compared ({why})."
+    off = [f.name for f in compared if f.diverges]
+    outputs = sum(f.kind == "output" for f in compared)
+    return (
+        f"The whole target against an eager rerun of it: {outputs} output(s) and "
+        f"{len(compared) - outputs} gradient(s) compared; "
+        + (f"{len(off)} leave their tolerance ({', '.join(off[:4])}"
+           + (", ..." if len(off) > 4 else "") + ")." if off else "all within tolerance.")
+    )  # fmt: skip
+
+
+def _row(exp: Exploration, n: NodeNumerics) -> NumericsRow:
+    compiled = {c.key for c in exp.compiles}
+    stage = ids.output_pane(ids.OutputKey(n.graph), "inductor_post_grad_graph")
+    figures = _figures(n) if n.compared else ""
     return NumericsRow(
         order=n.order, node=n.node, target=n.target, graph=n.graph, compile=n.compile_id,
         stage=stage if n.compile_id in compiled else None,
@@ -127,4 +171,6 @@ def build_numerics(exp: Exploration, compile_key: str | None, pane_id: str) -> N
         nodes=rows, worst=tuple(by_order[m.order] for m in n.worst(10)),
         not_compared=tuple(sorted(counts.items(), key=lambda kv: -kv[1])), notes=n.notes,
         advice=tuple(f for f in findings if f.kind.startswith("numerics.")),
+        end_to_end_summary=_end_to_end_summary(n),
+        end_to_end=tuple(_final_row(f) for f in n.end_to_end),
     )  # fmt: skip

@@ -2525,6 +2525,22 @@ function growth(p) {
     svg
   ]);
 }
+function endToEnd(p) {
+  const head = ["value", "dtype", "error / tolerance", "figures"].map((t) => h("th", { text: t }));
+  return h("div", { cls: "tce-block tce-num-end" }, [
+    h("div", { cls: "tce-block-title", text: "End to end: the whole target, compiled against an eager rerun" }),
+    h("div", { cls: "tce-note", text: p.end_to_end_summary }),
+    h("table", { cls: "tce-table tce-num-final" }, [
+      h("thead", {}, [h("tr", {}, head)]),
+      h("tbody", {}, p.end_to_end.map((r) => h("tr", { cls: `tce-num-${r.level}`, attrs: { "data-final": r.name } }, [
+        h("td", { text: `${r.kind} ${r.name}` }),
+        h("td", { text: r.dtype }),
+        h("td", { cls: "tce-num", text: r.ratio === null ? "" : r.ratio.toPrecision(3) }),
+        h("td", { text: r.figures || r.reason })
+      ])))
+    ])
+  ]);
+}
 function renderNumerics(el, pane, ctx) {
   const p = (
     /** @type {NumericsPane} */
@@ -2539,6 +2555,7 @@ function renderNumerics(el, pane, ctx) {
       h("div", { cls: "tce-note", text: first.figures })
     ]));
   }
+  if (p.end_to_end.length) el.append(endToEnd(p));
   if (p.nodes.length) {
     el.append(h("div", { cls: "tce-block" }, [h("div", { cls: "tce-block-title", text: "Post-grad nodes in graph order" }), strip(p, ctx)]));
     el.append(growth(p));

@@ -5,7 +5,7 @@
 // compared. Python sends every figure and word.
 
 /** @import { Ctx, PaneHandle } from "../util.js" */
-/** @import { NumericsPane, NumericsRow } from "./typedefs.js" */
+/** @import { NumericsPane, NumericsRow, FinalRow } from "./typedefs.js" */
 import { h, showKernel } from "../util.js";
 import { renderFindings } from "./frame.js";
 
@@ -66,6 +66,24 @@ function growth(p) {
   ]);
 }
 
+/** The whole target's outputs and gradients against an eager rerun. @param {NumericsPane} p */
+function endToEnd(p) {
+  const head = ["value", "dtype", "error / tolerance", "figures"].map((t) => h("th", { text: t }));
+  return h("div", { cls: "tce-block tce-num-end" }, [
+    h("div", { cls: "tce-block-title", text: "End to end: the whole target, compiled against an eager rerun" }),
+    h("div", { cls: "tce-note", text: p.end_to_end_summary }),
+    h("table", { cls: "tce-table tce-num-final" }, [
+      h("thead", {}, [h("tr", {}, head)]),
+      h("tbody", {}, p.end_to_end.map((/** @type {FinalRow} */ r) => h("tr", { cls: `tce-num-${r.level}`, attrs: { "data-final": r.name } }, [
+        h("td", { text: `${r.kind} ${r.name}` }),
+        h("td", { text: r.dtype }),
+        h("td", { cls: "tce-num", text: r.ratio === null ? "" : r.ratio.toPrecision(3) }),
+        h("td", { text: r.figures || r.reason }),
+      ]))),
+    ]),
+  ]);
+}
+
 /** @param {HTMLElement} el @param {any} pane @param {Ctx} ctx @returns {PaneHandle} */
 function renderNumerics(el, pane, ctx) {
   const p = /** @type {NumericsPane} */ (pane);
@@ -78,6 +96,7 @@ function renderNumerics(el, pane, ctx) {
       h("div", { cls: "tce-note", text: first.figures }),
     ]));
   }
+  if (p.end_to_end.length) el.append(endToEnd(p));
   if (p.nodes.length) {
     el.append(h("div", { cls: "tce-block" }, [h("div", { cls: "tce-block-title", text: "Post-grad nodes in graph order" }), strip(p, ctx)]));
     el.append(growth(p));

@@ -107,6 +107,16 @@
  * @property {(string|null)} kernel
  */
 /**
+ * @typedef {object} FinalRow
+ * @property {string} kind
+ * @property {string} name
+ * @property {string} dtype
+ * @property {string} level
+ * @property {(number|null)} ratio
+ * @property {string} figures
+ * @property {string} reason
+ */
+/**
  * @typedef {object} FindingItem
  * @property {string} kind
  * @property {string} severity
@@ -323,6 +333,8 @@
  * @property {[string, number][]} not_compared
  * @property {string[]} notes
  * @property {FindingItem[]} advice
+ * @property {string} end_to_end_summary
+ * @property {FinalRow[]} end_to_end
  */
 /**
  * @typedef {object} NumericsRow
