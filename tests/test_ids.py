@@ -13,7 +13,7 @@ import torch
 import compiler
 from compiler.link import ids
 from compiler.model import Compile, SourceLoc
-from explorer.panes import build_index, build_pane
+from explorer.panes import build_index, build_pane, runtime
 from explorer.panes import types as pt
 from explorer.panes.costs.compile_time import CompileTimePane
 from explorer.panes.costs.memory import MemoryPane
@@ -95,11 +95,11 @@ def _collect(pane: pt.Pane, got: dict[str, set[str]]) -> None:
     elif isinstance(pane, pt.GraphBreaksPane):
         for item in pane.items:
             src.update(filter(None, (item.src, *(f.src for f in item.user_stack))))
-    elif isinstance(pane, pt.KernelTimingPane):
+    elif isinstance(pane, runtime.KernelTimingPane):
         for row in pane.rows:
             kernel.add(row.kernel)
             src.update(row.src)
-    elif isinstance(pane, pt.AutotuningPane):
+    elif isinstance(pane, runtime.AutotuningPane):
         for op in pane.ops:
             kernel.update(filter(None, (op.kernel, *(r.kernel for r in op.rows))))
     elif isinstance(pane, pt.TritonLoweringPane):

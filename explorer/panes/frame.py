@@ -10,7 +10,7 @@ from compiler import Compile, Exploration, Graph, SourceLoc, StageError, TensorM
 from compiler.link import ids
 from compiler.link.subgraphs import subgraph_calls
 
-from .costs.memory import saved_marks
+from .costs.saved import saved_marks
 from .labels import STAGE_LABELS, group_of, label_of
 from .types import (
     Block,

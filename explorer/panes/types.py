@@ -1,4 +1,7 @@
-"""The panes the front-end draws: one frozen dataclass per pane kind.
+"""The panes the front-end draws: one frozen dataclass per pane kind. Here the kinds a
+page of any trace shows and the parts panes share; a kind that only some runs show keeps
+its classes beside its builder (``runtime.py``, ``ranks.py``, ``costs/``, ``checks/``),
+imported when a pane of that kind is built (``kinds.py``).
 
 A pane is built by a pure function of the Exploration (``explorer.panes.build_pane``)
 when the user opens it, and crosses to the browser as JSON (``pane_json``). Text is
@@ -253,101 +256,6 @@ class RecompileReasonsPane(PaneHead):
 
 
 @dataclass(**_FROZEN)
-class AutotuneRow:
-    """One max-autotune candidate; ``kernel`` is set on the chosen row where proven."""
-
-    name: str
-    kind: str
-    ms: float | None
-    ms_text: str
-    relative: float | None
-    relative_text: str
-    description: str
-    config: tuple[tuple[str, str], ...]
-    config_text: str
-    chosen: bool
-    kernel: str | None
-
-
-@dataclass(**_FROZEN)
-class AutotuneOp:
-    """Max-autotune's benchmark of one op, candidates fastest first (untimed last)."""
-
-    op: str
-    input_sizes: tuple[str, ...]
-    chosen: str
-    kernel: str | None
-    common_config: tuple[tuple[str, str], ...]
-    common_text: str
-    fastest_ms: float | None
-    slowest_ms: float | None
-    rows: tuple[AutotuneRow, ...]
-
-
-@dataclass(**_FROZEN)
-class AutotuningPane(PaneHead):
-    """Every autotuned op of one compile."""
-
-    kind: str = "autotuning"
-    ops: tuple[AutotuneOp, ...] = ()
-
-
-@dataclass(**_FROZEN)
-class TimingRow:
-    """One measured kernel; ``share`` is its part of all measured kernels' time."""
-
-    kernel: str
-    name: str
-    language: str
-    output: str
-    calls: int
-    median_us: float
-    min_us: float
-    total_us: float
-    bytes: int | None
-    mb: float | None
-    achieved_gbps: float | None
-    peak_gbps: float | None
-    peak_pct: float | None
-    note: str
-    flops: int | None
-    gflop: float | None
-    achieved_tflops: float | None
-    matmul_peak_pct: float | None
-    share: float
-    src: tuple[str, ...] = ()
-
-
-@dataclass(**_FROZEN)
-class CallSummary:
-    """Eager against compiled per call (``Exploration.call_timing``), the pane's first lines:
-    ``headline`` says which is faster and by how much, ``rows`` the figures behind it, and
-    ``notes`` the capture's own account of where the time goes."""
-
-    slower: bool
-    headline: str
-    rows: tuple[tuple[str, str], ...] = ()
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(**_FROZEN)
-class KernelTimingPane(PaneHead):
-    """The measured kernels of one compile, slowest first."""
-
-    kind: str = "kernel_timing"
-    rows: tuple[TimingRow, ...] = ()
-    total_us: float = 0.0
-    peak_gbps: float | None = None
-    peak_line: str = ""
-    peak_matmul_tflops: float | None = None
-    has_flops: bool = False
-    cudagraph_line: str = ""
-    untimed: tuple[str, ...] = ()
-    outputs: tuple[str, ...] = ()
-    call: CallSummary | None = None
-
-
-@dataclass(**_FROZEN)
 class Phase:
     """A timed compiler phase."""
 
@@ -472,86 +380,6 @@ class FindingsPane(PaneHead):
 
     kind: str = "findings"
     items: tuple[FindingItem, ...] = ()
-
-
-@dataclass(**_FROZEN)
-class RankCell:
-    """One rank's compile under one compile id: ``compile`` its key (None where the rank
-    has no such compile), ``stage`` the pane a click opens, ``text`` what it is there, and
-    ``diverges`` whether this rank's side differs from another's; ``seconds`` its compile
-    time and ``cache`` its cache state (``compiler.ranks.skew``: hit, miss, bypass, "")."""
-
-    compile: str | None
-    stage: str | None
-    text: str
-    diverges: bool
-    seconds: float | None = None
-    cache: str = ""
-
-
-@dataclass(**_FROZEN)
-class RankRow:
-    """One compile id across the ranks: ``cells`` in the order of ``RanksPane.ranks``;
-    ``kinds`` the kinds of difference found under it (empty where the ranks agree)."""
-
-    compile_id: str
-    name: str
-    kinds: tuple[str, ...]
-    cells: tuple[RankCell, ...]
-
-
-@dataclass(**_FROZEN)
-class DivergenceEntry:
-    """One place the ranks differ (``compiler.DivergenceItem``), each rank's side a link."""
-
-    kind: str
-    compile_id: str
-    text: str
-    sides: tuple[EvidenceLink, ...]
-
-
-@dataclass(**_FROZEN)
-class RanksPane(PaneHead):
-    """Every rank side by side: one row per compile id, one column per rank, the places
-    where ranks differ marked and listed first (``compiler.divergence``); each rank's
-    compile seconds over the compile ids every rank made (``totals``), the ranks flagged
-    slow, and the longest compile of any cell (the bars' scale)."""
-
-    kind: str = "ranks"
-    ranks: tuple[str, ...] = ()
-    summary: str = ""
-    divergences: tuple[DivergenceEntry, ...] = ()
-    rows: tuple[RankRow, ...] = ()
-    totals: tuple[float, ...] = ()
-    slow: tuple[bool, ...] = ()
-    longest: float = 0.0
-
-
-@dataclass(**_FROZEN)
-class ProfileRow:
-    """One kernel, source line or module of the user's profiled run: ``link`` selects it
-    (a kernel in its compile's output code, a line in the source), ``share`` is its part
-    of the linked kernels' time."""
-
-    link: EvidenceLink
-    detail: str
-    events: int
-    total_us: float
-    share: float
-
-
-@dataclass(**_FROZEN)
-class ProfilePane(PaneHead):
-    """The user's own ``torch.profiler`` run linked to the kernels (``Exploration.profile``):
-    what linked, then kernels, source lines and modules by time."""
-
-    kind: str = "profile"
-    summary: str = ""
-    kernels: tuple[ProfileRow, ...] = ()
-    lines: tuple[ProfileRow, ...] = ()
-    modules: tuple[ProfileRow, ...] = ()
-    unlinked: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
 
 
 # Every pane class extends PaneHead; explorer/panes/kinds.py KINDS lists them, once.
