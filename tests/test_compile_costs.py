@@ -99,7 +99,7 @@ def test_report_shows_where_compile_time_went(runs):
 
 
 def test_metrics_pane_lists_the_compiles_phases(runs):
-    from explorer.panes.runtime import build_metrics
+    from explorer.panes.costs.metrics import build_metrics
 
     a, _ = runs
     (c,) = a.compiles

@@ -17,6 +17,8 @@ from explorer.panes import build_index, build_pane, runtime
 from explorer.panes import types as pt
 from explorer.panes.costs.compile_time import CompileTimePane
 from explorer.panes.costs.memory import MemoryPane
+from explorer.panes.kernels import lowering
+from explorer.panes.why import reasons
 
 ROOT = Path(__file__).parent.parent
 RECORDINGS = [
@@ -92,7 +94,7 @@ def _collect(pane: pt.Pane, got: dict[str, set[str]]) -> None:
             kernel.add(k.id)
             src.update(k.src)
             got["pane"].update(filter(None, (k.lowering,)))
-    elif isinstance(pane, pt.GraphBreaksPane):
+    elif isinstance(pane, reasons.GraphBreaksPane):
         for item in pane.items:
             src.update(filter(None, (item.src, *(f.src for f in item.user_stack))))
     elif isinstance(pane, runtime.KernelTimingPane):
@@ -102,7 +104,7 @@ def _collect(pane: pt.Pane, got: dict[str, set[str]]) -> None:
     elif isinstance(pane, runtime.AutotuningPane):
         for op in pane.ops:
             kernel.update(filter(None, (op.kernel, *(r.kernel for r in op.rows))))
-    elif isinstance(pane, pt.TritonLoweringPane):
+    elif isinstance(pane, lowering.TritonLoweringPane):
         kernel.add(pane.kernel)
     elif isinstance(pane, CompileTimePane):
         for b in pane.bars:

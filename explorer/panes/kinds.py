@@ -64,9 +64,14 @@ KINDS: tuple[PaneKind, ...] = (
         kind="output_code", home="inductor", module="inductor.js", renderer="renderOutputCode"
     ),
     PaneKind(kind="schedule", home="inductor", module="inductor.js", renderer="renderSchedule"),
-    PaneKind(kind="graph_breaks", home="frame", module="frame.js", renderer="renderGraphBreaks"),
     PaneKind(
-        kind="recompile_reasons", home="frame", module="frame.js", renderer="renderRecompileReasons"
+        kind="graph_breaks", home="why.reasons", module="frame.js", renderer="renderGraphBreaks"
+    ),
+    PaneKind(
+        kind="recompile_reasons",
+        home="why.reasons",
+        module="frame.js",
+        renderer="renderRecompileReasons",
     ),
     PaneKind(kind="autotuning", home="runtime", module="runtime.js", renderer="renderAutotuning"),
     PaneKind(
@@ -75,7 +80,7 @@ KINDS: tuple[PaneKind, ...] = (
     PaneKind(kind="metrics", home="costs.metrics", module="runtime.js", renderer="renderMetrics"),
     PaneKind(
         kind="triton_lowering",
-        home="inductor",
+        home="kernels.lowering",
         module="inductor.js",
         renderer="renderTritonLowering",
     ),

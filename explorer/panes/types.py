@@ -209,53 +209,6 @@ class SchedulePane(PaneHead):
 
 
 @dataclass(**_FROZEN)
-class StackFrame:
-    """One frame of a graph break's user stack; ``src`` only for the user's own code."""
-
-    src: str | None
-    text: str
-
-
-@dataclass(**_FROZEN)
-class GraphBreakItem:
-    """One graph break: why, where, and torch's hints."""
-
-    summary: str
-    reason: str
-    src: str | None
-    location: str
-    code: str
-    hints: tuple[str, ...]
-    user_stack: tuple[StackFrame, ...]
-    documentation: str
-
-
-@dataclass(**_FROZEN)
-class GraphBreaksPane(PaneHead):
-    """The graph breaks of one compile."""
-
-    kind: str = "graph_breaks"
-    items: tuple[GraphBreakItem, ...] = ()
-
-
-@dataclass(**_FROZEN)
-class RecompileItem:
-    """A failed guard that caused this recompile."""
-
-    previous: str
-    reason: str
-    text: str
-
-
-@dataclass(**_FROZEN)
-class RecompileReasonsPane(PaneHead):
-    """Why this compile happened again."""
-
-    kind: str = "recompile_reasons"
-    items: tuple[RecompileItem, ...] = ()
-
-
-@dataclass(**_FROZEN)
 class Phase:
     """A timed compiler phase."""
 
@@ -273,75 +226,6 @@ class MetricsPane(PaneHead):
     phases: tuple[Phase, ...] = ()
     cache_events: tuple[str, ...] = ()
     counters: tuple[tuple[str, int], ...] = ()
-
-
-@dataclass(**_FROZEN)
-class LoweredStageInfo:
-    """One stage of a Triton variant: its text and the kernel-source line of each line."""
-
-    stage: str
-    label: str
-    text: str
-    language: str
-    source_line: tuple[int | None, ...]
-    error: str
-    note: str
-
-
-@dataclass(**_FROZEN)
-class VariantInfo:
-    """One compiled variant of a Triton kernel."""
-
-    hash: str
-    cache_key: str
-    config: dict[str, str]
-    chosen: bool
-    target: str
-    triton_version: str
-    shared_memory: int
-    stages: tuple[LoweredStageInfo, ...]
-
-
-@dataclass(**_FROZEN)
-class LabResult:
-    """A kernel lowered again in the kernel lab (``compiler.relower``): the new variant
-    as the lowering pane shows variants, the lines of each stage that differ from the
-    captured stage (0-based, in the new text), and ptxas's report."""
-
-    variant: VariantInfo
-    changed: dict[str, tuple[int, ...]]
-    removed: dict[str, int]
-    registers: int | None
-    spill_stores: int | None
-    spill_loads: int | None
-    stack_bytes: int | None
-    reproduced: bool | None
-    note: str
-    seconds: float
-
-
-@dataclass(**_FROZEN)
-class LabFailure:
-    """Why an edit did not lower: ``kind`` as ``compiler.LabError``'s, ``line`` the
-    1-based kernel-source line it points at (None where unknown)."""
-
-    kind: str
-    message: str
-    line: int | None
-
-
-@dataclass(**_FROZEN)
-class TritonLoweringPane(PaneHead):
-    """A Triton kernel's source beside TTIR, TTGIR, LLVM IR, PTX and SASS."""
-
-    kind: str = "triton_lowering"
-    kernel: str
-    kernel_name: str
-    source: str
-    def_line: int | None = None
-    info: tuple[tuple[str, str], ...] = ()
-    default_variant: int = 0
-    variants: tuple[VariantInfo, ...] = ()
 
 
 @dataclass(**_FROZEN)
