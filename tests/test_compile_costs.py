@@ -18,7 +18,7 @@ import torch
 
 import compiler
 from compiler.advise.costs import time_phases
-from compiler.diff.cache_keys import cache_records, uncacheable
+from compiler.costs.caches import cache_records, uncacheable
 
 # torch's chromium spans a warm process runs again: Dynamo's, and the hashing of torch's
 # own sources for the cache keys (codecache.py ``torch_key``, ``CacheBase.get_system``)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from compiler import Compile, Environment, Exploration, config_diff, config_of
 from compiler.advise.costs.time_phases import phases
-from compiler.diff.cache_keys import uncacheable
+from compiler.costs.caches import uncacheable
 from compiler.link import ids
 from compiler.profile.regions import calls_text, frame_text, frames_of, no_calls_note
 
