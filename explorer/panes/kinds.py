@@ -1,4 +1,6 @@
-"""The pane kinds, registered once: each kind's class, builder and browser renderer.
+"""The pane kinds, registered once: each kind's name, the module that builds it and its
+browser renderer; its builder and class are read from that module when first asked for
+(a module of a kind never imports this one).
 
 ``KINDS`` is the one table. ``build_pane`` looks a kind's builder up in it, the JSDoc
 ``Pane`` union lists its classes, and ``explorer/static/panes/renderers.js`` (the browser's
