@@ -15,7 +15,7 @@ from pathlib import Path
 from compiler.advise.breaks.registry import registry_note
 from compiler.advise.costs.time_phases import compile_time
 from compiler.advise.findings import Finding, tried_summary
-from compiler.diff.cache_keys import uncacheable
+from compiler.costs.caches import uncacheable
 from compiler.errors import ExploreError
 from compiler.link.ids import compile_title
 from compiler.link.user_code import compiled_files, is_user_file

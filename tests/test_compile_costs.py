@@ -18,7 +18,7 @@ import torch
 
 import compiler
 from compiler.advise.costs import time_phases
-from compiler.diff.cache_keys import cache_records, uncacheable
+from compiler.costs.caches import cache_records, uncacheable
 
 # torch's chromium spans a warm process runs again: Dynamo's, and the hashing of torch's
 # own sources for the cache keys (codecache.py ``torch_key``, ``CacheBase.get_system``)
@@ -99,7 +99,7 @@ def test_report_shows_where_compile_time_went(runs):
 
 
 def test_metrics_pane_lists_the_compiles_phases(runs):
-    from explorer.panes.runtime import build_metrics
+    from explorer.panes.costs.metrics import build_metrics
 
     a, _ = runs
     (c,) = a.compiles

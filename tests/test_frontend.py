@@ -7,6 +7,7 @@ not rebuilt fails here (the type check, ``tsc``, runs in ``scripts/test.sh``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -103,10 +104,15 @@ def test_the_renderers_the_browser_loads_are_the_kinds_python_builds():
     assert done.returncode == 0, done.stderr
     loaded = [tuple(pair) for pair in json.loads(done.stdout)]
     assert loaded == [(k.kind, k.renderer) for k in KINDS]
-    # and each kind's class is the one whose data its builder returns
+
+
+def test_each_kind_is_the_one_its_class_names():
+    # the table names a kind and its module; the class is what that module's builder
+    # returns, and its ``kind`` default is the name the browser looks the renderer up by
     assert len({k.kind for k in KINDS}) == len(KINDS)
     for k in KINDS:
-        assert k.build.__annotations__["return"] == k.cls.__name__, k.kind
+        (kind,) = [f.default for f in dataclasses.fields(k.cls) if f.name == "kind"]
+        assert kind == k.kind, (k.kind, k.cls)
 
 
 def test_the_inlined_module_gathers_the_bundles_exports():

@@ -13,10 +13,12 @@ import torch
 import compiler
 from compiler.link import ids
 from compiler.model import Compile, SourceLoc
-from explorer.panes import build_index, build_pane
+from explorer.panes import build_index, build_pane, runtime
 from explorer.panes import types as pt
 from explorer.panes.costs.compile_time import CompileTimePane
 from explorer.panes.costs.memory import MemoryPane
+from explorer.panes.kernels import lowering
+from explorer.panes.why import reasons
 
 ROOT = Path(__file__).parent.parent
 RECORDINGS = [
@@ -92,17 +94,17 @@ def _collect(pane: pt.Pane, got: dict[str, set[str]]) -> None:
             kernel.add(k.id)
             src.update(k.src)
             got["pane"].update(filter(None, (k.lowering,)))
-    elif isinstance(pane, pt.GraphBreaksPane):
+    elif isinstance(pane, reasons.GraphBreaksPane):
         for item in pane.items:
             src.update(filter(None, (item.src, *(f.src for f in item.user_stack))))
-    elif isinstance(pane, pt.KernelTimingPane):
+    elif isinstance(pane, runtime.KernelTimingPane):
         for row in pane.rows:
             kernel.add(row.kernel)
             src.update(row.src)
-    elif isinstance(pane, pt.AutotuningPane):
+    elif isinstance(pane, runtime.AutotuningPane):
         for op in pane.ops:
             kernel.update(filter(None, (op.kernel, *(r.kernel for r in op.rows))))
-    elif isinstance(pane, pt.TritonLoweringPane):
+    elif isinstance(pane, lowering.TritonLoweringPane):
         kernel.add(pane.kernel)
     elif isinstance(pane, CompileTimePane):
         for b in pane.bars:

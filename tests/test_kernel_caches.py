@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import compiler
-from compiler.diff.cache_keys import cache_records
+from compiler.costs.caches import cache_records
 from compiler.parse.words.kernel_keys import kernel_components
 
 RECORDINGS = Path(__file__).parent / "data" / "recordings"

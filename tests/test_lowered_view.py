@@ -12,7 +12,7 @@ from conftest import built_view
 import compiler
 from compiler.gpu.lowered_lines import with_source_lines
 from compiler.model import Derived, LoweredStage
-from explorer.panes.inductor import NO_LINES_SASS
+from explorer.panes.kernels.lowering import NO_LINES_SASS
 from explorer.panes.labels import STAGE_LABELS
 
 RECORDING = Path(__file__).parent / "data" / "recordings" / "cuda_pointwise.json"

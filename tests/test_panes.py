@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import programs
@@ -361,3 +364,33 @@ def test_a_graph_pane_links_each_higher_order_op_to_its_nested_graphs_and_back()
         assert (link.first, link.last) == (nested[0], nested[-1])
         assert names[link.first] == graph.nodes[nested[0]].name
         assert link.id == f"dynamo_output_graph#{link.module}"
+
+
+_KINDS_IMPORTED = r"""
+import json, sys
+import compiler
+from explorer.export import to_html
+from explorer.panes import KINDS, build_index
+
+exp = compiler.load_trace(sys.argv[1])
+to_html(exp)
+shown = {p.kind for c in build_index(exp).compiles for p in c.panes}
+homes = {k.kind: f"explorer.panes.{k.home}" for k in KINDS}
+print(json.dumps({"shown": sorted({homes[k] for k in shown}),
+                  "imported": sorted({m for m in homes.values() if m in sys.modules})}))
+"""
+
+
+@pytest.mark.parametrize("trace", ["cache_config/a", "graph_break_eager"])
+def test_a_page_imports_the_modules_of_the_kinds_it_shows_and_no_other(tmp_path, trace):
+    # each kind's module (and the dataclasses its panes are) is imported when its first
+    # pane is built (explorer/panes/kinds.py): a page of a one-process CPU trace creates
+    # no class of the ranks, GPU, profile or cost panes it does not show
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", _KINDS_IMPORTED, str(root / "tests" / "data" / "traces" / trace)],
+        capture_output=True, text=True, timeout=300, check=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )  # fmt: skip
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["imported"] == got["shown"], got

@@ -21,7 +21,7 @@ import torch
 
 import compiler
 from compiler.advise import compile_time
-from compiler.diff.cache_keys import cache_records
+from compiler.costs.caches import cache_records
 from compiler.model.stages import DYNAMO_GRAPH
 
 RECORDINGS = Path(__file__).parent / "data" / "recordings"

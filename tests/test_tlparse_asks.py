@@ -8,7 +8,7 @@ from pathlib import Path
 import torch
 
 import compiler
-from explorer.panes.runtime import build_metrics
+from explorer.panes.costs.metrics import build_metrics
 
 TRACES = Path(__file__).parent / "data" / "traces"
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from compiler.advise.costs import time_phases
+from compiler.costs.caches import Uncacheable, cache_records, uncacheable
 from compiler.diff.kernel_caches import (
     DERIVED_FROM,
     KernelCaches,
@@ -23,7 +24,7 @@ from compiler.diff.kernel_caches import (
 )
 from compiler.link.ids import key_of
 from compiler.model import Compile, Exploration
-from compiler.parse.words.cache_keys import CacheRecord, cache_record, kind_of
+from compiler.parse.words.cache_keys import CacheRecord, kind_of
 
 _SHOWN = 160
 
@@ -61,16 +62,6 @@ class CompileCaches:
     def states(self, which: str = "b") -> dict[str, str]:
         """``{cache: "hit" | "miss" | "bypass"}`` for run ``a`` or ``b``."""
         return {r.cache: r.state for r in (self.a if which == "a" else self.b)}
-
-
-@dataclass(frozen=True, slots=True)
-class Uncacheable:
-    """A compile torch would not cache, with torch's reason."""
-
-    compile: str
-    code_name: str
-    cache: str
-    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,31 +148,6 @@ def _windows(a: str, b: str) -> tuple[str, str]:
         )
 
     return cut(a1), cut(b1)
-
-
-def cache_records(c: Compile) -> tuple[CacheRecord, ...]:
-    """The cache lookups torch logged for one compile, in order."""
-    return tuple(
-        r for name, payload in c.artifacts.items() if (r := cache_record(name, payload))
-    )
-
-
-def uncacheable(exp: Exploration, *, of: Compile | None = None) -> tuple[Uncacheable, ...]:
-    """The compiles of one run that torch would not cache, with its bypass reason; ``of``:
-    that compile's only (a page asks per compile: reading every compile's records for
-    each made the page quadratic in the compiles).
-
-    Example:
-        >>> import compiler
-        >>> uncacheable(compiler.Exploration(source="trace"))
-        ()
-    """
-    return tuple(
-        Uncacheable(str(key_of(c)), c.code_name, r.cache, r.bypass_reason or "no reason logged")
-        for c in (exp.compiles if of is None else (of,))
-        for r in cache_records(c)
-        if r.state == "bypass"
-    )
 
 
 def _changes(a: tuple[CacheRecord, ...], b: tuple[CacheRecord, ...]) -> list[ComponentChange]:

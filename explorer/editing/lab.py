@@ -17,8 +17,7 @@ from compiler.lab import LabError, shared_lab, triton_available
 from .._static import widget_module
 from ..panes import pane_json
 from ..panes.frame import find_compile
-from ..panes.inductor import build_lab_result
-from ..panes.types import LabFailure
+from ..panes.kernels.lowering import LabFailure, build_lab_result
 
 
 def lab_module() -> dict[str, Any]:

@@ -37,14 +37,11 @@ from compiler.link.ids import (
     RANKS,
 )
 
-from .findings import build_findings
 from .frame import PaneNotFound, find_compile
 from .index import build_index, kept_selection, pane_refs
 from .index_types import Index
 from .kinds import KINDS, PaneKind, kind_of, renderers_js
 from .labels import STAGE_LABELS
-from .ranks import build_ranks
-from .runtime import build_profile
 from .typedefs import typedefs
 from .types import Pane
 
@@ -71,13 +68,7 @@ def build_pane(exp: Exploration, compile_key: str | None, pane_id: str) -> Pane:
     Raises:
         PaneNotFound: when the compile has no such pane.
     """
-    if pane_id == FINDINGS:
-        return build_findings(exp, compile_key, pane_id)
-    if pane_id == RANKS:
-        return build_ranks(exp, compile_key, pane_id)
-    if pane_id == PROFILE:
-        return build_profile(exp, compile_key, pane_id)
-    if pane_id in (COMPILE_TIME, MEMORY, CUDAGRAPHS, NUMERICS):
+    if pane_id in (FINDINGS, RANKS, PROFILE, COMPILE_TIME, MEMORY, CUDAGRAPHS, NUMERICS):
         return kind_of(pane_id).build(exp, compile_key, pane_id)
     c = find_compile(exp, compile_key or "")
     ref = next((r for r in pane_refs(c) if r.id == pane_id), None)

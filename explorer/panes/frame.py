@@ -1,4 +1,5 @@
-"""Panes of a compiled frame: bytecode, guards, graphs, graph breaks, recompile reasons."""
+"""Panes of a compiled frame: bytecode, guards, graphs (its graph breaks and recompile
+reasons are ``why/reasons.py``)."""
 
 from __future__ import annotations
 
@@ -10,21 +11,16 @@ from compiler import Compile, Exploration, Graph, SourceLoc, StageError, TensorM
 from compiler.link import ids
 from compiler.link.subgraphs import subgraph_calls
 
-from .costs.memory import saved_marks
+from .costs.saved import saved_marks
 from .labels import STAGE_LABELS, group_of, label_of
 from .types import (
     Block,
     CodePane,
-    GraphBreakItem,
-    GraphBreaksPane,
     GraphNodes,
     GraphPane,
     Meta,
     PaneError,
-    RecompileItem,
-    RecompileReasonsPane,
     SourceRef,
-    StackFrame,
     SubgraphLink,
 )
 
@@ -275,48 +271,4 @@ def _source_ref(loc: SourceLoc) -> SourceRef:
 def _metas(metas: tuple[TensorMeta, ...]) -> tuple[Meta, ...]:
     return tuple(
         Meta(dtype=m.dtype, shape=m.shape, stride=m.stride, device=m.device) for m in metas
-    )
-
-
-def build_graph_breaks(exp: Exploration, compile_key: str, pane_id: str) -> GraphBreaksPane:
-    """The graph breaks of one compile, each linked to its user source line."""
-    c = find_compile(exp, compile_key)
-    items = []
-    for gb in c.graph_breaks:
-        # a file without ``user_frames`` (written before it existed) links no frame
-        mine = (*gb.user_frames, *(False,) * (len(gb.user_stack) - len(gb.user_frames)))
-        stack = tuple(
-            StackFrame(src=ids.loc_key(loc) if user else None, text=f"{loc} in {loc.function}")
-            for loc, user in zip(gb.user_stack, mine, strict=False)
-        )
-        items.append(
-            GraphBreakItem(
-                summary=gb.summary,
-                reason=gb.reason,
-                src=ids.loc_key(gb.location),
-                location=str(gb.location) if gb.location else "",
-                code=gb.location.code if gb.location else "",
-                hints=gb.hints,
-                user_stack=stack,
-                documentation=gb.documentation,
-            )
-        )
-    stage = "dynamo_graph_break_reason"
-    return GraphBreaksPane(
-        id=pane_id, stage=stage, label=label_of(stage), group=group_of(stage), items=tuple(items)
-    )
-
-
-def build_recompile_reasons(
-    exp: Exploration, compile_key: str, pane_id: str
-) -> RecompileReasonsPane:
-    """The failed guards that made this compile happen."""
-    c = find_compile(exp, compile_key)
-    stage = "recompile_reasons"
-    items = tuple(
-        RecompileItem(previous=r.previous, reason=r.reason, text=r.text)
-        for r in c.recompile_reasons
-    )
-    return RecompileReasonsPane(
-        id=pane_id, stage=stage, label=label_of(stage), group=group_of(stage), items=items
     )

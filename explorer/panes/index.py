@@ -11,14 +11,11 @@ import linecache
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 
-from compiler import Compile, Exploration
+from compiler import Compile, Exploration, cudagraphs
 from compiler.link import ids
 from compiler.link.user_code import graph_source_lines
+from compiler.measure.memory_peak import from_counters
 
-from .checks.numerics import has_numerics
-from .costs.compile_time import has_compile_time
-from .costs.cudagraphs import has_cudagraphs
-from .costs.memory import has_memory
 from .index_types import (
     CompileEntry,
     Index,
@@ -29,7 +26,6 @@ from .index_types import (
     SourceWindow,
 )
 from .labels import STAGE_LABELS, default_pane, group_of, kind_of, label_of
-from .ranks import has_ranks
 from .types import PaneError
 
 CONTEXT = 3  # lines shown around each linked line
@@ -45,6 +41,45 @@ def _ref(ref: ids.StageRef, suffix: str = "") -> PaneRef:
         group=group_of(stage),
         kind=kind_of(stage),
     )
+
+
+# When each pane of the whole exploration is listed. Here, not beside each pane's
+# builder: the index is built for every page, and a pane's module (its dataclasses, about
+# 1 ms each to create) is imported only when a pane of its kind is built.
+
+
+def has_compile_time(exp: Exploration) -> bool:
+    """Whether ``exp`` has a run to rank: two compiles or more with torch's entire-frame
+    compile time (one compile's phases are its own compile-time pane)."""
+    return sum(1 for c in exp.compiles if c.metrics.entire_frame_seconds) > 1
+
+
+def has_cudagraphs(exp: Exploration) -> bool:
+    """Whether torch said anything about CUDA graphs in ``exp`` (the pane is listed then).
+
+    >>> has_cudagraphs(Exploration(source=""))
+    False
+    """
+    g = cudagraphs(exp)
+    return bool(g.sites or g.overwritten or g.pending_backwards)
+
+
+def has_memory(exp: Exploration) -> bool:
+    """Whether ``exp`` has a backward (and so saved tensors) or measured peaks; reads no
+    graph's nodes."""
+    peaks = bool(from_counters(exp.counters))
+    return peaks or any("aot_backward_graph" in c.graphs for c in exp.compiles)
+
+
+def has_numerics(exp: Exploration) -> bool:
+    """Whether ``exp`` carries ``compiler.numerics``' record."""
+    return exp.numerics is not None
+
+
+def has_ranks(exp: Exploration) -> bool:
+    """Whether ``exp`` ran on several ranks (and so has a ranks pane)."""
+    return len(exp.ranks) > 1
+
 
 # the run's cost panes (``explorer.panes.costs``), listed where they have something to show
 _COSTS = (

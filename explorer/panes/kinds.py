@@ -1,4 +1,6 @@
-"""The pane kinds, registered once: each kind's class, builder and browser renderer.
+"""The pane kinds, registered once: each kind's name, the module that builds it and its
+browser renderer; its builder and class are read from that module when first asked for
+(a module of a kind never imports this one).
 
 ``KINDS`` is the one table. ``build_pane`` looks a kind's builder up in it, the JSDoc
 ``Pane`` union lists its classes, and ``explorer/static/panes/renderers.js`` (the browser's
@@ -12,134 +14,96 @@ here is the whole registration. After changing the table run::
 
 from __future__ import annotations
 
-import dataclasses
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .checks.numerics import NumericsPane, build_numerics
-from .costs.compile_time import CompileTimePane, build_compile_time
-from .costs.cudagraphs import CudagraphsPane, build_cudagraphs
-from .costs.memory import MemoryPane, build_memory
-from .findings import build_findings
-from .frame import build_code, build_graph, build_graph_breaks, build_recompile_reasons
-from .inductor import build_output_code, build_schedule, build_triton_lowering
-from .ranks import build_ranks
-from .runtime import (
-    build_autotuning,
-    build_kernel_timing,
-    build_metrics,
-    build_profile,
-)
-from .types import (
-    AutotuningPane,
-    CodePane,
-    FindingsPane,
-    GraphBreaksPane,
-    GraphPane,
-    KernelTimingPane,
-    MetricsPane,
-    OutputCodePane,
-    PaneHead,
-    ProfilePane,
-    RanksPane,
-    RecompileReasonsPane,
-    SchedulePane,
-    TritonLoweringPane,
-)
+if TYPE_CHECKING:
+    from .types import PaneHead
 
 __all__ = ["KINDS", "PaneKind", "kind_of", "renderers_js"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PaneKind:
-    """One kind of pane: the class its data is (whose ``kind`` default names the kind),
-    the pure function that builds it, and the JS function (in ``explorer/static/panes/<module>``)
-    that draws it.
+    """One kind of pane: its name (what its class sets ``kind`` to), the module of
+    ``explorer.panes`` that builds it (``home``, whose ``build_<kind>`` is the pure function
+    that builds it), and the JS function (in ``explorer/static/panes/<module>``) that
+    draws it.
+
+    The table names ``home`` rather than holding the builder: a kind's module, and the
+    dataclasses its panes are made of (about 1 ms each to create), is imported when a
+    pane of that kind is first built, so a page imports only the kinds it shows.
 
     Example:
-        >>> kind_of("graph").renderer
-        'renderGraph'
+        >>> kind_of("graph").renderer, kind_of("graph").cls.__name__
+        ('renderGraph', 'GraphPane')
     """
 
-    cls: type[PaneHead]
-    build: Callable[[Any, Any, str], PaneHead]
+    kind: str
+    home: str
     module: str
     renderer: str
 
     @property
-    def kind(self) -> str:
-        """The kind's name: what the class sets ``kind`` to."""
-        (field,) = [f for f in dataclasses.fields(self.cls) if f.name == "kind"]
-        return str(field.default)
+    def build(self) -> Callable[[Any, Any, str], PaneHead]:
+        """``build_<kind>`` of ``home``, importing ``home`` the first time."""
+        home = importlib.import_module(f"{__package__}.{self.home}")
+        return getattr(home, f"build_{self.kind}")
+
+    @property
+    def cls(self) -> type[PaneHead]:
+        """The class the kind's panes are: the one its builder says it returns."""
+        build = self.build
+        return build.__globals__[build.__annotations__["return"]]  # type: ignore[no-any-return]
 
 
 KINDS: tuple[PaneKind, ...] = (
-    PaneKind(cls=CodePane, build=build_code, module="frame.js", renderer="renderCode"),
-    PaneKind(cls=GraphPane, build=build_graph, module="frame.js", renderer="renderGraph"),
+    PaneKind(kind="code", home="frame", module="frame.js", renderer="renderCode"),
+    PaneKind(kind="graph", home="frame", module="frame.js", renderer="renderGraph"),
     PaneKind(
-        cls=OutputCodePane,
-        build=build_output_code,
-        module="inductor.js",
-        renderer="renderOutputCode",
+        kind="output_code", home="inductor", module="inductor.js", renderer="renderOutputCode"
+    ),
+    PaneKind(kind="schedule", home="inductor", module="inductor.js", renderer="renderSchedule"),
+    PaneKind(
+        kind="graph_breaks", home="why.reasons", module="frame.js", renderer="renderGraphBreaks"
     ),
     PaneKind(
-        cls=SchedulePane,
-        build=build_schedule,
-        module="inductor.js",
-        renderer="renderSchedule",
-    ),
-    PaneKind(
-        cls=GraphBreaksPane,
-        build=build_graph_breaks,
-        module="frame.js",
-        renderer="renderGraphBreaks",
-    ),
-    PaneKind(
-        cls=RecompileReasonsPane,
-        build=build_recompile_reasons,
+        kind="recompile_reasons",
+        home="why.reasons",
         module="frame.js",
         renderer="renderRecompileReasons",
     ),
+    PaneKind(kind="autotuning", home="runtime", module="runtime.js", renderer="renderAutotuning"),
     PaneKind(
-        cls=AutotuningPane,
-        build=build_autotuning,
-        module="runtime.js",
-        renderer="renderAutotuning",
+        kind="kernel_timing", home="runtime", module="runtime.js", renderer="renderKernelTiming"
     ),
+    PaneKind(kind="metrics", home="costs.metrics", module="runtime.js", renderer="renderMetrics"),
     PaneKind(
-        cls=KernelTimingPane,
-        build=build_kernel_timing,
-        module="runtime.js",
-        renderer="renderKernelTiming",
-    ),
-    PaneKind(cls=MetricsPane, build=build_metrics, module="runtime.js", renderer="renderMetrics"),
-    PaneKind(
-        cls=TritonLoweringPane,
-        build=build_triton_lowering,
+        kind="triton_lowering",
+        home="kernels.lowering",
         module="inductor.js",
         renderer="renderTritonLowering",
     ),
-    PaneKind(cls=FindingsPane, build=build_findings, module="frame.js", renderer="renderFindings"),
-    PaneKind(cls=RanksPane, build=build_ranks, module="ranks.js", renderer="renderRanks"),
+    PaneKind(kind="findings", home="findings", module="frame.js", renderer="renderFindings"),
+    PaneKind(kind="ranks", home="ranks", module="ranks.js", renderer="renderRanks"),
+    PaneKind(kind="profile", home="runtime", module="runtime.js", renderer="renderProfile"),
     PaneKind(
-        cls=ProfilePane, build=build_profile, module="runtime.js", renderer="renderProfile"
-    ),
-    PaneKind(
-        cls=CompileTimePane,
-        build=build_compile_time,
+        kind="compile_time",
+        home="costs.compile_time",
         module="compile_time.js",
         renderer="renderCompileTime",
     ),
-    PaneKind(cls=MemoryPane, build=build_memory, module="memory.js", renderer="renderMemory"),
+    PaneKind(kind="memory", home="costs.memory", module="memory.js", renderer="renderMemory"),
     PaneKind(
-        cls=CudagraphsPane,
-        build=build_cudagraphs,
+        kind="cudagraphs",
+        home="costs.cudagraphs",
         module="cudagraphs.js",
         renderer="renderCudagraphs",
     ),
     PaneKind(
-        cls=NumericsPane, build=build_numerics, module="numerics.js", renderer="renderNumerics"
+        kind="numerics", home="checks.numerics", module="numerics.js", renderer="renderNumerics"
     ),
 )
 

@@ -6,20 +6,71 @@ comes from ``compiler.divergence`` (computed there, once); this module only lays
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from compiler import Compile, CompileId, Exploration
 from compiler.link import ids
 from compiler.model.stages import DYNAMO_GRAPH
 from compiler.ranks.skew import skew
 
 from .labels import default_pane, group_of, label_of
-from .types import DivergenceEntry, EvidenceLink, RankCell, RankRow, RanksPane
+from .types import _FROZEN, EvidenceLink, PaneHead
+
+
+@dataclass(**_FROZEN)
+class RankCell:
+    """One rank's compile under one compile id: ``compile`` its key (None where the rank
+    has no such compile), ``stage`` the pane a click opens, ``text`` what it is there, and
+    ``diverges`` whether this rank's side differs from another's; ``seconds`` its compile
+    time and ``cache`` its cache state (``compiler.ranks.skew``: hit, miss, bypass, "")."""
+
+    compile: str | None
+    stage: str | None
+    text: str
+    diverges: bool
+    seconds: float | None = None
+    cache: str = ""
+
+
+@dataclass(**_FROZEN)
+class RankRow:
+    """One compile id across the ranks: ``cells`` in the order of ``RanksPane.ranks``;
+    ``kinds`` the kinds of difference found under it (empty where the ranks agree)."""
+
+    compile_id: str
+    name: str
+    kinds: tuple[str, ...]
+    cells: tuple[RankCell, ...]
+
+
+@dataclass(**_FROZEN)
+class DivergenceEntry:
+    """One place the ranks differ (``compiler.DivergenceItem``), each rank's side a link."""
+
+    kind: str
+    compile_id: str
+    text: str
+    sides: tuple[EvidenceLink, ...]
+
+
+@dataclass(**_FROZEN)
+class RanksPane(PaneHead):
+    """Every rank side by side: one row per compile id, one column per rank, the places
+    where ranks differ marked and listed first (``compiler.divergence``); each rank's
+    compile seconds over the compile ids every rank made (``totals``), the ranks flagged
+    slow, and the longest compile of any cell (the bars' scale)."""
+
+    kind: str = "ranks"
+    ranks: tuple[str, ...] = ()
+    summary: str = ""
+    divergences: tuple[DivergenceEntry, ...] = ()
+    rows: tuple[RankRow, ...] = ()
+    totals: tuple[float, ...] = ()
+    slow: tuple[bool, ...] = ()
+    longest: float = 0.0
+
 
 _MARKS = (("graph_breaks", "graph break"), ("recompile_reasons", "recompile"))
-
-
-def has_ranks(exp: Exploration) -> bool:
-    """Whether ``exp`` ran on several ranks (and so has a ranks pane)."""
-    return len(exp.ranks) > 1
 
 
 def build_ranks(exp: Exploration, compile_key: str | None, pane_id: str) -> RanksPane:

@@ -1,33 +1,23 @@
-"""Panes of choices and costs: autotuning, kernel time, compile time, the advisor."""
+"""Panes of measured runs: autotuning, kernel time and the user's profiled run, their
+classes beside their builders. A trace of a CPU run shows none of them, so a page imports
+this module only when it has one of these panes (``kinds.py``); each compile's compile
+time is ``costs/metrics.py``."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from compiler import Compile, Environment, Exploration, config_diff, config_of
-from compiler.advise.costs.time_phases import phases
-from compiler.diff.cache_keys import uncacheable
+from compiler import Compile, Environment, Exploration
 from compiler.link import ids
 from compiler.model import Autotuning, CallTiming
-from compiler.profile.regions import calls_text, frame_text, frames_of, no_calls_note
 
+from .costs.metrics import cudagraph_rows
 from .frame import find_compile
 from .inductor import kernel_sources
 from .labels import group_of, label_of
-from .types import (
-    AutotuneOp,
-    AutotuneRow,
-    AutotuningPane,
-    CallSummary,
-    EvidenceLink,
-    KernelTimingPane,
-    MetricsPane,
-    Phase,
-    ProfilePane,
-    ProfileRow,
-    TimingRow,
-)
+from .types import _FROZEN, EvidenceLink, PaneHead
 
 _BLOCKS = ("BLOCK_M", "BLOCK_N", "BLOCK_K")
 _SPLIT_OUT = (*_BLOCKS, "num_stages", "num_warps")
@@ -36,6 +26,128 @@ PEAK_NOTE = (
     "efficiently than copy_, can exceed it"
 )
 NOT_STATIC = "shape not static"
+
+
+@dataclass(**_FROZEN)
+class AutotuneRow:
+    """One max-autotune candidate; ``kernel`` is set on the chosen row where proven."""
+
+    name: str
+    kind: str
+    ms: float | None
+    ms_text: str
+    relative: float | None
+    relative_text: str
+    description: str
+    config: tuple[tuple[str, str], ...]
+    config_text: str
+    chosen: bool
+    kernel: str | None
+
+
+@dataclass(**_FROZEN)
+class AutotuneOp:
+    """Max-autotune's benchmark of one op, candidates fastest first (untimed last)."""
+
+    op: str
+    input_sizes: tuple[str, ...]
+    chosen: str
+    kernel: str | None
+    common_config: tuple[tuple[str, str], ...]
+    common_text: str
+    fastest_ms: float | None
+    slowest_ms: float | None
+    rows: tuple[AutotuneRow, ...]
+
+
+@dataclass(**_FROZEN)
+class AutotuningPane(PaneHead):
+    """Every autotuned op of one compile."""
+
+    kind: str = "autotuning"
+    ops: tuple[AutotuneOp, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class TimingRow:
+    """One measured kernel; ``share`` is its part of all measured kernels' time."""
+
+    kernel: str
+    name: str
+    language: str
+    output: str
+    calls: int
+    median_us: float
+    min_us: float
+    total_us: float
+    bytes: int | None
+    mb: float | None
+    achieved_gbps: float | None
+    peak_gbps: float | None
+    peak_pct: float | None
+    note: str
+    flops: int | None
+    gflop: float | None
+    achieved_tflops: float | None
+    matmul_peak_pct: float | None
+    share: float
+    src: tuple[str, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class CallSummary:
+    """Eager against compiled per call (``Exploration.call_timing``), the pane's first lines:
+    ``headline`` says which is faster and by how much, ``rows`` the figures behind it, and
+    ``notes`` the capture's own account of where the time goes."""
+
+    slower: bool
+    headline: str
+    rows: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class KernelTimingPane(PaneHead):
+    """The measured kernels of one compile, slowest first."""
+
+    kind: str = "kernel_timing"
+    rows: tuple[TimingRow, ...] = ()
+    total_us: float = 0.0
+    peak_gbps: float | None = None
+    peak_line: str = ""
+    peak_matmul_tflops: float | None = None
+    has_flops: bool = False
+    cudagraph_line: str = ""
+    untimed: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    call: CallSummary | None = None
+
+
+@dataclass(**_FROZEN)
+class ProfileRow:
+    """One kernel, source line or module of the user's profiled run: ``link`` selects it
+    (a kernel in its compile's output code, a line in the source), ``share`` is its part
+    of the linked kernels' time."""
+
+    link: EvidenceLink
+    detail: str
+    events: int
+    total_us: float
+    share: float
+
+
+@dataclass(**_FROZEN)
+class ProfilePane(PaneHead):
+    """The user's own ``torch.profiler`` run linked to the kernels (``Exploration.profile``):
+    what linked, then kernels, source lines and modules by time."""
+
+    kind: str = "profile"
+    summary: str = ""
+    kernels: tuple[ProfileRow, ...] = ()
+    lines: tuple[ProfileRow, ...] = ()
+    modules: tuple[ProfileRow, ...] = ()
+    unlinked: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def _head(stage: str) -> dict[str, str]:
@@ -240,106 +352,9 @@ def call_summary(t: CallTiming | None) -> CallSummary | None:
     return CallSummary(slower=slower, headline=headline, rows=tuple(rows), notes=t.notes)
 
 
-def cudagraph_rows(c: Compile, env: Environment | None) -> list[tuple[str, str]]:
-    """CUDA graph tree warm-ups and recordings of the capture (when any), and the graph
-    launches per measured run (when measured), as summary rows."""
-    m = c.metrics
-    rows = [
-        (label, str(n))
-        for label, n in (
-            ("CUDA graph warm-ups", m.cudagraph_warmups),
-            ("CUDA graph recordings", m.cudagraph_recordings),
-        )
-        if n
-    ]
-    if env is not None and env.cudagraph_replays_per_run is not None:
-        rows.append(("CUDA graph replays per run", f"{env.cudagraph_replays_per_run:g}"))
-    return rows
-
-
 def cudagraph_line(c: Compile, env: Environment) -> str:
     """The CUDA graph rows in one line, for the Kernel time pane; "" if none."""
     return "; ".join(f"{label}: {value}" for label, value in cudagraph_rows(c, env))
-
-
-# --- compile time ---------------------------------------------------------------------------
-
-
-def build_metrics(exp: Exploration, compile_key: str, pane_id: str) -> MetricsPane:
-    """Compile time per phase, cache events and the capture's counters."""
-    c = find_compile(exp, compile_key)
-    m = c.metrics
-    summary = [(label, f"{value:.3f} s") for label, value in m.times()]
-    for label, count in (
-        ("FX graph cache hits", m.fx_cache_hits),
-        ("FX graph cache misses", m.fx_cache_misses),
-        ("AOT cache hits", m.aot_cache_hits),
-        ("AOT cache misses", m.aot_cache_misses),
-    ):
-        if count:
-            summary.append((label, str(count)))
-    if m.guard_count is not None:
-        summary.append(("guards", str(m.guard_count)))
-    if m.graph_op_count is not None:
-        summary.append(("graph ops", str(m.graph_op_count)))
-    if m.fail_type:
-        summary.append(("failure", f"{m.fail_type}: {m.fail_reason or ''}"))
-    if c.attempts > 1:
-        summary.append(("attempts", str(c.attempts)))
-    if m.cudagraph_skip_reason:
-        summary.append(("CUDA graphs skipped", m.cudagraph_skip_reason))
-    summary.extend(cudagraph_rows(c, exp.environment))
-    total = m.entire_frame_seconds or 0.0
-    # where this compile's time went, biggest first (buckets that add up to the frame's time)
-    for name, seconds in phases(c) if total else ():
-        summary.append((f"time: {name}", f"{seconds:.3f} s ({seconds / total:.0%})"))
-    summary.extend((f"{u.cache} cache bypassed", u.reason) for u in uncacheable(exp, of=c))
-    summary.extend(_config_rows(exp, c))
-    summary.extend(_run_rows(exp, c))
-    return MetricsPane(
-        **_head("compilation_metrics"),
-        summary=tuple(summary),
-        phases=tuple(Phase(name=p.name, seconds=p.seconds, depth=p.depth) for p in m.phases),
-        cache_events=m.cache_events,
-        counters=tuple((name, n) for name, n in sorted(exp.counters.items()) if n),
-    )
-
-
-def _config_rows(exp: Exploration, c: Compile) -> list[tuple[str, str]]:
-    """The config the compile ran under (torch's ``compilation_metrics``), and what
-    differs from the compile before it: ``compiler.config_diff`` gives every setting."""
-    sections = config_of(c)
-    if not sections:
-        return []
-    counts = ", ".join(f"{name} {len(values)}" for name, values in sections.items())
-    rows = [("config", f"{counts} settings (compiler.config_of)")]
-    at = next((i for i, other in enumerate(exp.compiles) if other is c), 0)
-    if at:
-        before = exp.compiles[at - 1]
-        changes = config_diff(before, c)
-        shown = "; ".join(map(str, changes[:_CONFIG_SHOWN]))
-        more = f"; and {len(changes) - _CONFIG_SHOWN} more" if len(changes) > _CONFIG_SHOWN else ""
-        rows.append((f"config vs {before.key}", f"{shown}{more}" if changes else "the same"))
-    return rows
-
-
-_CONFIG_SHOWN = 5
-
-
-def _run_rows(exp: Exploration, c: Compile) -> list[tuple[str, str]]:
-    """How often the user's run called this compile's code and its frame's, for how long
-    (tlparse #46: ``Profile.regions``); on a trace, where they come from instead."""
-    regions = exp.profile.regions if exp.profile is not None else ()
-    if not regions:
-        return [("calls in your run", no_calls_note(exp.source))]
-    mine = next((r for r in regions if r.compile == c.key), None)
-    if mine is None:
-        return [("calls in your run", "none: your profiled run did not call this compile")]
-    rows = [("calls in your run", calls_text(mine))]
-    frame = frames_of(regions)[mine.frame]
-    if len(frame) > 1:
-        rows.append(("its frame's calls", frame_text(frame)))
-    return rows
 
 
 # --- the user's profiled run ----------------------------------------------------------------

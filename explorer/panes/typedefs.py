@@ -13,6 +13,7 @@ pane class run::
 from __future__ import annotations
 
 import dataclasses
+import sys
 import types
 import typing
 from typing import Any
@@ -45,13 +46,15 @@ def _js(tp: Any) -> str:
 def _classes() -> list[type]:
     """The pane and index classes, and the compiler's classes they carry as they are
     (``compiler.KernelTiming``)."""
+    # a kind's classes may live beside its builder: every class of each kind's module
+    homes = {sys.modules[k.build.__module__] for k in KINDS}
     todo = [
         v
-        for module in (pane_types, index_types)
+        for module in (pane_types, index_types, *homes)
         for v in vars(module).values()
         if isinstance(v, type) and dataclasses.is_dataclass(v) and v.__module__ == module.__name__
     ]
-    todo.extend(k.cls for k in KINDS)  # a kind's class may live beside its builder
+    todo.extend(k.cls for k in KINDS)
     out: set[type] = set()  # a set: ``Pane`` names PaneHead again
     while todo:
         cls = todo.pop()

@@ -72,11 +72,6 @@ class NumericsPane(PaneHead):
     end_to_end: tuple[FinalRow, ...] = ()
 
 
-def has_numerics(exp: Exploration) -> bool:
-    """Whether ``exp`` carries ``compiler.numerics``' record."""
-    return exp.numerics is not None
-
-
 def _g(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3g}"
 

@@ -71,12 +71,6 @@ class CompileTimePane(PaneHead):
     warm: str = ""
 
 
-def has_compile_time(exp: Exploration) -> bool:
-    """Whether ``exp`` has a run to rank: two compiles or more with torch's entire-frame
-    compile time (one compile's phases are its own compile-time pane)."""
-    return sum(1 for c in exp.compiles if c.metrics.entire_frame_seconds) > 1
-
-
 def _seconds(name: str, seconds: float) -> PhaseSeconds:
     return PhaseSeconds(name=name, seconds=round(seconds, 4), slot=_SLOT.get(name, _SLOT[tp.OTHER]))
 

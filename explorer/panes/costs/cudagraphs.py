@@ -79,16 +79,6 @@ class CudagraphsPane(PaneHead):
     problems: tuple[EvidenceLink, ...] = ()
 
 
-def has_cudagraphs(exp: Exploration) -> bool:
-    """Whether torch said anything about CUDA graphs in ``exp`` (the pane is listed then).
-
-    >>> has_cudagraphs(Exploration(source=""))
-    False
-    """
-    g = cudagraphs(exp)
-    return bool(g.sites or g.overwritten or g.pending_backwards)
-
-
 def build_cudagraphs(exp: Exploration, compile_key: str | None, pane_id: str) -> CudagraphsPane:
     """The CUDA-graph pane of ``exp`` (one for the whole exploration)."""
     g = cudagraphs(exp)

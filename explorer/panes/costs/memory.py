@@ -1,9 +1,9 @@
-"""The memory pane, and the saved-for-backward marks of the graph panes.
+"""The memory pane.
 
 Every figure is ``compiler.memory``'s: per compile the tensors AOTAutograd's partitioner
 saved for the backward, and on CUDA the peaks measured at capture, eager against
-compiled. Advice rows are the advisor's own memory findings. ``saved_marks`` gives a
-graph pane the nodes to outline (by the names ``compiler.memory`` reports).
+compiled. Advice rows are the advisor's own memory findings. The graph panes' marks of
+the same saved tensors are ``saved.saved_marks``.
 """
 
 from __future__ import annotations
@@ -13,18 +13,14 @@ from dataclasses import dataclass
 from compiler import Compile, Exploration, memory
 from compiler.costs.memory import CompileMemory
 from compiler.link import ids
-from compiler.measure.memory_peak import from_counters
-from compiler.model.stages import stage_keys
 
 from ..findings import build_findings
 from ..labels import group_of, label_of
 from ..types import FindingItem, PaneHead
+from .saved import MIB, size_text
 
 _FROZEN = {"frozen": True, "kw_only": True, "slots": True}
-_MIB = 2**20
 _FORWARD = ids.compile_pane("aot_forward_graph")
-# graphs whose node names are the partitioner's: the saved nodes are found there by name
-SAVED_STAGES = frozenset({"aot_forward_graph", "aot_backward_graph", *stage_keys(family="joint")})
 
 
 @dataclass(**_FROZEN)
@@ -74,23 +70,10 @@ class MemoryPane(PaneHead):
     advice: tuple[FindingItem, ...] = ()
 
 
-def has_memory(exp: Exploration) -> bool:
-    """Whether ``exp`` has a backward (and so saved tensors) or measured peaks; reads no
-    graph's nodes."""
-    peaks = bool(from_counters(exp.counters))
-    return peaks or any("aot_backward_graph" in c.graphs for c in exp.compiles)
-
-
 def _mib(n: int | None) -> str:
     if n is None:
         return ""
-    return f"{n / _MIB:.1f} MiB" if n >= _MIB // 10 else f"{n / 1024:.1f} KiB"
-
-
-def _size(n: int | None, size: str) -> str:
-    if n is None:
-        return f"{size} elements"
-    return f"{n:,} bytes" if n < _MIB else f"{n:,} bytes ({n / _MIB:.1f} MiB)"
+    return f"{n / MIB:.1f} MiB" if n >= MIB // 10 else f"{n / 1024:.1f} KiB"
 
 
 def _compile(c: Compile, cm: CompileMemory) -> CompileSaved:
@@ -103,7 +86,7 @@ def _compile(c: Compile, cm: CompileMemory) -> CompileSaved:
             shape=f"[{', '.join(s.shape)}]" if s.shape else "",
             dtype=s.dtype,
             bytes=s.bytes,
-            size=_size(s.bytes, s.size) if s.kind != "symint" else "",
+            size=size_text(s.bytes, s.size) if s.kind != "symint" else "",
             src=ids.loc_key(s.source),
             module=s.module,
         )
@@ -160,17 +143,3 @@ def build_memory(exp: Exploration, compile_key: str | None, pane_id: str) -> Mem
         peaks=peaks,
         advice=tuple(f for f in findings if f.kind.startswith("memory.")),
     )
-
-
-def saved_marks(
-    exp: Exploration, c: Compile, stage: str, names: tuple[str, ...]
-) -> tuple[tuple[int, str], ...]:
-    """(node index, "saved for backward: N bytes") for each node of a graph pane of
-    ``stage`` that ``compiler.memory`` says the forward saves for the backward."""
-    if stage not in SAVED_STAGES:
-        return ()
-    cm = memory(exp).of_compile(c.key)
-    if cm is None:
-        return ()
-    size = {s.node: _size(s.bytes, s.size) if s.kind != "symint" else "a SymInt" for s in cm.saved}
-    return tuple((i, f"saved for backward: {size[n]}") for i, n in enumerate(names) if n in size)

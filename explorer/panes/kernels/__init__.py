@@ -1,0 +1,1 @@
+"""Panes of one generated kernel: its Triton lowering, stage by stage (``lowering``)."""
