@@ -299,7 +299,13 @@ def _embedding_backward() -> torch.fx.GraphModule:
     return torch.fx.GraphModule(torch.nn.Module(), graph)
 
 
-def test_a_buffer_a_later_triton_kernel_adds_into_is_compared_after_the_adds(tmp_path):
+# The same code with the adding kernel given a flat view of buf0 (``reinterpret_tensor``):
+# the write goes to buf0's storage, so it is buf0's last write all the same.
+GPU_EMBEDDING_BACKWARD_VIEW = "gpu_embedding_backward_view.output_code.txt"  # in tests/data
+
+
+@pytest.mark.parametrize("fixture", [GPU_EMBEDDING_BACKWARD, GPU_EMBEDDING_BACKWARD_VIEW])
+def test_a_buffer_a_later_triton_kernel_adds_into_is_compared_after_the_adds(tmp_path, fixture):
     import importlib.util
     from pathlib import Path
 
@@ -308,7 +314,7 @@ def test_a_buffer_a_later_triton_kernel_adds_into_is_compared_after_the_adds(tmp
     from compiler.numerics.reference import run_reference
     from compiler.parse.output_code import file_line_writes, line_callees
 
-    text = (Path(__file__).parent / "data" / GPU_EMBEDDING_BACKWARD).read_text()
+    text = (Path(__file__).parent / "data" / fixture).read_text()
     path = tmp_path / "gpu_output_code.py"
     path.write_text(text)
     spec = importlib.util.spec_from_file_location("gpu_output_code", path)
@@ -328,6 +334,8 @@ def test_a_buffer_a_later_triton_kernel_adds_into_is_compared_after_the_adds(tmp
     first = code.call.__code__.co_firstlineno
     writes = {line: tuple(n for n in names if n in lowered.origins)
               for line, names in file_line_writes(str(path), first).items()}  # fmt: skip
+    # both kernels write buf0, the second through its view where the fixture passes one
+    assert [names for names in writes.values() if "buf0" in names] == [("buf0",)] * 2
     seen = torch_numerics.Intermediates()
     observed = torch_numerics._observed_call(code.call, lowered, writes, seen, [True])
     ids, grad = torch.tensor([1, 3, 1, 6, 0, 1]), torch.randn(6, 4)
@@ -370,3 +378,16 @@ def test_a_kernel_line_writes_only_what_the_kernel_does_not_just_read():
         7: ("buf1", "buf2", "stream0"), 8: ("buf3",), 9: ("buf4",), 10: ("buf5", "buf4", "buf1"),
         11: ("buf5",),
     }
+    # a view of a buffer passed where the kernel writes is a write of that buffer; one passed
+    # where it only reads, or an extern kernel's input, is not
+    viewed = "\n".join([
+        "triton_poi_k_0 = async_compile.triton('triton_poi_k_0', '''",
+        "def triton_poi_k_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):",
+        "''')",
+        "def call(args):",
+        "    triton_poi_k_0.run(reinterpret_tensor(buf0, (4, ), (1, ), 0), "
+        "reinterpret_tensor(buf1, (4, ), (1, ), 0), 4)",
+        "    extern_kernels.mm(reinterpret_tensor(buf1, (2, 2), (2, 1), 0), buf0, "
+        "out=reinterpret_tensor(buf2, (2, 2), (4, 1), 0))",
+    ])  # fmt: skip
+    assert line_writes(viewed, 4) == {5: ("buf1",), 6: ("buf2",)}

@@ -389,9 +389,11 @@ def call_args(line: str, name: str) -> list[str]:
 # first kernel line that names it: a kernel's argument (``cpp_fused_relu_0(buf1)``,
 # ``triton_poi_fused_0.run(buf1, ...)``; not one the kernel only reads, as its definition in
 # the same code says), an extern kernel's ``out=`` (not its inputs) or the name a
-# fallback's result is bound to (``buf5 = torch.ops.aten.max.dim(...)``). Allocations,
-# aliases and ``reinterpret_tensor`` views write nothing. Read with Python's ``ast`` from
-# the code torch wrote, not from its printed comments. A buffer a later kernel writes into
+# fallback's result is bound to (``buf5 = torch.ops.aten.max.dim(...)``). A view passed
+# where the kernel writes (``k.run(reinterpret_tensor(buf3, ...), ...)``, or as ``out=``)
+# writes its buffer's storage, so it counts as a write of buf3. Allocations, aliases and
+# views bound to a name write nothing. Read with Python's ``ast`` from the code torch
+# wrote, not from its printed comments. A buffer a later kernel writes into
 # again (a mutation, ``index_put_``) is named again on that line: the caller keeps its
 # value after the last line that writes it (a later kernel that only reads it is no write).
 
@@ -408,15 +410,27 @@ def _allocates(call: ast.Call) -> bool:
     return any(name == n or name.startswith(n + "_") for n in _NO_VALUE)
 
 
+def _written_name(arg: ast.expr) -> str | None:
+    """The buffer an argument lets the callee write: a name (``buf3``) or the buffer a
+    ``reinterpret_tensor`` view of it passes (``reinterpret_tensor(buf3, (16,), (1,), 0)``:
+    the kernel writes buf3's storage)."""
+    if isinstance(arg, ast.Name):
+        return arg.id
+    if (isinstance(arg, ast.Call) and _callee(arg) == "reinterpret_tensor" and arg.args
+            and isinstance(arg.args[0], ast.Name)):  # fmt: skip
+        return arg.args[0].id
+    return None
+
+
 def _call_writes(call: ast.Call, read_only: dict[str, frozenset[int]]) -> list[str]:
     callee = _callee(call)
     if callee.startswith("extern_kernels."):  # a library call writes its ``out=`` only
         skip: Collection[int] = range(len(call.args))
     else:
         skip = read_only.get(callee.removesuffix(".run"), frozenset())
-    names = [a.id for i, a in enumerate(call.args) if isinstance(a, ast.Name) and i not in skip]
-    names += [k.value.id for k in call.keywords if isinstance(k.value, ast.Name)]
-    return names
+    found = [_written_name(a) for i, a in enumerate(call.args) if i not in skip]
+    found += [_written_name(k.value) for k in call.keywords]
+    return [name for name in found if name is not None]
 
 
 # a Triton kernel's parameters, from its ``def`` in the source Inductor hands to Triton
