@@ -101,6 +101,10 @@ def test_a_planted_relu_bug_is_the_first_divergence_with_its_kernel_and_line():
     assert f":{RELU_LINE}" in finding.title and first.kernel in finding.title
     assert "emulate_precision_casts" not in finding.suggestion  # float32: not a precision fix
     assert "TORCHDYNAMO_REPRO_AFTER" in finding.suggestion
+    # the user's own result diverges too, and the finding says so, with which and how much
+    assert "the target's own output `result` differs too" in finding.title
+    assert any("the worst: " in e.text and "max abs error" in e.text for e in finding.evidence)
+    assert not [f for f in exp.findings() if f.kind == "numerics.end_to_end"]  # one cause
     # the pane, the Markdown report and the offline page show it
     from explorer.export import all_pane_data, to_html
     from explorer.panes import build_pane
@@ -138,7 +142,37 @@ def test_the_same_model_without_the_bug_has_no_divergence():
     assert all(torch.equal(before[k], after[k]) for k in before)
     assert all(p.grad is None for p in model.parameters()) and not opt.state
     assert any(note.startswith("End to end: the target ran again eagerly") for note in found.notes)
-    assert not [f for f in found.exploration.findings() if f.kind == "numerics.divergence"]
+    assert not [f for f in found.exploration.findings() if f.kind.startswith("numerics.")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", ["accuracy", None])
+def test_a_divergence_only_a_later_call_shows_is_found_end_to_end(bug):
+    # relu(x) * w with the planted relu bug (relu(x) becomes x + 1): its first call has w = 0,
+    # which hides the bug at every node compared; the second call (w = 1), which numerics
+    # does not compare node by node, shows it in what the target returns
+    scaled = torch.compile(lambda x, w: torch.relu(x) * w,
+                           options={"cpp.inject_relu_bug_TESTING_ONLY": bug})  # fmt: skip
+
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        return scaled(x, torch.zeros(16)) + scaled(x, torch.ones(16))
+
+    torch.manual_seed(0)
+    found = compiler.numerics(twice, torch.randn(16))
+    assert found.first_divergence is None and found.compared
+    kinds = [f.kind for f in found.exploration.findings() if f.kind.startswith("numerics.")]
+    if bug is None:
+        assert not found.end_to_end_diverges and kinds == []
+        return
+    (result,) = found.end_to_end
+    assert result.diverges and result.max_abs is not None and result.max_abs >= 1.0 - 1e-5
+    assert kinds == ["numerics.end_to_end"]
+    finding = next(f for f in found.exploration.findings() if f.kind == "numerics.end_to_end")
+    assert "output `result`" in finding.title and "no compared node differs" in finding.title
+    assert finding.evidence[0].text.startswith("output `result` (torch.float32): max abs error 1")
+    assert "1 later call(s) of a graph were not compared" in finding.evidence[-1].text
+    assert "fused" in finding.evidence[-1].text  # the relu, computed inside the mul's kernel
+    assert "aot_eager" in finding.suggestion and "TORCHDYNAMO_REPRO_AFTER" in finding.suggestion
 
 
 def fused_bf16(x: torch.Tensor) -> torch.Tensor:
