@@ -129,6 +129,7 @@ def test_the_same_model_without_the_bug_has_no_divergence():
     model = TwoLayers()
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     before = {k: v.clone() for k, v in model.state_dict().items()}
+    storage = [p.data_ptr() for p in model.parameters()]
     found = compiler.numerics(_step(model, opt), torch.randn(6, 8))
     assert found.first_divergence is None
     assert found.compared and all(n.within for n in found.compared)
@@ -138,7 +139,13 @@ def test_the_same_model_without_the_bug_has_no_divergence():
         ("output", True, True), *[("gradient", True, True)] * 4
     ]
     assert not found.end_to_end_diverges
+    # judged against a float64 rerun of the step, and the model is float32 again after it,
+    # in the same parameters and storage
+    assert all(f.rmse_bound is not None and f.closer for f in found.end_to_end)
+    assert any("against a float64 rerun of the whole target" in n for n in found.notes)
     after = model.state_dict()
+    assert all(after[k].dtype == before[k].dtype for k in before)
+    assert [p.data_ptr() for p in model.parameters()] == storage
     assert all(torch.equal(before[k], after[k]) for k in before)
     assert all(p.grad is None for p in model.parameters()) and not opt.state
     assert any(note.startswith("End to end: the target ran again eagerly") for note in found.notes)
@@ -182,13 +189,37 @@ def fused_bf16(x: torch.Tensor) -> torch.Tensor:
 @pytest.mark.slow
 def test_bf16_compiled_differs_from_eager_within_tolerance_and_says_which_is_closer():
     torch.manual_seed(0)
-    found = compiler.numerics(fused_bf16, torch.randn(4096, dtype=torch.bfloat16))
+    x = torch.randn(4096, dtype=torch.bfloat16)
+    given = x.clone()
+    found = compiler.numerics(fused_bf16, x)
     assert found.low_precision == "bfloat16"
     assert found.first_divergence is None
     last = found.compared[-1]
     assert last.max_abs, "Inductor keeps the fused chain in float32; eager rounds every op"
     assert last.assert_close is not None and last.closer == "compiled"
     assert any("closer to float64" in note and "not a bug" in note for note in found.notes)
+    # end to end, the result is judged against a float64 rerun (the input cast in place and
+    # put back), as torch's same() does: differing from eager's bf16 is no divergence
+    (result,) = found.end_to_end
+    assert result.max_abs and result.rmse_bound is not None and result.closer == "compiled"
+    assert result.within and not found.end_to_end_diverges
+    assert not [f for f in found.exploration.findings() if f.kind.startswith("numerics.")]
+    assert x.dtype == torch.bfloat16 and torch.equal(x, given)
+
+
+def made_in_float32(x: torch.Tensor) -> torch.Tensor:
+    return torch.relu(x @ torch.ones(8, 4, dtype=torch.float32))
+
+
+@pytest.mark.slow
+def test_a_target_that_cannot_run_in_float64_is_judged_allclose_and_says_so():
+    x = torch.randn(3, 8)
+    found = compiler.numerics(made_in_float32, x)
+    (result,) = found.end_to_end
+    assert result.compared and result.within and result.rmse_bound is None
+    note = next(n for n in found.notes if n.startswith("End to end"))
+    assert "allclose only: the float64 rerun raised RuntimeError" in note
+    assert x.dtype == torch.float32
 
 
 class KeptInFloat32(torch.nn.Module):
@@ -261,6 +292,11 @@ def test_a_gpt2_training_step_is_compared_node_by_node_or_says_why_not():
     grads = {f.name for f in found.end_to_end if f.kind == "gradient" and f.compared}
     assert grads == {f"GPT2LMHeadModel.{n}" for n, _ in model.named_parameters()}
     assert not found.end_to_end_diverges
+    # its dropout draws random numbers, which a float64 rerun would draw differently: the
+    # end-to-end verdict is allclose, and the notes say why
+    assert all(f.rmse_bound is None for f in found.end_to_end)
+    assert any("allclose only: no float64 rerun, as the graphs draw random numbers" in n
+               for n in found.notes)  # fmt: skip
     after = model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)
     assert not opt.state
@@ -425,3 +461,36 @@ def test_a_kernel_line_writes_only_what_the_kernel_does_not_just_read():
         "out=reinterpret_tensor(buf2, (2, 2), (4, 1), 0))",
     ])  # fmt: skip
     assert line_writes(viewed, 4) == {5: ("buf1",), 6: ("buf2",)}
+
+
+def test_a_float64_rerun_puts_back_the_very_tensors_gradients_and_optimizer_state():
+    # the end-to-end float64 reference casts the user's own objects in place: afterwards each
+    # holds its own storage, dtype, gradient object and optimizer state entries again
+    from compiler.capture.state import snapshot
+    from compiler.numerics.float64 import in_float64
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3))
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    x = torch.randn(5, 4)
+    model(x).sum().backward()
+    opt.step()  # state (exp_avg, step) and gradients exist before
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        loss = model(x).square().sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    tensors = [*model.parameters(), *model.buffers(), x]
+    kept = [(t, t.data_ptr(), t.dtype, t.grad) for t in tensors]
+    state = {id(p): {k: id(v) for k, v in s.items()} for p, s in opt.state.items()}
+    saved = snapshot(step, x)
+    with in_float64(saved) as cast:
+        assert step(x).dtype == torch.float64
+        assert model[0].weight.grad is not None and model[0].weight.grad.dtype == torch.float64
+    saved.restore()
+    assert cast == 7  # 4 parameters, BatchNorm's 2 running statistics, the input
+    for t, ptr, dtype, grad in kept:
+        assert t.data_ptr() == ptr and t.dtype == dtype and t.grad is grad
+    assert {id(p): {k: id(v) for k, v in s.items()} for p, s in opt.state.items()} == state
+    assert model[1].num_batches_tracked.dtype == torch.int64

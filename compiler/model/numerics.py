@@ -50,8 +50,12 @@ class FinalNumerics(Measured):
     ``result[0]``, ``result['loss']``) or a gradient the run left on a parameter (``kind``
     ``gradient``; ``name`` the module class and parameter: ``TwoLayers.a.weight``).
     ``compared`` is False where ``reason`` says why not (``random``: the compiled run drew
-    its own random numbers; ``only the compiled run has this ...``). The whole target is not
-    rerun in float64, so ``within`` is ``same()``'s allclose at ``tolerance``.
+    its own random numbers; ``only the compiled run has this ...``). The reference is a
+    float64 rerun of the whole target where one ran (its floating state and inputs cast to
+    float64): then ``within`` is ``same()`` against float64, as for a node, and ``rmse``,
+    ``rmse_bound`` and ``closer`` are set; where it could not run (an op without float64,
+    random ops: ``Numerics.notes`` says why) they are None and ``within`` is ``same()``'s
+    allclose at ``tolerance``.
 
     Example:
         >>> FinalNumerics(kind="output", name="result", compared=True, within=False).diverges

@@ -1,9 +1,10 @@
 """The whole target, end to end: what the compiled run returned and the gradients it left
 on the parameters, against an eager rerun of the target from the same state, inputs and
-RNG state (``Numerics.end_to_end``)."""
+RNG state, and against a float64 rerun of it where one runs (``Numerics.end_to_end``)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 from compiler._compat import numerics as torch_numerics
 from compiler.capture.state import Snapshot
 from compiler.model.numerics import FinalNumerics, Measured
+from compiler.numerics.float64 import in_float64
 from compiler.numerics.measure import figures, measure
 
 
@@ -66,22 +68,30 @@ def _unique(named: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     return out
 
 
-def eager_rerun(target: Callable[..., Any], inputs: tuple[Any, ...], saved: Snapshot) -> Finals:
+def eager_rerun(
+    target: Callable[..., Any], inputs: tuple[Any, ...], saved: Snapshot, *, float64: bool = False
+) -> Finals:
     """Put the state back to where the compiled run started (``saved``: parameters,
     gradients, optimizer state, RNG) and run ``target(*inputs)`` eagerly, compiled code it
-    calls itself included (``torch.compiler.set_stance("force_eager")``); the caller
-    restores the state again after."""
+    calls itself included (``torch.compiler.set_stance("force_eager")``); with ``float64``
+    the floating tensors the target reaches are float64 for the run (``in_float64``; put
+    back after, the results copied before). The caller restores the state again after."""
     import torch
 
     saved.restore()
-    with torch.compiler.set_stance("force_eager"):
-        returned = target(*inputs)
-    return finals(returned, saved)
+    with contextlib.ExitStack() as stack:
+        if float64:
+            stack.enter_context(in_float64(saved))
+        stack.enter_context(torch.compiler.set_stance("force_eager"))
+        return finals(target(*inputs), saved)
 
 
-def compare_finals(compiled: Finals, eager: Finals, tol: float) -> tuple[FinalNumerics, ...]:
+def compare_finals(
+    compiled: Finals, eager: Finals, tol: float, eager64: Finals | None = None
+) -> tuple[FinalNumerics, ...]:
     """Each output and gradient of the compiled run against the eager rerun's, outputs
-    first, in the order the runs produced them.
+    first, in the order the runs produced them; with ``eager64`` (the float64 rerun) the
+    verdict is torch's ``same()`` against float64, as for a node, else its allclose.
 
     Example:
         >>> import torch
@@ -91,15 +101,18 @@ def compare_finals(compiled: Finals, eager: Finals, tol: float) -> tuple[FinalNu
         [('result', False)]
     """
     rows: list[FinalNumerics] = []
-    for kind, mine, theirs in (("output", compiled.outputs, eager.outputs),
-                               ("gradient", compiled.gradients, eager.gradients)):  # fmt: skip
+    fp64 = eager64 or Finals(outputs={}, gradients={})
+    for kind, mine, theirs, ref64 in (
+        ("output", compiled.outputs, eager.outputs, fp64.outputs),
+        ("gradient", compiled.gradients, eager.gradients, fp64.gradients),
+    ):
         for name in dict.fromkeys([*mine, *theirs]):
             if name not in theirs:
                 found = Measured(reason=f"only the compiled run has this {kind}")
             elif name not in mine:
                 found = Measured(reason=f"only the eager rerun has this {kind}")
             else:
-                found = measure(mine[name], theirs[name], None, tol)
+                found = measure(mine[name], theirs[name], ref64.get(name), tol)
             rows.append(FinalNumerics(**figures(found), kind=kind, name=name,
                                       compared=not found.reason))  # fmt: skip
     return tuple(rows)

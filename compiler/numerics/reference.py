@@ -68,7 +68,7 @@ def _fp64_arguments(target: Any, args: Any, kwargs: Any) -> tuple[Any, Any]:
     return args, kwargs
 
 
-def _without_autocast() -> contextlib.ExitStack:
+def without_autocast() -> contextlib.ExitStack:
     """Autocast off on the CPU and CUDA: the post-grad graph spells out every cast autocast
     made while it was traced, and where ``numerics`` is called inside ``torch.autocast``
     the ambient autocast would cast the graph's float32 ops (a region the user kept in
@@ -106,7 +106,7 @@ def run_reference(module: Any, inputs: list[Any], rng: Any) -> Reference:
             args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
             set_rng_state(rng)
             try:
-                with torch.no_grad(), _without_autocast():
+                with torch.no_grad(), without_autocast():
                     _interpreter(module, fp64, keep).run(*args)
             except Exception as exc:
                 message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"

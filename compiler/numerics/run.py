@@ -22,7 +22,7 @@ from compiler.model import (
     OutputCode,
     SourceLoc,
 )
-from compiler.numerics.final import compare_finals, eager_rerun, finals
+from compiler.numerics.final import Finals, compare_finals, eager_rerun, finals
 from compiler.numerics.nodes import GraphLinks, graph_nodes
 from compiler.numerics.reference import run_reference
 from compiler.parse.output_code import file_line_writes, line_callees
@@ -88,7 +88,8 @@ def numerics(target: Callable[..., Any], *inputs: Any, **compile_options: Any) -
             kept_results() as returned,
         ):
             exp = explore(target, *inputs, **compile_options)
-        final, final_note = _end_to_end(target, inputs, returned, saved, tol, obs)
+        final, final_note = _end_to_end(target, inputs, returned, saved, tol, obs,
+                                        _random_op(seen))  # fmt: skip
     nodes: list[NodeNumerics] = []
     notes = [
         f"Ran {exp.target or 'the target'} once compiled, keeping every buffer its output code "
@@ -137,9 +138,13 @@ def _end_to_end(
     saved: Snapshot | None,
     tol: float,
     obs: Observation,
+    drawing: str,
 ) -> tuple[tuple[FinalNumerics, ...], str]:
     """The compiled run's outputs and gradients against an eager rerun of the whole target
-    from the same state, and a note that says what ran (or why nothing was compared)."""
+    from the same state, judged against a float64 rerun of it where one runs, and a note
+    that says what ran (or why nothing was compared). ``drawing`` names a random op of the
+    compiled graphs ("" if none): a float64 rerun would draw other numbers, so it is not
+    made there."""
     if saved is None:
         return (), ("The whole target was not rerun eagerly: its state could not be saved, so "
                     "a rerun could not start where the compiled run did.")  # fmt: skip
@@ -155,15 +160,51 @@ def _end_to_end(
     except Exception as exc:
         return (), (f"The eager rerun of the whole target raised {type(exc).__name__}: "
                     f"{str(exc)[:200]}; its outputs and gradients were not compared.")  # fmt: skip
-    rows = compare_finals(compiled, eager, tol)
+    eager64, why_not = _float64_rerun(target, inputs, saved, drawing)
+    rows = compare_finals(compiled, eager, tol, eager64)
     grads = sum(r.kind == "gradient" for r in rows)
+    against = sum(r.rmse_bound is not None for r in rows)
+    if eager64 is None:
+        verdict = f"torch's same() at tolerance {tol:g} as allclose only: {why_not}"
+    else:
+        verdict = (
+            f"torch's same() at tolerance {tol:g} against a float64 rerun of the whole target "
+            "(the floating parameters, buffers, inputs, gradients and optimizer state it reaches "
+            "cast to float64 in place, the default dtype float64, autocast off; all put back "
+            f"after), which {against} of the {len(rows)} value(s) had"
+            + ("" if against == len(rows) else
+               " (the rest came out of it in another dtype: allclose only)")
+        )  # fmt: skip
     return rows, (
         "End to end: the target ran again eagerly (torch.compiler.set_stance('force_eager')) "
         "from the state, inputs and RNG state the compiled run started from; "
         f"{len(rows) - grads} output(s) and {grads} parameter gradient(s) it left were compared "
-        f"with the compiled run's (same() at tolerance {tol:g}, no float64 rerun of the whole "
-        "target), and the state was put back after."
+        f"with the compiled run's by {verdict}; the state was put back after."
     )
+
+
+def _random_op(seen: torch_numerics.Intermediates) -> str:
+    """The first random op of the compiled graphs, "" if none."""
+    for lowered in seen.graphs:
+        for node in lowered.module.graph.nodes:
+            if node.op == "call_function" and torch_numerics.is_random(node.target):
+                return str(node.target)
+    return ""
+
+
+def _float64_rerun(
+    target: Callable[..., Any], inputs: tuple[Any, ...], saved: Snapshot, drawing: str
+) -> tuple[Finals | None, str]:
+    """The eager rerun again with the target's floating state and inputs in float64, or
+    None and why not (ops without float64 raise: the verdict falls back to allclose)."""
+    if drawing:
+        return None, (f"no float64 rerun, as the graphs draw random numbers ({drawing}), "
+                      "which float64 draws differently")  # fmt: skip
+    try:
+        return eager_rerun(target, inputs, saved, float64=True), ""
+    except Exception as exc:
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        return None, f"the float64 rerun raised {type(exc).__name__}: {first}"
 
 
 def _drawn_apart(
