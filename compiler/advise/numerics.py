@@ -86,8 +86,10 @@ def _final_figures(row: FinalNumerics) -> str:
 
 
 def _worst_final(n: Numerics) -> FinalNumerics | None:
-    return max((f for f in n.end_to_end if f.diverges), key=lambda f: f.ratio or 0.0,
-               default=None)  # fmt: skip
+    """The diverging end-to-end value to name: a returned one before a gradient (what the
+    user reads first), then the furthest past its tolerance."""
+    return max((f for f in n.end_to_end if f.diverges),
+               key=lambda f: (f.kind == "output", f.ratio or 0.0), default=None)  # fmt: skip
 
 
 def findings(exp: Exploration) -> list[Ranked]:
@@ -136,7 +138,7 @@ def findings(exp: Exploration) -> list[Ranked]:
     if worst is not None:
         evidence.append(Evidence(text=(
             f"End to end, {len(diverging)} of the target's outputs and gradients leave an eager "
-            f"rerun's; the worst: {_final_figures(worst)}"
+            f"rerun's, among them {_final_figures(worst)}"
         )))  # fmt: skip
     suggestion = "\n\n".join(_fixes(n, node))
     ratio = node.ratio if node.ratio is not None else 1.0
