@@ -692,8 +692,16 @@ def test_numerics_finds_the_planted_triton_relu_bug_at_its_kernel_and_line():
     assert first.source is not None and first.source.line == RELU_LINE
     assert all(n.compared or n.reason for n in found.nodes)
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    finding = next(f for f in found.exploration.findings() if f.kind == "numerics.divergence")
+    assert "the target's own output `result` differs too" in finding.title, finding.title
+    storage = [(p.data_ptr(), p.dtype) for p in model.parameters()]
     clean = compiler.numerics(_step(model, opt), torch.randn(64, 8, device="cuda"))
     assert clean.first_divergence is None, clean.first_divergence
+    # end to end against a float64 rerun of the step on the GPU, the model put back after
+    assert clean.end_to_end and all(f.compared and f.within and f.rmse_bound is not None
+                                    for f in clean.end_to_end), clean.end_to_end  # fmt: skip
+    assert [(p.data_ptr(), p.dtype) for p in model.parameters()] == storage
+    assert not [f for f in clean.exploration.findings() if f.kind.startswith("numerics.")]
 
 
 def test_every_triton_kernel_of_a_gpt2_step_has_its_stages_and_config_even_past_150_chars():
