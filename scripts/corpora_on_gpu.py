@@ -52,6 +52,11 @@ def _finding(f: Any) -> str:
     return f"{f.kind}: {f.title}" if f is not None else "(nothing flagged)"
 
 
+def _every(findings: Any) -> list[list[str]]:
+    """Each finding as [kind, cause key, title], for comparing torch versions in the JSON."""
+    return [[f.kind, getattr(f, "cause", "") or "", f.title] for f in findings]
+
+
 # --- workers: one set (or a shard of it), one JSON line per program ----------------------
 
 
@@ -72,7 +77,8 @@ def _public(names: list[str], emit: Any) -> None:
         r = _judge(name, labels[name], False)
         emit({"program": name, "expected": expected, "first": _finding(r["first"]),
               "agree": bool(r["ok"]), "seconds": time.perf_counter() - t0,
-              "note": "" if r["holds"] else "label does not hold with this torch"})  # fmt: skip
+              "note": "" if r["holds"] else "label does not hold with this torch",
+              "findings": _every(r["findings"])})  # fmt: skip
 
 
 def _team(names: list[str], emit: Any) -> None:
@@ -91,7 +97,8 @@ def _team(names: list[str], emit: Any) -> None:
         findings = exp.findings()
         emit({"program": name, "expected": expect or "clean",
               "first": _finding(findings[0] if findings else None),
-              "agree": ok_first and clean, "seconds": time.perf_counter() - t0})  # fmt: skip
+              "agree": ok_first and clean, "seconds": time.perf_counter() - t0,
+              "findings": _every(findings)})  # fmt: skip
 
 
 def _oracle(names: list[str], emit: Any) -> None:
@@ -104,7 +111,7 @@ def _oracle(names: list[str], emit: Any) -> None:
         emit({"program": case.name, "expected": f"{case.kind}: {o.expected}",
               "first": o.first, "agree": o.agrees, "seconds": time.perf_counter() - t0,
               "note": "" if o.torch_agrees else "torch printed other than its test says",
-              })  # fmt: skip
+              "findings": [list(f) for f in o.findings]})  # fmt: skip
 
 
 def _names(which: str) -> list[str]:
@@ -205,6 +212,8 @@ def run(sets: list[str], names: list[str], out: Path, budget_s: float, workers: 
     reached, like the programs of a worker stopped at it."""
     t0 = time.perf_counter()
     jobs = [(s, i, SHARDS[s]) for s in sets for i in range(SHARDS[s])]
+    # the short sets first: when workers wait their turn, a budget cut lands on the long one
+    jobs.sort(key=lambda job: SHARDS[job[0]])
     at_once = min(len(jobs), workers) if workers > 0 else len(jobs)
     threads = str(max(1, (os.cpu_count() or 2) // max(1, at_once)))
     env = dict(os.environ, OMP_NUM_THREADS=threads, PYTHONPATH=os.pathsep.join(
