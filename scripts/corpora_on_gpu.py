@@ -78,7 +78,10 @@ def _public(names: list[str], emit: Any) -> None:
         emit({"program": name, "expected": expected, "first": _finding(r["first"]),
               "agree": bool(r["ok"]), "seconds": time.perf_counter() - t0,
               "note": "" if r["holds"] else "label does not hold with this torch",
-              "findings": _every(r["findings"])})  # fmt: skip
+              "findings": _every(r["findings"]),
+              # torch's own record (Dynamo's graph-break counters): tells a break torch
+              # stopped making from one the advisor stopped finding
+              "torch_breaks": r["torch_breaks"]})  # fmt: skip
 
 
 def _team(names: list[str], emit: Any) -> None:
@@ -244,16 +247,20 @@ def run(sets: list[str], names: list[str], out: Path, budget_s: float, workers: 
             break
         time.sleep(0.5)
         running = [j for j in running if j[0].poll() is None]
-    for which, shard, shards in waiting:  # never started: its programs were not reached
+    for which, shard, _ in waiting:  # never started: its programs were not reached
         rows = out / f"rows_{which}_{shard}.jsonl"
-        _paths()
-        plan = [n for i, n in enumerate(_names(which)) if i % shards == shard]
-        plan = [n for n in plan if not names or n in names]
-        rows.write_text(json.dumps({"set": which, "plan": plan}) + "\n")
+        rows.write_text("")
         procs.append((_NotStarted(), rows, None))
-    for _, _, log in procs:
+    for (which, shard, shards), (_, rows, log) in zip(jobs, procs, strict=True):
         if log is not None:
             log.close()
+        if '"plan"' not in rows.read_text():
+            # stopped (or never started) before it listed its programs: list them here
+            _paths()
+            plan = [n for i, n in enumerate(_names(which)) if i % shards == shard]
+            plan = [n for n in plan if not names or n in names]
+            with rows.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"set": which, "plan": plan}) + "\n")
     return report(sets, procs, out, time.perf_counter() - t0, budget_s)
 
 
