@@ -214,6 +214,8 @@ class Outcome:
     torch_agrees: bool  # torch printed what its test says
     first: str  # the advisor's first finding: kind | cause
     agrees: bool
+    # every finding as (kind, cause key, title): compared across torch versions
+    findings: tuple[tuple[str, str, str], ...] = ()
 
 
 def judge(case: Case) -> Outcome:
@@ -238,7 +240,8 @@ def judge(case: Case) -> Outcome:
         names = first is not None and case.source in first.cause.split("|")[-1]
     agrees = bool(first and first.kind.startswith(case.kind) and names)
     shown = f"{first.kind} | {first.cause}" if first else "(no finding)"
-    return Outcome(case, expected, torch_agrees, shown, agrees)
+    every = tuple((f.kind, f.cause, f.title) for f in findings)
+    return Outcome(case, expected, torch_agrees, shown, agrees, every)
 
 
 def main(names: list[str]) -> None:

@@ -13,7 +13,10 @@ is listed as not reached. It prints one compact table (set, program, expected, f
 and a summary per set, and writes the same as JSON to ``-o``.
 
     python scripts/corpora_on_gpu.py -o OUT [--budget-s 330] [--sets public,team,oracle]
-                                     [--names NAME ...]
+                                     [--names NAME ...] [--workers N]
+
+``--workers N`` runs at most N workers at a time (the others wait their turn within the
+same budget): on a small shared machine, ``--workers 1`` or ``2``.
 """
 
 from __future__ import annotations
@@ -49,6 +52,11 @@ def _finding(f: Any) -> str:
     return f"{f.kind}: {f.title}" if f is not None else "(nothing flagged)"
 
 
+def _every(findings: Any) -> list[list[str]]:
+    """Each finding as [kind, cause key, title], for comparing torch versions in the JSON."""
+    return [[f.kind, getattr(f, "cause", "") or "", f.title] for f in findings]
+
+
 # --- workers: one set (or a shard of it), one JSON line per program ----------------------
 
 
@@ -69,7 +77,11 @@ def _public(names: list[str], emit: Any) -> None:
         r = _judge(name, labels[name], False)
         emit({"program": name, "expected": expected, "first": _finding(r["first"]),
               "agree": bool(r["ok"]), "seconds": time.perf_counter() - t0,
-              "note": "" if r["holds"] else "label does not hold with this torch"})  # fmt: skip
+              "note": "" if r["holds"] else "label does not hold with this torch",
+              "findings": _every(r["findings"]),
+              # torch's own record (Dynamo's graph-break counters): tells a break torch
+              # stopped making from one the advisor stopped finding
+              "torch_breaks": r["torch_breaks"]})  # fmt: skip
 
 
 def _team(names: list[str], emit: Any) -> None:
@@ -88,7 +100,8 @@ def _team(names: list[str], emit: Any) -> None:
         findings = exp.findings()
         emit({"program": name, "expected": expect or "clean",
               "first": _finding(findings[0] if findings else None),
-              "agree": ok_first and clean, "seconds": time.perf_counter() - t0})  # fmt: skip
+              "agree": ok_first and clean, "seconds": time.perf_counter() - t0,
+              "findings": _every(findings)})  # fmt: skip
 
 
 def _oracle(names: list[str], emit: Any) -> None:
@@ -101,7 +114,7 @@ def _oracle(names: list[str], emit: Any) -> None:
         emit({"program": case.name, "expected": f"{case.kind}: {o.expected}",
               "first": o.first, "agree": o.agrees, "seconds": time.perf_counter() - t0,
               "note": "" if o.torch_agrees else "torch printed other than its test says",
-              })  # fmt: skip
+              "findings": [list(f) for f in o.findings]})  # fmt: skip
 
 
 def _names(which: str) -> list[str]:
@@ -176,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="wall-clock budget for all workers together (seconds)")  # fmt: skip
     parser.add_argument("--sets", default=",".join(SETS), help="comma-separated: " + ",".join(SETS))
     parser.add_argument("--names", nargs="*", default=[], help="only these programs")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="at most this many at a time (default: all at once)")  # fmt: skip
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)
     parser.add_argument("--rows", type=Path, help=argparse.SUPPRESS)
@@ -191,37 +206,68 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown sets {unknown}: choose from {', '.join(SETS)}")
     args.out.mkdir(parents=True, exist_ok=True)
-    return run(sets, args.names, args.out.resolve(), args.budget_s)
+    return run(sets, args.names, args.out.resolve(), args.budget_s, args.workers)
 
 
-def run(sets: list[str], names: list[str], out: Path, budget_s: float) -> int:
-    """Start a worker per set and shard, wait up to ``budget_s``, report."""
+def run(sets: list[str], names: list[str], out: Path, budget_s: float, workers: int = 0) -> int:
+    """Start a worker per set and shard, at most ``workers`` at a time (0: all), wait up
+    to ``budget_s`` in all, report. A worker not started by the budget is reported as not
+    reached, like the programs of a worker stopped at it."""
     t0 = time.perf_counter()
     jobs = [(s, i, SHARDS[s]) for s in sets for i in range(SHARDS[s])]
-    threads = str(max(1, (os.cpu_count() or 2) // max(1, len(jobs))))
+    # the short sets first: when workers wait their turn, a budget cut lands on the long one
+    jobs.sort(key=lambda job: SHARDS[job[0]])
+    at_once = min(len(jobs), workers) if workers > 0 else len(jobs)
+    threads = str(max(1, (os.cpu_count() or 2) // max(1, at_once)))
     env = dict(os.environ, OMP_NUM_THREADS=threads, PYTHONPATH=os.pathsep.join(
         [str(ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]))  # fmt: skip
-    procs = []
-    for which, shard, shards in jobs:
+    deadline = t0 + budget_s
+    procs: list[Any] = []
+    waiting = list(jobs)
+    running: list[Any] = []
+    while waiting or running:
+        while waiting and len(running) < at_once and time.perf_counter() < deadline:
+            which, shard, shards = waiting.pop(0)
+            rows = out / f"rows_{which}_{shard}.jsonl"
+            rows.write_text("")
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", which, "--shard",
+                   f"{shard}/{shards}", "--rows", str(rows), "--names", *names]  # fmt: skip
+            log = (out / f"worker_{which}_{shard}.log").open("w")
+            job = (subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                    cwd=ROOT, start_new_session=True), rows, log)  # fmt: skip
+            procs.append(job)
+            running.append(job)
+        if time.perf_counter() >= deadline:
+            for p, _, _ in running:
+                # the budget is spent: this worker and the compile workers it started (its
+                # own session's process group), nothing else
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+            running = []
+            break
+        time.sleep(0.5)
+        running = [j for j in running if j[0].poll() is None]
+    for which, shard, _ in waiting:  # never started: its programs were not reached
         rows = out / f"rows_{which}_{shard}.jsonl"
         rows.write_text("")
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", which,
-               "--shard", f"{shard}/{shards}", "--rows", str(rows), "--names", *names]  # fmt: skip
-        log = (out / f"worker_{which}_{shard}.log").open("w")
-        procs.append((subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                       cwd=ROOT, start_new_session=True), rows, log))  # fmt: skip
-    deadline = t0 + budget_s
-    for p, _, _ in procs:
-        try:
-            p.wait(timeout=max(0.0, deadline - time.perf_counter()))
-        except subprocess.TimeoutExpired:
-            # the budget is spent: this worker and the compile workers it started (its own
-            # session's process group), nothing else
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-    for _, _, log in procs:
-        log.close()
+        procs.append((_NotStarted(), rows, None))
+    for (which, shard, shards), (_, rows, log) in zip(jobs, procs, strict=True):
+        if log is not None:
+            log.close()
+        if '"plan"' not in rows.read_text():
+            # stopped (or never started) before it listed its programs: list them here
+            _paths()
+            plan = [n for i, n in enumerate(_names(which)) if i % shards == shard]
+            plan = [n for n in plan if not names or n in names]
+            with rows.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"set": which, "plan": plan}) + "\n")
     return report(sets, procs, out, time.perf_counter() - t0, budget_s)
+
+
+class _NotStarted:
+    """A worker the budget did not reach (stands in for its process in the report)."""
+
+    returncode = None
 
 
 def report(sets: list[str], procs: list[Any], out: Path, wall: float, budget_s: float) -> int:
