@@ -5,8 +5,8 @@ an H200 run reported with max relative error 1.0: its value was copied after Tri
 zero-fill kernel and before the kernel that adds into it). GPT-2 built from a config (no
 weights). Under 3 minutes on an H200 (torch 2.11, transformers).
 
-    python3 scripts/check_i44_numerics_gpt2_gpu.py            # CUDA, 4 layers
-    python3 scripts/check_i44_numerics_gpt2_gpu.py --device cpu --layers 1 --vocab 512
+    python3 scripts/numerics_gpt2_index_put.py            # CUDA, 4 layers
+    python3 scripts/numerics_gpt2_index_put.py --device cpu --layers 1 --vocab 512
 """
 
 from __future__ import annotations
