@@ -116,7 +116,9 @@ def _frame(c: Compile) -> _Frame:
     return (c.rank, c.compile_id.compiled_autograd_id, c.compile_id.frame_id)
 
 
-_Stack = tuple[str, tuple[SourceLoc, ...]]
+# a frame a break's stack reaches: its registry id, the calls above the frame (file, line)
+# and the frame's function (file, function)
+_FrameKey = tuple[str, tuple[tuple[str, int], ...], str, str]
 
 
 def _propagated(
@@ -124,56 +126,62 @@ def _propagated(
 ) -> dict[str, str]:
     """Each break that is another's exception leaving an enclosing frame -> that break's
     cause key: its stack is the other's down to the enclosing function, where it stops at or
-    after the line that called down, with the same registry id."""
-    stacks: dict[str, list[_Stack]] = {}
+    after the line that called down, with the same registry id. Each stack is indexed by
+    the frames it passes through, so the stacks are never compared pairwise."""
+    order = {b.cause: i for i, b in enumerate(breaks)}
+    at_site: dict[SrcKey, list[str]] = {}
+    for b in breaks:
+        for site in sites[b.cause]:
+            at_site.setdefault(site, []).append(b.cause)
+    passes: dict[_FrameKey, list[tuple[int, str]]] = {}  # -> (line called down from, cause)
+    stops: list[tuple[_FrameKey, int, str]] = []
     for c in exp.compiles:
         for g in c.graph_breaks:
             if g.location is None or len(g.user_stack) < 2:
                 continue
             at = src_key(g.location.filename, g.location.line)
-            for b in breaks:
-                if at in sites[b.cause]:
-                    stacks.setdefault(b.cause, []).append((_kind(g), g.user_stack))
-    into: dict[str, str] = {}
-    for outer in breaks:
-        inner = next((b for b in breaks if b is not outer and any(
-            _encloses(o, i) for o in stacks.get(outer.cause, ()) for i in stacks.get(b.cause, ())
-        )), None)  # fmt: skip
-        if inner is not None:
-            into[outer.cause] = inner.cause
-    return into
+            causes = at_site.get(at, []) if at is not None else []
+            if not causes:
+                continue
+            stop, through = _frames(_kind(g), g.user_stack)
+            for cause in causes:
+                stops.append((*stop, cause))
+                for key, line in through:
+                    passes.setdefault(key, []).append((line, cause))
+    inners: dict[str, set[str]] = {}
+    for key, line, outer in stops:
+        # an exception leaves a call at its line or later (a ``finally``, a handler)
+        inners.setdefault(outer, set()).update(
+            cause for called, cause in passes.get(key, ()) if cause != outer and line >= called
+        )
+    return {outer: min(found, key=order.__getitem__) for outer, found in inners.items() if found}
 
 
 def _kind(g: GraphBreak) -> str:
     return gb_id_of(g.documentation) or gb_id_of(g.reason) or g.summary
 
 
-def _encloses(outer: _Stack, inner: _Stack) -> bool:
-    """Whether ``outer`` stopped in a frame that ``inner``'s stack passes through: the
-    same calls down to that function, at or after the line it called down from, with the
-    same registry id.
+def _frames(
+    kind: str, stack: tuple[SourceLoc, ...]
+) -> tuple[tuple[_FrameKey, int], list[tuple[_FrameKey, int]]]:
+    """The frame a break of registry id ``kind`` stopped in, with its line, and each frame
+    its stack passes through on the way, with the line that called down.
 
-    Example:
+    Example (a break at w.py:14 stops where another, called from w.py:10, passes):
         >>> loc = lambda f, n, fn: SourceLoc(filename=f, line=n, function=fn)
-        >>> caller, body = loc("m.py", 3, "run"), loc("w.py", 10, "wrapper")
-        >>> out = ("GB0088", (caller, loc("w.py", 14, "wrapper")))
-        >>> inn = ("GB0088", (caller, body, loc("m.py", 40, "forward")))
-        >>> before = ("GB0088", (caller, loc("w.py", 6, "wrapper")))
-        >>> _encloses(out, inn), _encloses(inn, out), _encloses(before, inn)
-        (True, False, False)
-        >>> _encloses(("GB0001", out[1]), inn)
-        False
+        >>> caller = loc("m.py", 3, "run")
+        >>> stop, _ = _frames("GB0088", (caller, loc("w.py", 14, "wrapper")))
+        >>> inner = (caller, loc("w.py", 10, "wrapper"), loc("m.py", 40, "f"))
+        >>> _, through = _frames("GB0088", inner)
+        >>> stop
+        (('GB0088', (('m.py', 3),), 'w.py', 'wrapper'), 14)
+        >>> through[1]
+        (('GB0088', (('m.py', 3),), 'w.py', 'wrapper'), 10)
     """
-    (kind, above), (kind_in, below) = outer, inner
-    n = len(above)
-    if kind != kind_in or len(below) <= n:
-        return False
-    calls = all(
-        (a.filename, a.line) == (b.filename, b.line)
-        for a, b in zip(above[:-1], below[: n - 1], strict=True)
-    )
-    last, through = above[-1], below[n - 1]
-    same_function = (last.filename, last.function) == (through.filename, through.function)
-    # an exception leaves a call at its line or later (a ``finally``, a handler)
-    return calls and same_function and last.line >= through.line
+    calls = tuple((s.filename, s.line) for s in stack)
 
+    def key(depth: int) -> _FrameKey:
+        return (kind, calls[:depth], stack[depth].filename, stack[depth].function)
+
+    last = len(stack) - 1
+    return (key(last), stack[last].line), [(key(d), stack[d].line) for d in range(last)]
