@@ -266,7 +266,7 @@ def test_an_explored_training_loop_ends_as_a_plain_run_ends():
 
 
 @pytest.mark.slow
-def test_measure_times_a_cpu_training_loop_from_its_own_steps_2_to_12():
+def test_measure_times_a_cpu_training_loop_from_its_own_steps_2_to_12(subprocess_env):
     # Inductor's C++ kernels, profiled during the loop's own run: each ran once per step,
     # and the first step (the compile) is left out, so each is timed over 11 calls. The
     # same check as tests/test_gpu.py's CUDA loop (Triton and cuBLAS kernels there). In
@@ -278,8 +278,9 @@ def test_measure_times_a_cpu_training_loop_from_its_own_steps_2_to_12():
 
     here = Path(__file__).parent
     code = "from test_gpu import check_own_run_timing; check_own_run_timing('cpu')"
-    done = subprocess.run([sys.executable, "-c", code], cwd=here, capture_output=True,
-                          text=True, timeout=300, check=False)  # fmt: skip
+    # the checkout on the path: a machine where the package is not installed (the GPU one)
+    done = subprocess.run([sys.executable, "-c", code], cwd=here, env=subprocess_env,
+                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr[-4000:]
 
 
@@ -384,3 +385,48 @@ def test_two_captures_of_a_function_leave_its_next_plain_compile_compiling():
     backend = CountingBackend()
     torch.compile(affine, backend=backend)(torch.randn(8), torch.randn(8), 3)
     assert backend.graphs == 1
+
+
+def test_try_fixes_on_a_loop_over_a_compiled_function_leaves_only_the_users_entries():
+    # found on torch 2.11: the snapshot around a try's extra calls walked from the loop
+    # into torch's `_fn` and its globals, reached the capture's own bookkeeping through
+    # eval_frame's `_callback_from_stance` and put it back as it was before the run; the
+    # run's cache entries were then never dropped and, without recompile regions, counted
+    # toward the user's recompile limit (the fix's run hit it and compiled 2 graphs of 3)
+    from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
+    from torch._dynamo.guards import DeletedGuardManagerWrapper
+
+    def live(code):
+        return [e for e in _debug_get_cache_entry_list(code)
+                if not isinstance(e.guard_manager, DeletedGuardManagerWrapper)]  # fmt: skip
+
+    backend = CountingBackend()
+    mine = torch.compile(user_fn, backend=backend, dynamic=False)
+
+    def driver():
+        for n in (2, 3, 4):
+            mine(torch.randn(n))
+
+    exp = compiler.explore(driver, wrap=False)
+    driver()
+    assert len(live(user_fn.__code__)) == 3
+    tried = compiler.try_fixes(exp, driver, runs=1)
+    (fix,) = tried.tried_fixes
+    assert fix.fix.kind == "dynamic" and fix.before.graphs == 3, fix
+    assert len(live(user_fn.__code__)) == 3, "the tries' own entries stayed in the user's cache"
+    graphs = backend.graphs  # the captures compile with the user's compiler too
+    driver()
+    assert backend.graphs == graphs, "the user's compiled function compiled again"
+
+
+def test_a_snapshot_stops_at_torchs_functions_and_the_explorers_own():
+    # what torch's or the explorer's functions reach (Dynamo's caches, a capture's
+    # bookkeeping) is the library's; the user's original behind a compiled function is not
+    history: list[float] = []
+
+    def step(x):
+        history.append(1.0)
+        return x.sin()
+
+    snap = snapshot(torch.compile(step, backend="eager"), torch.randn(2))
+    assert [c for c, _ in snap.containers] == [history]

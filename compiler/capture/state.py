@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from types import CodeType, FunctionType, MethodType, ModuleType
 from typing import Any
 
+from compiler.link.user_code import is_torch_or_ours
+
 _DEPTH = 4
 _PLAIN = (int, float, bool, str, bytes, type(None))
 
@@ -227,6 +229,13 @@ def _children(obj: Any, snap: Snapshot, tensors: dict[int, Any]) -> list[Any]:
 
 
 def _function_children(fn: FunctionType) -> list[Any]:
+    original = getattr(fn, "_torchdynamo_orig_callable", None)
+    # torch's own functions and the explorer's (by their code's file: a compiled function
+    # takes its original's __module__): what their closures and globals hold is library
+    # state (Dynamo's caches, a capture's own bookkeeping), never the user's, and putting
+    # it back would undo the capture's work. A compiled function leads to the original.
+    if is_torch_or_ours(fn.__code__.co_filename):
+        return [original] if original is not None else []
     found: list[Any] = list(fn.__defaults__ or ())
     for cell in fn.__closure__ or ():
         try:
@@ -240,7 +249,6 @@ def _function_children(fn: FunctionType) -> list[Any]:
         names.update(code.co_names)
         codes.extend(c for c in code.co_consts if isinstance(c, CodeType))
     found.extend(fn.__globals__[n] for n in sorted(names) if n in fn.__globals__)
-    original = getattr(fn, "_torchdynamo_orig_callable", None)
     if original is not None:
         found.append(original)
     return found

@@ -93,6 +93,26 @@ def with_user_lines(oc: OutputCode, cache: Derived) -> tuple[Kernel, ...]:
     return tuple(replace(k, derived=cache.later("user_lines", lines_of(k))) for k in oc.kernels)
 
 
+def callers(c: Compile) -> tuple[SourceLoc, ...]:
+    """The frames that called into compile ``c``'s frame, outermost first: its recorded
+    stack without the compiled frame itself, which torch's record ends with (a stack
+    without it is taken whole).
+
+    Example:
+        >>> from compiler.model import CompileId
+        >>> run = SourceLoc(filename="/w/train.py", line=9, function="run")
+        >>> step = SourceLoc(filename="/w/train.py", line=3, function="step")
+        >>> c = Compile(compile_id=CompileId.from_string("0/0"), code_name="step",
+        ...             filename="/w/train.py", first_line=2, stack=(run, step))
+        >>> callers(c) == (run,) == callers(replace(c, stack=(run,)))
+        True
+    """
+    stack = c.stack
+    if stack and stack[-1].function == c.code_name and stack[-1].filename == c.filename:
+        return stack[:-1]
+    return stack
+
+
 def resume_point(c: Compile) -> SourceLoc | None:
     """Where a resume function resumes (see ``Compile.resumes``), from the name Dynamo
     gave it; None for other compiles.
@@ -181,6 +201,19 @@ def library_of(filename: str) -> tuple[str, str] | None:
         return None
     rest = (m["rest"] or "").replace("\\", "/")
     return m["lib"], f"{m['lib']}{rest}"
+
+
+def is_torch_or_ours(filename: str) -> bool:
+    """Whether code in ``filename`` is torch's or this project's (``compiler/``,
+    ``explorer/``): what their functions hold is library state, never the user's.
+
+    Example:
+        >>> is_torch_or_ours(str(torch_dir() / "_dynamo" / "eval_frame.py"))
+        True
+        >>> is_torch_or_ours("/x/model.py"), is_torch_or_ours("")
+        (False, False)
+    """
+    return bool(filename) and os.path.abspath(filename).startswith(_NOT_USER)
 
 
 def is_own_code(filename: str) -> bool:
