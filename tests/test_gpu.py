@@ -661,7 +661,7 @@ def test_a_cuda_graph_skipped_for_a_mutated_input_names_the_users_parameter_and_
 
     def run():
         for _ in range(3):
-            compiled(buf, torch.ones(64, device="cuda"))  # CALLER
+            compiled(buf, torch.ones(64, device="cuda"))  # CALLER OF BUF
 
     exp = compiler.explore(run, wrap=False)
     sites = [s for s in compiler.cudagraphs(exp).sites if s.skip is not None]
@@ -671,7 +671,7 @@ def test_a_cuda_graph_skipped_for_a_mutated_input_names_the_users_parameter_and_
     assert len({f.cause for f in found}) == 1, [f.title for f in found]
     (f,) = found
     lines = Path(__file__).read_text().splitlines()
-    caller = next(i for i, line in enumerate(lines, 1) if line.endswith("))  # CALLER"))
+    caller = next(i for i, line in enumerate(lines, 1) if line.endswith("# CALLER OF BUF"))
     mutates = next(i for i, line in enumerate(lines, 1) if line.endswith("# MUTATES"))
     assert "`buf`" in f.title and "arg0_1" not in f.title, f.title
     assert f"test_gpu.py:{mutates}" in f.title and f"test_gpu.py:{caller}" in f.title, f.title

@@ -228,6 +228,30 @@ def test_mutated_inputs_are_the_users_parameters_of_a_real_aot_graph():
     assert set(mutated_inputs(c)) == {"buf", "total"}
 
 
+def test_a_compiled_functions_stack_ends_at_the_line_that_called_it():
+    # torch's own record (log_dynamo_start) drops one frame too many: the line that called
+    # a compiled function is lost, and a finding's "passed at" named the explore() call
+    # (found on the H200 with a reduce-overhead function); the capture's stack keeps it
+    from compiler.link.user_code import callers
+
+    def accumulate(buf: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        buf.add_(x)
+        return buf.sin()
+
+    compiled = torch.compile(accumulate, backend="aot_eager")
+
+    def run() -> None:
+        compiled(torch.zeros(4), torch.ones(4))  # THE CALL
+
+    exp = compiler.explore(run, wrap=False)
+    (c,) = exp.compiles
+    call = next(i for i, t in enumerate(Path(__file__).read_text().splitlines(), 1)
+                if t.endswith("# THE CALL"))  # fmt: skip
+    *_, last = callers(c)
+    assert (last.function, last.line) == ("run", call), c.stack
+    assert c.stack[-1].function == "accumulate"
+
+
 def test_cpu_op_partition_keeps_out_the_ops_torch_named_at_the_users_line():
     exp = _recording("pain_cpu_op.json.gz")
     said = _torch_said("pain_cpu_op")

@@ -386,10 +386,15 @@ def _own_callback(out: Any, sentinel: object, observe: Callable[[Any, Any], Any]
     backend, telling ``observe`` each frame it converted and what came back, and compiling
     with ``own_hooks(hooks)`` (the guards' reader before the user's hooks). torch's usual
     callback (``CatchErrorsWrapper`` around a ``ConvertFrame``) is rebuilt around an
-    observer that passes ``skip`` one further, so torch's recorded stack of a compile
-    leaves the observer out as it leaves its own frames out; DDP's optimizer still finds
-    the backend and the clone it needs. Other callbacks (a stance's) are wrapped as they
-    are."""
+    observer; DDP's optimizer still finds the backend and the clone it needs. Other
+    callbacks (a stance's) are wrapped as they are.
+
+    The observer passes ``skip`` on as it came: torch's recorded stack of a compile
+    (``log_dynamo_start``) drops ``4 + skip`` innermost frames, one more than torch's own
+    (2.13, 2.14.1: the frame that called a compiled function is lost, a compiled module's
+    caller survives behind ``Module._call_impl``), and the observer's frame makes up that
+    one: the stack ends at the user's call. torch stops the stack at its first
+    ``convert_frame`` frame, so the observer, inside it, is never shown."""
     inner = getattr(out, "_torchdynamo_orig_backend", None)
     catch_errors = _private("torch._dynamo.convert_frame", "CatchErrorsWrapper")
     if catch_errors is not None and type(out) is catch_errors and callable(inner):
@@ -397,7 +402,7 @@ def _own_callback(out: Any, sentinel: object, observe: Callable[[Any, Any], Any]
         def observed(frame: Any, cache_entry: Any, hooks: Any, frame_state: Any, *,
                      skip: int = 0) -> Any:  # fmt: skip
             hooks = own_hooks(hooks) if own_hooks is not None else hooks
-            return observe(frame, inner(frame, cache_entry, hooks, frame_state, skip=skip + 1))
+            return observe(frame, inner(frame, cache_entry, hooks, frame_state, skip=skip))
 
         observed._torchdynamo_orig_backend = sentinel  # type: ignore[attr-defined]
         if hasattr(inner, "_clone_with_backend"):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from compiler.advise._common import Ranked, cause_key, finding, plural
 from compiler.advise.findings import Evidence
 from compiler.link.ids import SrcKey, compile_pane, key_of, src_key
-from compiler.link.user_code import is_own_code, library_of
+from compiler.link.user_code import callers, is_own_code, library_of
 from compiler.model import Compile, Exploration, Fix, RecompileReason
 from compiler.parse.guards.recompiles import (
     FailedGuard,
@@ -334,7 +334,7 @@ def _reachable(h: _Hit) -> bool:
         return True
     # the nearest caller below the compiled frame that is not torch's own (module calls):
     # the user's code, or the explorer calling with the user's inputs; not a library
-    for loc in reversed(h.compile.stack[:-1]):
+    for loc in reversed(callers(h.compile)):
         lib = library_of(loc.filename) if loc.filename else ("torch", "")
         if lib is not None and lib[0] == "torch":
             continue

@@ -14,7 +14,7 @@ from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.findings import Evidence
 from compiler.costs.cudagraphs import CudaGraphs, SiteGraphs, cudagraphs
 from compiler.link.ids import compile_pane, key_of, src_key
-from compiler.link.user_code import is_user_file, library_of
+from compiler.link.user_code import callers, is_user_file, library_of
 from compiler.model import Compile, Exploration
 from compiler.model.stages import DYNAMO_GRAPH
 from compiler.parse.words.cudagraphs import PartitionOp, UserFrame
@@ -206,7 +206,7 @@ def _cpu_inputs(c: Compile) -> list[str]:
 def _caller(c: Compile) -> str:
     """``file:line`` of the call into the compiled frame from the user's code or a library
     other than torch (torch's frames and the explorer's own are passed over)."""
-    for loc in reversed(c.stack[:-1]):
+    for loc in reversed(callers(c)):
         lib = library_of(loc.filename) if loc.filename else ("torch", "")
         if is_user_file(loc.filename) or (lib is not None and lib[0] != "torch"):
             return f"{loc.filename.rsplit('/', 1)[-1]}:{loc.line}"
