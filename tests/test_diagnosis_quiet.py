@@ -87,3 +87,21 @@ def test_a_gpu_recording_replayed_on_the_cpu_keeps_its_gpu_findings():
     # torch's record: Inductor skipped CUDA graphs for the mutated input
     assert any(s.skip is not None for s in compiler.cudagraphs(exp).sites)
     assert any(f.kind.startswith("gpu.") for f in exp.findings())
+
+
+def test_a_cpu_call_measured_slower_than_eager_is_a_cpu_finding_with_cpu_advice():
+    # on torch 2.11's machine, a busy CPU measured this MLP compiled slower than eager: a
+    # measured fact stays, but as the CPU's (no CUDA graphs, no kernel launches)
+    import dataclasses
+
+    exp = compiler.explore(lambda x: (x @ x.T).relu().sum(), torch.randn(16, 16))
+    assert not recorded_on_gpu(exp)
+    timing = compiler.CallTiming(runs=20, eager_ms=15.97, compiled_ms=27.97,
+                                 eager_spread_ms=(15.5, 16.4), compiled_spread_ms=(27.1, 29.0),
+                                 device_ms=0.0, cpu_ms=27.9)  # fmt: skip
+    slow = dataclasses.replace(exp, call_timing=timing)
+    (f,) = [f for f in slow.findings() if f.kind.endswith("slower_than_eager")]
+    assert f.kind == "cpu.slower_than_eager" and f.severity == "problem", f.kind
+    text = f.title + f.suggestion
+    assert "on the CPU" in f.title and "cpp_wrapper" in f.suggestion, text
+    assert not any(w in text for w in ("CUDA", "kernel launches", "reduce-overhead")), text

@@ -6,6 +6,8 @@ calls such as CUDA graph re-recordings) is the sum of: re-recordings (recordings
 times what one recording was measured to add), warm-ups (likewise), input copies into
 CUDA graph buffers (bytes over the measured copy bandwidth), kernels (the measured device
 time) and host work (the rest: guards, the wrapper, launches the kernels did not hide).
+On a CPU run the kernels run on the host too: the call is one part, and the finding is
+``cpu.slower_than_eager`` with advice for the CPU (``gpu.*`` rules need a GPU recording).
 """
 
 from __future__ import annotations
@@ -14,10 +16,20 @@ from dataclasses import dataclass
 
 from compiler.advise._common import Ranked, cause_key, finding
 from compiler.advise.findings import Evidence
+from compiler.advise.gpu import recorded_on_gpu
 from compiler.link.ids import compile_pane, key_of, loc_key
 from compiler.model import CallTiming, Compile, Exploration, Fix
 
 _SLOWER = 1 / 1.05  # within 5% of eager is noise on a busy GPU
+KINDS = ("gpu.slower_than_eager", "cpu.slower_than_eager")
+_CPU_ADVICE = (
+    "On the CPU, Inductor's C++ kernels run on the host, after the guards and the Python "
+    "wrapper that calls them. For small inputs that overhead is most of the call: batch "
+    "more work per call, or remove the Python wrapper with Inductor's C++ wrapper:\n"
+    "```python\ntorch._inductor.config.cpp_wrapper = True\n```\nFor inference with "
+    "matmuls or convolutions, `torch._inductor.config.freezing = True` lets Inductor fold "
+    "the weights and use oneDNN's prepacked kernels, as eager's library calls do."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +67,10 @@ def largest_part(exp: Exploration) -> str:
 def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
     """The parts of the mean compiled call, largest first; they add up to it."""
     total = t.compiled_mean_ms or t.compiled_ms
+    if not recorded_on_gpu(exp):
+        # no device time apart from the host's: the whole call is one part
+        name = f"the compiled call on the CPU ({total:.3f} ms: guards, wrapper and C++ kernels)"
+        return [_Part(name, total, _CPU_ADVICE, kind="host")]
     out: list[_Part] = []
     if t.cudagraph_recordings > 0:
         # recording_ms is None when no timed call recorded (the recordings counted happened
@@ -260,7 +276,7 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> Ranked:
         f"{total:.3f} ms = " + " + ".join(f"{p.ms:.3f} ({p.name.split(' (')[0]})" for p in split)
     )
     return finding(
-        "gpu.slower_than_eager",
+        KINDS[0] if recorded_on_gpu(exp) else KINDS[1],
         "problem" if clearly else "warning",
         f"Compiled is slower than eager ({t.compiled_ms:.3f} ms vs {t.eager_ms:.3f} ms per "
         f"call); the time goes to {cause.name}",

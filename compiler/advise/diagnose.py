@@ -32,7 +32,6 @@ from compiler.model import Exploration
 _FAMILIES = (ranks, numerics, graph_breaks, recompiles, call_time, gpu, cudagraphs, memory, caches,
              compile_time)  # fmt: skip
 _IMPACTS = 3  # impacts of merged findings listed, the rest counted
-_SLOWER = "gpu.slower_than_eager"
 # the families whose findings explain each part of a slow compiled call (``largest_part``)
 _EXPLAINS: dict[str, tuple[str, ...]] = {
     "host": ("graph_break", "recompile"),
@@ -130,7 +129,7 @@ def _below_its_causes(exp: Exploration, ranked: _Ordered) -> _Ordered:
     comes from, so they rank first, at least as severe as the slowdown they cause, with
     the slowdown in the first one's impact; the slowdown names them (their cause keys)
     and follows them."""
-    slow = next((i for i, (_, r) in enumerate(ranked) if r.finding.kind == _SLOWER), None)
+    slow = next((i for i, (_, r) in enumerate(ranked) if r.finding.kind in call_time.KINDS), None)
     # host time: each break adds a graph call, guards and Python between; recordings and
     # warm-ups of CUDA graphs: each new shape (a recompile) records again
     explains = _EXPLAINS.get(call_time.largest_part(exp), ()) if slow is not None else ()
