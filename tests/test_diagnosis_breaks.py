@@ -222,7 +222,8 @@ def test_deepcopy_is_placed_at_the_users_line_not_in_pythons_copy_module():
 
     exp = compiler.explore(f, torch.rand(3), backend="eager")
     gb = exp.compiles[0].graph_breaks[0]
-    assert gb.location is not None and gb.location.filename == copy.__file__  # torch's place
+    # torch's place: Python's copy module on 2.13 and 2.14.1; 2.11 already names the caller
+    assert gb.location is not None and gb.location.filename in (copy.__file__, __file__)
     gb_id = next(k for k, v in _torch_registry().items() if v[0]["Gb_type"] == gb.summary)
     first = exp.findings()[0]
     line = inspect.getsourcelines(f)[1] + 1
