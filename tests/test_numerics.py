@@ -223,6 +223,28 @@ def test_a_target_that_cannot_run_in_float64_is_judged_allclose_and_says_so():
     assert x.dtype == torch.float32
 
 
+def _only_float32(x: torch.Tensor) -> torch.Tensor:
+    if x.dtype != torch.float32:
+        raise TypeError("this op is float32 only")  # as torch's efficient attention is
+    return x * 2
+
+
+torch.fx.wrap("_only_float32")  # a call node of its own in a traced graph
+
+
+def test_a_graph_that_stops_in_float64_names_the_node_and_the_place():
+    # on the H200 one graph's float64 run stopped with "TypeError: 'NoneType' object is not
+    # subscriptable" and nothing said whose it was: torch's op or this package's code
+    from compiler.numerics.reference import run_reference
+
+    gm = torch.fx.symbolic_trace(lambda x: _only_float32(torch.relu(x)) + 1)
+    ref = run_reference(gm, [torch.randn(4)], (torch.get_rng_state(), None))
+    assert not ref.error and set(ref.values) >= {"relu", "add"}
+    assert ref.fp64_error.startswith("TypeError: this op is float32 only (at node `_only_float32")
+    assert "test_numerics.py:" in ref.fp64_error, ref.fp64_error
+    assert ref.fp64["relu"].dtype == torch.float64  # what ran before the stop is kept
+
+
 class KeptInFloat32(torch.nn.Module):
     """Autocast around it, one layer the user keeps in float32 (autocast off inside)."""
 

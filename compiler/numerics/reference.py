@@ -36,7 +36,10 @@ def _interpreter(module: Any, fp64: bool, keep: dict[str, Any]) -> Any:
     import torch
 
     class Keeping(torch.fx.Interpreter):
+        node = ""  # the node running: where a failed run stopped
+
         def run_node(self, n: torch.fx.Node) -> Any:
+            self.node = n.name
             value = super().run_node(n)
             keep[n.name] = value
             return value
@@ -51,6 +54,17 @@ def _interpreter(module: Any, fp64: bool, keep: dict[str, Any]) -> Any:
             return _to64(value) if fp64 else value
 
     return Keeping(module, garbage_collect_values=False)
+
+
+def _stopped(exc: Exception, node: str) -> str:
+    """Why a reference run stopped, and where: the node and the innermost frame (torch's
+    op, or this package's own code), so a note tells a torch limit from a bug of ours."""
+    import traceback
+
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    place = f", {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}: {first} (at node `{node}`{place})"
 
 
 def _fp64_arguments(target: Any, args: Any, kwargs: Any) -> tuple[Any, Any]:
@@ -105,11 +119,12 @@ def run_reference(module: Any, inputs: list[Any], rng: Any) -> Reference:
             args = [_to64(a) if fp64 else a for a in inputs]
             args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
             set_rng_state(rng)
+            interpreter = _interpreter(module, fp64, keep)
             try:
                 with torch.no_grad(), without_autocast():
-                    _interpreter(module, fp64, keep).run(*args)
+                    interpreter.run(*args)
             except Exception as exc:
-                message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                message = _stopped(exc, interpreter.node)
                 if fp64:
                     found.fp64_error = message
                 else:
