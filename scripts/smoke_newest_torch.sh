@@ -53,11 +53,13 @@ echo "$main" >"$own/zz_project_venv.pth"
 # through Inductor: the parts a torch release moves first. Then observation: Dynamo's
 # per-code cache and its canary of private names, the fast observation tests (the user's
 # compile survives, eager marks and seen sizes come back, a loop ends as a plain run
-# ends), measure=True's rule and profile, and the graph-break registry of this torch
+# ends), measure=True's rule and profile, and the graph-break registry of this torch; the
+# frames torch keeps in a compile's stack (its skip count moves between releases)
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider -m "not slow" \
     tests/test_decompile.py tests/test_subgraphs.py tests/test_compat.py \
     "tests/test_capture.py::test_decompiling_waits_until_the_decompiled_source_is_first_read" \
     tests/test_code_cache.py tests/test_observe.py tests/test_measure.py \
     tests/test_diagnosis_causes.py tests/test_advisor_torch_oracle.py \
     --deselect "tests/test_observe.py::test_compare_and_try_fixes_leave_a_stateful_target_as_they_found_it" \
-    "tests/test_diagnosis_breaks.py::test_the_registry_is_the_installed_torchs"
+    "tests/test_diagnosis_breaks.py::test_the_registry_is_the_installed_torchs" \
+    "tests/test_memory_cudagraphs.py::test_a_compiled_functions_stack_ends_at_the_line_that_called_it"
