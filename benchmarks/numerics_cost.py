@@ -1,6 +1,8 @@
 """What ``compiler.numerics`` costs: one GPT-2 training step (4 layers, width 64, AdamW)
-under ``numerics`` against one plain ``torch.compile`` step, compile included, each in a
-fresh process with torch's compile caches off (numerics compiles with them off too).
+under ``numerics`` against one plain ``torch.compile`` step with the same options
+(``fallback_random``: random ops run as eager's, so dropout compares), compile included, each
+in a fresh process with the caches capture turns off (the FX graph and AOTAutograd caches)
+off on both sides; the kernels' own build caches stay as they are, on both sides.
 
     python benchmarks/numerics_cost.py            # CPU
     python benchmarks/numerics_cost.py --device cuda
@@ -41,8 +43,11 @@ if {numerics!r}:
     extra = {{"compared": len(found.compared), "nodes": len(found.nodes),
              "diverges": found.first_divergence is not None}}
 else:
-    torch._inductor.config.force_disable_caches = True
-    torch.compile(step)(ids)
+    # the caches capture turns off (FX graph, AOTAutograd); both sides keep the kernel builds
+    torch._inductor.config.fx_graph_cache = False
+    torch._functorch.config.enable_autograd_cache = False
+    # the options numerics is given: fallback_random changes what Inductor compiles
+    torch.compile(step, options={{"fallback_random": True}})(ids)
     extra = {{}}
 if device == "cuda":
     torch.cuda.synchronize()
