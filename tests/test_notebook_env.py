@@ -96,16 +96,15 @@ def test_notebook_data_is_the_test_suites_committed_data_byte_for_byte(name):
     assert filecmp.cmp(copy, original, shallow=False), f"notebooks/data/{name} differs"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["9_capstone_real_model.ipynb", "10_debug_your_model.ipynb"])
-def test_a_transformers_notebook_runs_in_the_environment_start_sh_builds(name, tmp_path):
+@pytest.fixture(scope="module")
+def lab_venv(tmp_path_factory):
     """A fresh venv with the running torch pinned and `pip install -e .[lab]` (no [test]
-    extra), as scripts/setup.sh lab does; the notebook then runs there with jupyter
-    nbconvert, which the [lab] extra brings. Minutes: pip resolves JupyterLab and
-    transformers (from the local package index where one is configured), then the notebook
-    compiles."""
+    extra), as scripts/setup.sh lab does; built once for the notebooks that run in it.
+    Minutes: pip resolves JupyterLab and transformers (from the local package index where
+    one is configured)."""
     import torch
 
+    tmp_path = tmp_path_factory.mktemp("lab")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = venv / "bin" / "python"
@@ -119,6 +118,18 @@ def test_a_transformers_notebook_runs_in_the_environment_start_sh_builds(name, t
     subprocess.run([*pip, *torch_from, f"torch=={torch.__version__}"], check=True, env=env,
                    timeout=1200)  # fmt: skip
     subprocess.run([*pip, "-e", f"{ROOT}[lab]"], check=True, env=env, timeout=1200)
+    return venv, env
+
+
+# Notebook 9: transformers, and torch's minifier launcher in a subprocess. Notebook 10
+# imports nothing more (test_start_sh_installs_what_every_notebook_but_the_kernel_lab_imports)
+# and runs end to end in tests/test_notebook.py: running it here too cost CI a minute.
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["9_capstone_real_model.ipynb"])
+def test_a_transformers_notebook_runs_in_the_environment_start_sh_builds(name, lab_venv, tmp_path):
+    """The notebook runs with jupyter nbconvert, which the [lab] extra brings, in the venv
+    start.sh's set-up builds (``lab_venv``)."""
+    venv, env = lab_venv
     # nbconvert runs a notebook in its own folder, next to recordings/ and data/
     run = subprocess.run(
         [str(venv / "bin" / "jupyter"), "nbconvert", "--to", "notebook", "--execute",
