@@ -67,7 +67,7 @@ def largest_part(exp: Exploration) -> str:
 def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
     """The parts of the mean compiled call, largest first; they add up to it."""
     total = t.compiled_mean_ms or t.compiled_ms
-    if not _on_gpu(exp, t):
+    if not recorded_on_gpu(exp):
         # no device time apart from the host's: the whole call is one part
         name = f"the compiled call on the CPU ({total:.3f} ms: guards, wrapper and C++ kernels)"
         return [_Part(name, total, _CPU_ADVICE, kind="host")]
@@ -133,13 +133,6 @@ def parts(exp: Exploration, t: CallTiming) -> list[_Part]:
         )
     )
     return sorted(out, key=lambda p: -p.ms)
-
-
-def _on_gpu(exp: Exploration, t: CallTiming) -> bool:
-    """A GPU run: recorded on one, or its timing measured device time or CUDA graphs (a
-    CPU run measures neither)."""
-    measured = (t.device_ms or 0.0) > 0 or t.cudagraph_recordings or t.cudagraph_replays
-    return recorded_on_gpu(exp) or bool(measured or t.cudagraph_warmups)
 
 
 def _host_advice(exp: Exploration, t: CallTiming) -> tuple[str, Fix | None]:
@@ -283,7 +276,7 @@ def _slower_than_eager(exp: Exploration, t: CallTiming) -> Ranked:
         f"{total:.3f} ms = " + " + ".join(f"{p.ms:.3f} ({p.name.split(' (')[0]})" for p in split)
     )
     return finding(
-        KINDS[0] if _on_gpu(exp, t) else KINDS[1],
+        KINDS[0] if recorded_on_gpu(exp) else KINDS[1],
         "problem" if clearly else "warning",
         f"Compiled is slower than eager ({t.compiled_ms:.3f} ms vs {t.eager_ms:.3f} ms per "
         f"call); the time goes to {cause.name}",
